@@ -1,0 +1,1 @@
+//! One-call DCGM reads (in progress).

@@ -1,0 +1,1 @@
+//! dcgm-sim (in progress).

@@ -1,0 +1,1 @@
+//! The safe DCGM object layer (in progress).
