@@ -33,7 +33,10 @@ fn parse_table(text: &str) -> Vec<Row> {
         }
         if !saw_header {
             saw_header = true;
-            assert!(line.starts_with("id\t"), "fields.tsv:{lineno}: expected the header row");
+            assert!(
+                line.starts_with("id\t"),
+                "fields.tsv:{lineno}: expected the header row"
+            );
             continue;
         }
         let c: Vec<&str> = line.split('\t').collect();
@@ -185,7 +188,11 @@ fn main() {
     let mut rows = parse_table(&text);
     rows.sort_by_key(|r| r.id);
     for w in rows.windows(2) {
-        assert!(w[0].id != w[1].id, "fields.tsv: id {} listed twice", w[0].id);
+        assert!(
+            w[0].id != w[1].id,
+            "fields.tsv: id {} listed twice",
+            w[0].id
+        );
     }
     fs::write(out_dir.join("fields.rs"), generate_fields(&rows)).expect("write fields.rs");
 

@@ -1,1 +1,64 @@
-//! dcgm-sim (in progress).
+//! dcgm-sim: a stand-in for `libdcgm.so.4` that simulates a GPU node.
+//!
+//! Built as a `cdylib`, it exports the DCGM 4.x C API with the same symbol names, signatures
+//! and struct layouts as the real library, so any DCGM client (C, Python, Go, Rust) can load
+//! it: point `DCGM_LIB_PATH` at it, or put a `libdcgm.so.4` link to it on the library path.
+//!
+//! The simulated node comes from `DCGM_SIM_CONFIG` (TOML or JSON), or is a default 8-GPU H100
+//! training node with NvSwitches, one GPU in MIG mode and two CPU sockets. Faults come from the
+//! config or `DCGM_SIM_FAULTS`. Every value is a pure function of the seed, the entity, the
+//! field and the time.
+//!
+//! Besides the DCGM API it exports `dcgmSimConfigure(json)`, which replaces the configuration
+//! for the next `dcgmInit` (tests use it to script faults and events without environment
+//! variables), and `dcgmSimIsSimulator()`, which returns 1 so clients can label simulated data.
+
+#![allow(non_snake_case)]
+
+pub mod cache;
+pub mod config;
+pub mod engine;
+pub mod ffi;
+pub mod machine;
+pub mod model;
+pub mod policy_thread;
+pub mod values;
+
+use std::ffi::{c_char, c_int};
+
+use dcgm_sys::*;
+
+/// Replaces the configuration used by the next `dcgmInit` with this JSON (a `SimConfig`);
+/// NULL or an empty string returns to the environment's configuration. Returns
+/// `DCGM_ST_BADPARAM` for invalid JSON (the reason goes to stderr).
+///
+/// # Safety
+///
+/// `json` must be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmSimConfigure(json: *const c_char) -> dcgmReturn_t {
+    ffi::guard(|| {
+        let text = if json.is_null() {
+            ""
+        } else {
+            // SAFETY: per this function's contract.
+            unsafe { ffi::c_str(json) }?
+        };
+        let cfg = if text.trim().is_empty() {
+            None
+        } else {
+            Some(config::SimConfig::parse(text).map_err(|e| {
+                eprintln!("dcgm-sim: {e}");
+                DCGM_ST_BADPARAM
+            })?)
+        };
+        engine::lock().override_cfg = cfg;
+        Ok(())
+    })
+}
+
+/// Always 1: lets a client tell that it has loaded the simulator, to label its data.
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmSimIsSimulator() -> c_int {
+    1
+}

@@ -92,7 +92,8 @@ pub fn dcgm_str_is_blank(v: &str) -> bool {
 /// assert_eq!(int32_blank_kind(75), None);
 /// ```
 pub fn int32_blank_kind(v: i32) -> Option<BlankKind> {
-    dcgm_int32_is_blank(v).then(|| BlankKind::from_offset(i64::from(v) - i64::from(DCGM_INT32_BLANK)))
+    dcgm_int32_is_blank(v)
+        .then(|| BlankKind::from_offset(i64::from(v) - i64::from(DCGM_INT32_BLANK)))
 }
 
 /// The blank kind of a 64-bit value, or `None` if it is a real value.

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use crate::DcgmApi;
 
-
 /// Environment variable naming the library file, or a directory holding `libdcgm.so.4`.
 pub const DCGM_LIB_PATH_ENV: &str = "DCGM_LIB_PATH";
 
@@ -148,7 +147,10 @@ impl LibraryLoader {
             }
             for d in DISTRIBUTION_DIRS {
                 for s in SONAMES {
-                    out.push((Path::new(d).join(s).into_os_string(), "distribution directory"));
+                    out.push((
+                        Path::new(d).join(s).into_os_string(),
+                        "distribution directory",
+                    ));
                 }
             }
         }
@@ -269,7 +271,9 @@ impl DcgmLibrary {
     /// The library's major version: from a `libdcgm.so.N` file name, otherwise from the
     /// `version:` key of `dcgmVersionInfo`.
     pub fn major_version(&self) -> Option<u32> {
-        if let Some(v) = soname_major(&self.requested).or_else(|| soname_major(self.path.as_os_str())) {
+        if let Some(v) =
+            soname_major(&self.requested).or_else(|| soname_major(self.path.as_os_str()))
+        {
             return Some(v);
         }
         let full = self.version_string()?;

@@ -38,7 +38,12 @@ pub struct dcgmFieldValue_v1 {
     pub ts: i64,
     pub value: dcgmFieldValue_v1__bindgen_ty_1,
 }
-crate::versioned_struct!(dcgmFieldValue_v1, dcgmFieldValue_version1 = 1, size = 4120, word = 0x0100_1018);
+crate::versioned_struct!(
+    dcgmFieldValue_v1,
+    dcgmFieldValue_version1 = 1,
+    size = 4120,
+    word = 0x0100_1018
+);
 
 /// The value union of [`dcgmFieldValue_v2`] (anonymous in C).
 pub type dcgmFieldValue_v2__bindgen_ty_1 = dcgmFieldValue_v1__bindgen_ty_1;
@@ -57,7 +62,12 @@ pub struct dcgmFieldValue_v2 {
     pub ts: i64,
     pub value: dcgmFieldValue_v2__bindgen_ty_1,
 }
-crate::versioned_struct!(dcgmFieldValue_v2, dcgmFieldValue_version2 = 2, size = 4128, word = 0x0200_1020);
+crate::versioned_struct!(
+    dcgmFieldValue_v2,
+    dcgmFieldValue_version2 = 2,
+    size = 4128,
+    word = 0x0200_1020
+);
 
 /// Callback of the GPU-only value reads: `(gpuId, values, numValues, userData)`; return 0 to
 /// continue, a negative number to stop.
@@ -81,3 +91,12 @@ pub type dcgmFieldValueEntityEnumeration_f = Option<
         userData: *mut c_void,
     ) -> c_int,
 >;
+
+/// A value to inject with `dcgmInjectFieldValue` (the same layout as [`dcgmFieldValue_v1`]).
+pub type dcgmInjectFieldValue_v1 = dcgmFieldValue_v1;
+/// Current version of the injected value.
+pub type dcgmInjectFieldValue_t = dcgmInjectFieldValue_v1;
+/// Version word of [`dcgmInjectFieldValue_v1`] (the same as [`dcgmFieldValue_version1`]).
+pub const dcgmInjectFieldValue_version1: u32 = dcgmFieldValue_version1;
+/// Current version word of [`dcgmInjectFieldValue_t`].
+pub const dcgmInjectFieldValue_version: u32 = dcgmInjectFieldValue_version1;

@@ -1,0 +1,118 @@
+//! The field cache: watched (entity, field) pairs and the samples kept for each, updated on the
+//! watch's schedule (AUTO mode) or when the client asks (`dcgmUpdateAllFields`).
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::model::SimValue;
+
+/// Key of a cache entry: entity group, entity id, field id.
+pub fn key(group: u32, id: u32, field: u16) -> u64 {
+    (u64::from(group) << 56) | (u64::from(field) << 32) | u64::from(id)
+}
+
+/// Splits a key into (group, id, field).
+pub fn unkey(k: u64) -> (u32, u32, u16) {
+    ((k >> 56) as u32, k as u32, (k >> 32) as u16)
+}
+
+/// One cached sample.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub ts: i64,
+    pub value: SimValue,
+}
+
+/// Most samples generated in one catch-up; older ticks are skipped (they would be trimmed).
+const MAX_CATCH_UP: i64 = 10_000;
+
+/// A watched (entity, field).
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub freq_us: i64,
+    pub max_age_us: i64,
+    /// 0 = no limit.
+    pub max_samples: usize,
+    pub next_due: i64,
+    pub samples: VecDeque<Sample>,
+    /// Number of (group, field group) watches covering this entry.
+    pub watchers: u32,
+}
+
+impl Watch {
+    pub fn new(now: i64, freq_us: i64, max_age_us: i64, max_samples: usize) -> Self {
+        Self {
+            freq_us: freq_us.max(1),
+            max_age_us,
+            max_samples,
+            next_due: now + freq_us.max(1),
+            samples: VecDeque::new(),
+            watchers: 0,
+        }
+    }
+
+    /// Adds another watcher: the fastest frequency and the longest retention win.
+    pub fn merge(&mut self, freq_us: i64, max_age_us: i64, max_samples: usize) {
+        self.freq_us = self.freq_us.min(freq_us.max(1));
+        self.max_age_us = self.max_age_us.max(max_age_us);
+        self.max_samples = if self.max_samples == 0 || max_samples == 0 {
+            0
+        } else {
+            self.max_samples.max(max_samples)
+        };
+    }
+
+    /// Generates the samples due up to `now` (AUTO mode).
+    pub fn advance(&mut self, now: i64, mut make: impl FnMut(i64) -> SimValue) {
+        if self.next_due > now {
+            return;
+        }
+        let behind = (now - self.next_due) / self.freq_us;
+        if behind > MAX_CATCH_UP {
+            self.next_due += (behind - MAX_CATCH_UP) * self.freq_us;
+        }
+        while self.next_due <= now {
+            let ts = self.next_due;
+            self.push(ts, make(ts));
+            self.next_due += self.freq_us;
+        }
+        self.trim(now);
+    }
+
+    /// Takes a sample now (`dcgmUpdateAllFields`).
+    pub fn force(&mut self, now: i64, value: SimValue) {
+        if self.samples.back().is_some_and(|s| s.ts >= now) {
+            return;
+        }
+        self.push(now, value);
+        self.next_due = now + self.freq_us;
+        self.trim(now);
+    }
+
+    fn push(&mut self, ts: i64, value: SimValue) {
+        self.samples.push_back(Sample { ts, value });
+    }
+
+    fn trim(&mut self, now: i64) {
+        if self.max_age_us > 0 {
+            while self
+                .samples
+                .front()
+                .is_some_and(|s| s.ts < now - self.max_age_us)
+                && self.samples.len() > 1
+            {
+                self.samples.pop_front();
+            }
+        }
+        if self.max_samples > 0 {
+            while self.samples.len() > self.max_samples {
+                self.samples.pop_front();
+            }
+        }
+    }
+}
+
+/// All watches of one engine.
+#[derive(Debug, Default)]
+pub struct Cache {
+    pub watches: HashMap<u64, Watch>,
+}

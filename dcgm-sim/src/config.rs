@@ -1,0 +1,337 @@
+//! The simulated machine's description: a TOML or JSON file named by `DCGM_SIM_CONFIG`, a
+//! JSON string given to `dcgmSimConfigure`, or the built-in default node.
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variable naming the config file (`.toml` or `.json`).
+pub const CONFIG_ENV: &str = "DCGM_SIM_CONFIG";
+/// Environment variable with comma-separated faults, merged over the config's
+/// (`init_fails`, `connect_refused`, `drop_after=N`, `down_ms=N`, `slow_ms=N`, `prof_in_use`,
+/// `unsupported=ID;ID`, `blank=ID;ID`).
+pub const FAULTS_ENV: &str = "DCGM_SIM_FAULTS";
+
+/// The whole simulated node.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimConfig {
+    /// Seed of every generated value: the same seed gives the same values at the same times.
+    pub seed: u64,
+    /// Host name reported by the simulated host engine.
+    pub hostname: String,
+    /// Driver version string.
+    pub driver_version: String,
+    /// CUDA driver version as DCGM encodes it (12080 = 12.8).
+    pub cuda_driver_version: i64,
+    /// GPUs, in GPU-id order.
+    pub gpus: Vec<GpuConfig>,
+    /// Number of NvSwitches.
+    pub nvswitches: u32,
+    /// CPU sockets and their cores.
+    pub cpus: Vec<CpuConfig>,
+    /// Processes using the GPUs.
+    pub processes: Vec<ProcessConfig>,
+    /// Incidents that happen at given times after the engine starts.
+    pub events: Vec<EventConfig>,
+    /// Addresses where a simulated nv-hostengine answers (`localhost`, `host:port`,
+    /// `unix:///path`). Empty: only embedded mode works.
+    pub hostengines: Vec<String>,
+    /// Faults to inject.
+    pub faults: FaultConfig,
+}
+
+/// One GPU.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GpuConfig {
+    pub model: String,
+    pub uuid: String,
+    pub pci_bus_id: String,
+    pub serial: String,
+    pub memory_mib: i64,
+    pub power_limit_w: f64,
+    pub max_sm_clock_mhz: i64,
+    pub mem_clock_mhz: i64,
+    pub nvlinks: u32,
+    /// MIG layout: GPU instances, each with its compute instances. Empty: MIG disabled.
+    pub mig: Vec<MigInstanceConfig>,
+    /// Multiplies the workload's utilisation (0 = idle GPU).
+    pub load: f64,
+}
+
+/// A MIG GPU instance.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MigInstanceConfig {
+    /// Profile name, e.g. `3g.40gb`.
+    pub profile: String,
+    /// Memory slices / compute slices of the profile.
+    pub slices: u32,
+    /// Number of compute instances in it.
+    pub compute_instances: u32,
+}
+
+/// A CPU socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CpuConfig {
+    pub model: String,
+    pub cores: u32,
+}
+
+/// A process on a GPU.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProcessConfig {
+    pub pid: u32,
+    pub name: String,
+    pub gpus: Vec<u32>,
+    pub memory_mib: i64,
+}
+
+/// A scripted incident.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EventConfig {
+    /// Milliseconds after the engine starts.
+    pub at_ms: u64,
+    pub gpu: u32,
+    /// `xid`, `dbe`, `sbe`, `pcie_replay`, `thermal`, `power`, `nvlink`, `retired_pages`.
+    pub kind: String,
+    /// XID number, temperature, power, or count, depending on `kind`.
+    pub value: i64,
+}
+
+/// Faults to inject.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FaultConfig {
+    /// `dcgmInit` fails with `DCGM_ST_INIT_ERROR`.
+    pub init_fails: bool,
+    /// Every `dcgmConnect*` fails with `DCGM_ST_CONNECTION_NOT_VALID`.
+    pub connect_refused: bool,
+    /// A standalone connection breaks after this many calls (a host-engine restart).
+    pub drop_after_calls: Option<u64>,
+    /// How long the restarted host engine refuses connections, in milliseconds.
+    pub down_ms: u64,
+    /// Fields reported as not supported on every entity.
+    pub unsupported_fields: Vec<u16>,
+    /// Fields whose value is always blank.
+    pub blank_fields: Vec<u16>,
+    /// Extra latency added to every call, in milliseconds.
+    pub slow_ms: u64,
+    /// The profiling module is held by another client.
+    pub profiling_in_use: bool,
+}
+
+impl Default for GpuConfig {
+    fn default() -> Self {
+        Self {
+            model: "NVIDIA H100 80GB HBM3".into(),
+            uuid: String::new(),
+            pci_bus_id: String::new(),
+            serial: String::new(),
+            memory_mib: 81559,
+            power_limit_w: 700.0,
+            max_sm_clock_mhz: 1980,
+            mem_clock_mhz: 2619,
+            nvlinks: 18,
+            mig: Vec::new(),
+            load: 1.0,
+        }
+    }
+}
+
+impl Default for MigInstanceConfig {
+    fn default() -> Self {
+        Self {
+            profile: "1g.10gb".into(),
+            slices: 1,
+            compute_instances: 1,
+        }
+    }
+}
+
+impl Default for CpuConfig {
+    fn default() -> Self {
+        Self {
+            model: "Simulated Xeon 8480+".into(),
+            cores: 56,
+        }
+    }
+}
+
+impl Default for ProcessConfig {
+    fn default() -> Self {
+        Self {
+            pid: 1000,
+            name: "python3".into(),
+            gpus: vec![0],
+            memory_mib: 1024,
+        }
+    }
+}
+
+impl Default for EventConfig {
+    fn default() -> Self {
+        Self {
+            at_ms: 0,
+            gpu: 0,
+            kind: "xid".into(),
+            value: 13,
+        }
+    }
+}
+
+impl Default for SimConfig {
+    /// A believable 8-GPU training node: H100s over four NvSwitches, GPU 7 in MIG mode, two CPU
+    /// sockets, a training job on GPUs 0–6 and an inference server on a MIG instance.
+    fn default() -> Self {
+        let bus = ["18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"];
+        let gpus = (0..8)
+            .map(|i| GpuConfig {
+                mig: if i == 7 {
+                    vec![
+                        MigInstanceConfig {
+                            profile: "3g.40gb".into(),
+                            slices: 3,
+                            compute_instances: 1,
+                        },
+                        MigInstanceConfig {
+                            profile: "2g.20gb".into(),
+                            slices: 2,
+                            compute_instances: 2,
+                        },
+                        MigInstanceConfig {
+                            profile: "1g.10gb".into(),
+                            slices: 1,
+                            compute_instances: 1,
+                        },
+                    ]
+                } else {
+                    Vec::new()
+                },
+                pci_bus_id: format!("00000000:{}:00.0", bus[i]),
+                load: if i == 7 { 0.4 } else { 1.0 },
+                ..GpuConfig::default()
+            })
+            .collect();
+        Self {
+            seed: 42,
+            hostname: "sim-node-0".into(),
+            driver_version: "570.133.20".into(),
+            cuda_driver_version: 12080,
+            gpus,
+            nvswitches: 4,
+            cpus: vec![CpuConfig::default(), CpuConfig::default()],
+            processes: vec![
+                ProcessConfig {
+                    pid: 4242,
+                    name: "python3 train.py".into(),
+                    gpus: (0..7).collect(),
+                    memory_mib: 62_000,
+                },
+                ProcessConfig {
+                    pid: 5151,
+                    name: "tritonserver".into(),
+                    gpus: vec![7],
+                    memory_mib: 9_000,
+                },
+            ],
+            events: Vec::new(),
+            hostengines: vec![
+                "localhost".into(),
+                "127.0.0.1".into(),
+                "unix:///tmp/nv-hostengine".into(),
+            ],
+            faults: FaultConfig::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    /// Parses a config from TOML or JSON text (JSON if it starts with `{`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut cfg: SimConfig = if text.trim_start().starts_with('{') {
+            serde_json::from_str(text).map_err(|e| format!("invalid JSON config: {e}"))?
+        } else {
+            toml::from_str(text).map_err(|e| format!("invalid TOML config: {e}"))?
+        };
+        cfg.fill_defaults();
+        Ok(cfg)
+    }
+
+    /// The config from `DCGM_SIM_CONFIG` (or the default node), with `DCGM_SIM_FAULTS` applied.
+    pub fn from_env() -> Result<Self, String> {
+        let mut cfg = match std::env::var_os(CONFIG_ENV).filter(|v| !v.is_empty()) {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    format!("cannot read {CONFIG_ENV}={}: {e}", path.to_string_lossy())
+                })?;
+                Self::parse(&text)?
+            }
+            None => {
+                let mut c = Self::default();
+                c.fill_defaults();
+                c
+            }
+        };
+        if let Ok(spec) = std::env::var(FAULTS_ENV) {
+            cfg.faults.apply_spec(&spec)?;
+        }
+        Ok(cfg)
+    }
+
+    /// Fills UUIDs, bus ids and serials left empty, deterministically from the seed.
+    pub fn fill_defaults(&mut self) {
+        let seed = self.seed;
+        for (i, g) in self.gpus.iter_mut().enumerate() {
+            let h = crate::values::mix(seed ^ 0x5555, i as u64, 0);
+            if g.uuid.is_empty() {
+                g.uuid = format!(
+                    "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                    (h >> 32) as u32,
+                    (h >> 16) as u16,
+                    h as u16,
+                    (h >> 48) as u16,
+                    h & 0xffff_ffff_ffff
+                );
+            }
+            if g.pci_bus_id.is_empty() {
+                g.pci_bus_id = format!("00000000:{:02X}:00.0", 0x10 + i * 0x10);
+            }
+            if g.serial.is_empty() {
+                g.serial = format!("16523{:08}", h % 100_000_000);
+            }
+        }
+    }
+}
+
+impl FaultConfig {
+    /// Applies a `DCGM_SIM_FAULTS`-style spec.
+    pub fn apply_spec(&mut self, spec: &str) -> Result<(), String> {
+        let ids = |v: &str| -> Result<Vec<u16>, String> {
+            v.split(';')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.trim().parse().map_err(|_| format!("bad field id {s:?} in {FAULTS_ENV}")))
+                .collect()
+        };
+        let num = |v: &str| -> Result<u64, String> {
+            v.trim().parse().map_err(|_| format!("bad number {v:?} in {FAULTS_ENV}"))
+        };
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item.split_once('=').unwrap_or((item, ""));
+            match k {
+                "init_fails" => self.init_fails = true,
+                "connect_refused" => self.connect_refused = true,
+                "drop_after" => self.drop_after_calls = Some(num(v)?),
+                "down_ms" => self.down_ms = num(v)?,
+                "slow_ms" => self.slow_ms = num(v)?,
+                "prof_in_use" => self.profiling_in_use = true,
+                "unsupported" => self.unsupported_fields.extend(ids(v)?),
+                "blank" => self.blank_fields.extend(ids(v)?),
+                other => return Err(format!("unknown fault {other:?} in {FAULTS_ENV}")),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,497 @@
+//! Discovery: devices, entities, attributes, MIG and CPU hierarchies, topology, NVLink status.
+
+use std::ffi::{c_int, c_ulong};
+
+use dcgm_sys::*;
+
+use super::{guard, out, versioned, write_str};
+use crate::engine::with_engine;
+use crate::machine::{Machine, SWITCH_LINKS};
+
+/// # Safety
+///
+/// `gpuIdList` must have room for `DCGM_MAX_NUM_DEVICES` ids and `count` be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetAllDevices(
+    pDcgmHandle: dcgmHandle_t,
+    gpuIdList: *mut u32,
+    count: *mut c_int,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let c = unsafe { out(count) }?;
+        if gpuIdList.is_null() {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        // SAFETY: room for DCGM_MAX_NUM_DEVICES per the contract.
+        let list = unsafe { std::slice::from_raw_parts_mut(gpuIdList, DCGM_MAX_NUM_DEVICES) };
+        with_engine(pDcgmHandle, |e| {
+            let n = (e.machine.gpu_count() as usize).min(DCGM_MAX_NUM_DEVICES);
+            for (i, d) in list.iter_mut().take(n).enumerate() {
+                *d = i as u32;
+            }
+            *c = n as c_int;
+            Ok(())
+        })
+    })
+}
+
+/// # Safety
+///
+/// As for [`dcgmGetAllDevices`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetAllSupportedDevices(
+    pDcgmHandle: dcgmHandle_t,
+    gpuIdList: *mut u32,
+    count: *mut c_int,
+) -> dcgmReturn_t {
+    // SAFETY: forwarded contract; every simulated GPU is supported.
+    unsafe { dcgmGetAllDevices(pDcgmHandle, gpuIdList, count) }
+}
+
+/// # Safety
+///
+/// `entities` must have room for `*numEntities` ids; `numEntities` readable and writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetEntityGroupEntities(
+    dcgmHandle: dcgmHandle_t,
+    entityGroup: dcgm_field_entity_group_t,
+    entities: *mut dcgm_field_eid_t,
+    numEntities: *mut c_int,
+    flags: u32,
+) -> dcgmReturn_t {
+    let _ = flags;
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let n = unsafe { out(numEntities) }?;
+        if entities.is_null() || *n < 0 {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        let cap = *n as usize;
+        // SAFETY: room for `cap` ids per the contract.
+        let list = unsafe { std::slice::from_raw_parts_mut(entities, cap) };
+        with_engine(dcgmHandle, |e| {
+            if entityGroup == DCGM_FE_NONE || entityGroup >= DCGM_FE_COUNT {
+                return Err(DCGM_ST_NOT_SUPPORTED);
+            }
+            let ids = e.machine.entities(entityGroup);
+            *n = ids.len() as c_int;
+            if ids.len() > cap {
+                return Err(DCGM_ST_INSUFFICIENT_SIZE);
+            }
+            list[..ids.len()].copy_from_slice(&ids);
+            Ok(())
+        })
+    })
+}
+
+fn gpu_cfg(m: &Machine, gpu: u32) -> Result<&crate::config::GpuConfig, dcgmReturn_t> {
+    m.cfg.gpus.get(gpu as usize).ok_or(DCGM_ST_BADPARAM)
+}
+
+/// # Safety
+///
+/// `pDcgmAttr` must be NULL or a versioned `dcgmDeviceAttributes_v3`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetDeviceAttributes(
+    pDcgmHandle: dcgmHandle_t,
+    gpuId: u32,
+    pDcgmAttr: *mut dcgmDeviceAttributes_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let a = unsafe { versioned(pDcgmAttr, &[dcgmDeviceAttributes_version3]) }?;
+        with_engine(pDcgmHandle, |e| {
+            let g = gpu_cfg(&e.machine, gpuId)?.clone();
+            let limit = e.dynamics.power_limit_w[gpuId as usize];
+            let id = &mut a.identifiers;
+            id.version = dcgmDeviceIdentifiers_version1;
+            write_str(&mut id.brandName, "NVIDIA");
+            write_str(&mut id.deviceName, &g.model);
+            write_str(&mut id.pciBusId, &g.pci_bus_id);
+            write_str(&mut id.serial, &g.serial);
+            write_str(&mut id.uuid, &g.uuid);
+            write_str(&mut id.vbios, "96.00.99.00.01");
+            write_str(&mut id.inforomImageVersion, "G520.0200.00.05");
+            write_str(&mut id.driverVersion, &e.machine.cfg.driver_version);
+            id.pciDeviceId = 0x2330_10de;
+            id.pciSubSystemId = 0x16c1_10de;
+            let p = &mut a.powerLimits;
+            p.version = dcgmDevicePowerLimits_version1;
+            p.curPowerLimit = limit as u32;
+            p.enforcedPowerLimit = limit as u32;
+            p.defaultPowerLimit = g.power_limit_w as u32;
+            p.maxPowerLimit = g.power_limit_w as u32;
+            p.minPowerLimit = 200;
+            let t = &mut a.thermalSettings;
+            t.version = dcgmDeviceThermals_version1;
+            t.slowdownTemp = 90;
+            t.shutdownTemp = 92;
+            let used: i64 = e
+                .machine
+                .cfg
+                .processes
+                .iter()
+                .filter(|p| p.gpus.contains(&gpuId))
+                .map(|p| p.memory_mib)
+                .sum::<i64>()
+                + 610;
+            let mu = &mut a.memoryUsage;
+            mu.version = dcgmDeviceMemoryUsage_version1;
+            mu.fbTotal = g.memory_mib as u32;
+            mu.fbUsed = used as u32;
+            mu.fbFree = (g.memory_mib - used) as u32;
+            mu.bar1Total = 131_072;
+            let s = &mut a.settings;
+            s.version = dcgmDeviceSettings_version2;
+            s.persistenceModeEnabled = 1;
+            s.migModeEnabled = u32::from(!g.mig.is_empty());
+            s.confidentialComputeMode = 0;
+            let c = &mut a.clockSets;
+            c.version = dcgmDeviceSupportedClockSets_version1;
+            c.count = 1;
+            c.clockSet[0].version = dcgmClockSet_version1 as i32;
+            c.clockSet[0].memClock = g.mem_clock_mhz as u32;
+            c.clockSet[0].smClock = g.max_sm_clock_mhz as u32;
+            Ok(())
+        })
+    })
+}
+
+/// # Safety
+///
+/// `status` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetGpuStatus(
+    pDcgmHandle: dcgmHandle_t,
+    gpuId: u32,
+    status: *mut DcgmEntityStatus_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let s = unsafe { out(status) }?;
+        with_engine(pDcgmHandle, |e| {
+            *s = if gpuId < e.machine.gpu_count() {
+                DcgmEntityStatusOk
+            } else {
+                DcgmEntityStatusUnknown
+            };
+            Ok(())
+        })
+    })
+}
+
+/// # Safety
+///
+/// `chipArchitecture` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetGpuChipArchitecture(
+    dcgmHandle: dcgmHandle_t,
+    gpuId: u32,
+    chipArchitecture: *mut dcgmChipArchitecture_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let a = unsafe { out(chipArchitecture) }?;
+        with_engine(dcgmHandle, |e| {
+            gpu_cfg(&e.machine, gpuId)?;
+            *a = DCGM_CHIP_ARCH_HOPPER;
+            Ok(())
+        })
+    })
+}
+
+fn mig_profile(slices: u32, compute: bool) -> u32 {
+    let base = if compute {
+        DcgmMigProfileComputeInstanceSlice1
+    } else {
+        DcgmMigProfileGpuInstanceSlice1
+    };
+    match slices {
+        1 => base,
+        2 => base + 1,
+        3 => base + 2,
+        4 => base + 3,
+        7 => base + 4,
+        _ => base,
+    }
+}
+
+/// # Safety
+///
+/// `hierarchy` must be NULL or a versioned `dcgmMigHierarchy_v2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
+    dcgmHandle: dcgmHandle_t,
+    hierarchy: *mut dcgmMigHierarchy_v2,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let h = unsafe { versioned(hierarchy, &[dcgmMigHierarchy_version2]) }?;
+        with_engine(dcgmHandle, |e| {
+            let m = &e.machine;
+            let mut n = 0usize;
+            for gi in &m.gpu_instances {
+                let info = &mut h.entityList[n];
+                info.entity = dcgmGroupEntityPair_t {
+                    entityGroupId: DCGM_FE_GPU_I,
+                    entityId: gi.id,
+                };
+                info.parent = dcgmGroupEntityPair_t {
+                    entityGroupId: DCGM_FE_GPU,
+                    entityId: gi.gpu,
+                };
+                write_str(&mut info.info.gpuUuid, &m.cfg.gpus[gi.gpu as usize].uuid);
+                info.info.nvmlGpuIndex = gi.gpu;
+                info.info.nvmlInstanceId = gi.local_id;
+                info.info.nvmlComputeInstanceId = u32::MAX;
+                info.info.nvmlMigProfileId = mig_profile(gi.slices, false);
+                info.info.nvmlProfileSlices = gi.slices;
+                n += 1;
+                for ci in m.compute_instances.iter().filter(|c| c.instance == gi.id) {
+                    let info = &mut h.entityList[n];
+                    info.entity = dcgmGroupEntityPair_t {
+                        entityGroupId: DCGM_FE_GPU_CI,
+                        entityId: ci.id,
+                    };
+                    info.parent = dcgmGroupEntityPair_t {
+                        entityGroupId: DCGM_FE_GPU_I,
+                        entityId: gi.id,
+                    };
+                    write_str(&mut info.info.gpuUuid, &m.cfg.gpus[gi.gpu as usize].uuid);
+                    info.info.nvmlGpuIndex = gi.gpu;
+                    info.info.nvmlInstanceId = gi.local_id;
+                    info.info.nvmlComputeInstanceId = ci.local_id;
+                    let per = m
+                        .compute_instances
+                        .iter()
+                        .filter(|c| c.instance == gi.id)
+                        .count()
+                        .max(1) as u32;
+                    info.info.nvmlMigProfileId = mig_profile((gi.slices / per).max(1), true);
+                    info.info.nvmlProfileSlices = (gi.slices / per).max(1);
+                    n += 1;
+                }
+            }
+            h.count = n as u32;
+            Ok(())
+        })
+    })
+}
+
+/// # Safety
+///
+/// `linkStatus` must be NULL or a versioned `dcgmNvLinkStatus_v5`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetNvLinkLinkStatus(
+    dcgmHandle: dcgmHandle_t,
+    linkStatus: *mut dcgmNvLinkStatus_v5,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let s = unsafe { versioned(linkStatus, &[dcgmNvLinkStatus_version5]) }?;
+        with_engine(dcgmHandle, |e| {
+            let m = &e.machine;
+            s.numGpus = m.gpu_count();
+            for (i, g) in m.cfg.gpus.iter().enumerate().take(DCGM_MAX_NUM_DEVICES) {
+                s.gpus[i].entityId = i as u32;
+                for (l, st) in s.gpus[i].linkState.iter_mut().enumerate() {
+                    *st = if (l as u32) < g.nvlinks {
+                        DcgmNvLinkLinkStateUp
+                    } else {
+                        DcgmNvLinkLinkStateNotSupported
+                    };
+                }
+            }
+            s.numNvSwitches = m.cfg.nvswitches.min(DCGM_MAX_NUM_SWITCHES as u32);
+            for i in 0..s.numNvSwitches as usize {
+                s.nvSwitches[i].entityId = i as u32;
+                for (l, st) in s.nvSwitches[i].linkState.iter_mut().enumerate() {
+                    *st = if (l as u32) < SWITCH_LINKS {
+                        DcgmNvLinkLinkStateUp
+                    } else {
+                        DcgmNvLinkLinkStateNotSupported
+                    };
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+fn fill_cpus(m: &Machine, num: &mut u32, mut each: impl FnMut(usize, u32, u32, u32, &str)) {
+    *num = m.cpu_cores.len().min(DCGM_MAX_NUM_CPUS) as u32;
+    for (i, (cpu, first, count)) in m.cpu_cores.iter().enumerate().take(DCGM_MAX_NUM_CPUS) {
+        each(i, *cpu, *first, *count, &format!("SIM-CPU-{cpu:04}"));
+    }
+}
+
+fn set_cores(bitmask: &mut [u64], first: u32, count: u32) {
+    for c in first..first + count {
+        if let Some(w) = bitmask.get_mut((c / 64) as usize) {
+            *w |= 1u64 << (c % 64);
+        }
+    }
+}
+
+/// # Safety
+///
+/// `cpuHierarchy` must be NULL or a versioned `dcgmCpuHierarchy_v1`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetCpuHierarchy(
+    dcgmHandle: dcgmHandle_t,
+    cpuHierarchy: *mut dcgmCpuHierarchy_v1,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let h = unsafe { versioned(cpuHierarchy, &[dcgmCpuHierarchy_version1]) }?;
+        with_engine(dcgmHandle, |e| {
+            let cpus = &mut h.cpus;
+            fill_cpus(&e.machine, &mut h.numCpus, |i, cpu, first, count, _| {
+                cpus[i].cpuId = cpu;
+                cpus[i].ownedCores.version = dcgmCpuHierarchyOwnedCores_version1;
+                set_cores(&mut cpus[i].ownedCores.bitmask, first, count);
+            });
+            Ok(())
+        })
+    })
+}
+
+/// # Safety
+///
+/// `cpuHierarchy` must be NULL or a versioned `dcgmCpuHierarchy_v2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetCpuHierarchy_v2(
+    dcgmHandle: dcgmHandle_t,
+    cpuHierarchy: *mut dcgmCpuHierarchy_v2,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let h = unsafe { versioned(cpuHierarchy, &[dcgmCpuHierarchy_version2]) }?;
+        with_engine(dcgmHandle, |e| {
+            let cpus = &mut h.cpus;
+            fill_cpus(&e.machine, &mut h.numCpus, |i, cpu, first, count, serial| {
+                cpus[i].cpuId = cpu;
+                cpus[i].ownedCores.version = dcgmCpuHierarchyOwnedCores_version1;
+                set_cores(&mut cpus[i].ownedCores.bitmask, first, count);
+                write_str(&mut cpus[i].serial, serial);
+            });
+            Ok(())
+        })
+    })
+}
+
+/// The CPU socket a GPU hangs off: the first half of the GPUs on CPU 0, the rest on CPU 1.
+pub fn gpu_socket(m: &Machine, gpu: u32) -> u32 {
+    let sockets = m.cfg.cpus.len().max(1) as u32;
+    let per = m.gpu_count().div_ceil(sockets).max(1);
+    (gpu / per).min(sockets - 1)
+}
+
+fn affinity(m: &Machine, socket: u32, mask: &mut [c_ulong]) {
+    if let Some((_, first, count)) = m.cpu_cores.get(socket as usize) {
+        for c in *first..*first + *count {
+            let bits = c_ulong::BITS;
+            if let Some(w) = mask.get_mut((c / bits) as usize) {
+                *w |= 1 << (c % bits);
+            }
+        }
+    }
+}
+
+/// The topology path between two GPUs: NVLink through the switches plus the PCIe relation.
+pub fn gpu_path(m: &Machine, a: u32, b: u32) -> (dcgmGpuTopologyLevel_t, u64) {
+    let pci = if gpu_socket(m, a) == gpu_socket(m, b) {
+        DCGM_TOPOLOGY_CPU
+    } else {
+        DCGM_TOPOLOGY_SYSTEM
+    };
+    let links = m.cfg.gpus[a as usize]
+        .nvlinks
+        .min(m.cfg.gpus[b as usize].nvlinks);
+    if links == 0 || m.cfg.nvswitches == 0 {
+        return (pci, 0);
+    }
+    let nv = (DCGM_TOPOLOGY_NVLINK1 as u64) << (links - 1);
+    (pci | nv as dcgmGpuTopologyLevel_t, (1u64 << links) - 1)
+}
+
+/// # Safety
+///
+/// `pDcgmDeviceTopology` must be NULL or a versioned `dcgmDeviceTopology_v1` or `_v2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetDeviceTopology(
+    pDcgmHandle: dcgmHandle_t,
+    gpuId: u32,
+    pDcgmDeviceTopology: *mut dcgmDeviceTopology_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let t = unsafe { versioned(pDcgmDeviceTopology, &[dcgmDeviceTopology_version2]) }?;
+        with_engine(pDcgmHandle, |e| {
+            let m = &e.machine;
+            gpu_cfg(m, gpuId)?;
+            affinity(m, gpu_socket(m, gpuId), &mut t.cpuAffinityMask);
+            let mut n = 0;
+            for other in 0..m.gpu_count() {
+                if other == gpuId || n >= t.gpuPaths.len() {
+                    continue;
+                }
+                let (path, links) = gpu_path(m, gpuId, other);
+                t.gpuPaths[n].gpuId = other;
+                t.gpuPaths[n].path = path;
+                t.gpuPaths[n].localNvLinkIds = links;
+                n += 1;
+            }
+            t.numGpus = n as u32;
+            Ok(())
+        })
+    })
+}
+
+/// # Safety
+///
+/// `pDcgmGroupTopology` must be NULL or a versioned `dcgmGroupTopology_v2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetGroupTopology(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    pDcgmGroupTopology: *mut dcgmGroupTopology_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let t = unsafe { versioned(pDcgmGroupTopology, &[dcgmGroupTopology_version2]) }?;
+        with_engine(pDcgmHandle, |e| {
+            let gpus: Vec<u32> = e
+                .group_entities(groupId)?
+                .iter()
+                .filter(|p| p.entityGroupId == DCGM_FE_GPU)
+                .map(|p| p.entityId)
+                .collect();
+            if gpus.is_empty() {
+                return Err(DCGM_ST_GROUP_IS_EMPTY);
+            }
+            let m = &e.machine;
+            let sockets: std::collections::BTreeSet<u32> =
+                gpus.iter().map(|g| gpu_socket(m, *g)).collect();
+            for s in &sockets {
+                affinity(m, *s, &mut t.groupCpuAffinityMask);
+            }
+            t.numaOptimalFlag = u32::from(sockets.len() == 1);
+            let mut slowest: dcgmGpuTopologyLevel_t = 0;
+            for a in &gpus {
+                for b in &gpus {
+                    if a != b {
+                        let (p, _) = gpu_path(m, *a, *b);
+                        let pci = p & 0xff;
+                        if pci > (slowest & 0xff) {
+                            slowest = p;
+                        }
+                    }
+                }
+            }
+            t.slowestPath = slowest;
+            Ok(())
+        })
+    })
+}

@@ -1,0 +1,291 @@
+//! Initialisation, the embedded engine, connections and version information.
+
+use std::ffi::{c_char, c_int};
+
+use dcgm_sys::*;
+
+use super::{c_str, guard, out, versioned, write_str};
+use crate::config::SimConfig;
+use crate::engine::{Connection, Engine, lock};
+
+/// Version string the simulator reports (the DCGM release whose ABI it implements).
+pub const SIM_DCGM_VERSION: &str = "4.6.0";
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmInit() -> dcgmReturn_t {
+    guard(|| {
+        let mut s = lock();
+        if s.initialized {
+            return Ok(());
+        }
+        let cfg = match s.override_cfg.clone() {
+            Some(c) => c,
+            None => SimConfig::from_env().map_err(|e| {
+                eprintln!("dcgm-sim: {e}");
+                DCGM_ST_INIT_ERROR
+            })?,
+        };
+        if cfg.faults.init_fails {
+            return Err(DCGM_ST_INIT_ERROR);
+        }
+        s.cfg = Some(cfg);
+        s.initialized = true;
+        crate::ffi::fields::DcgmFieldsInit();
+        s.dropped_once = false;
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmShutdown() -> dcgmReturn_t {
+    guard(|| {
+        {
+            let mut s = lock();
+            s.initialized = false;
+            s.engines.clear();
+            s.connections.clear();
+            s.down_until.clear();
+            s.statuses.clear();
+            s.cfg = None;
+        }
+        crate::policy_thread::stop();
+        crate::ffi::fields::DcgmFieldsTerm();
+        Ok(())
+    })
+}
+
+fn start_embedded(mode: dcgmOperationMode_t) -> Result<dcgmHandle_t, dcgmReturn_t> {
+    if mode != DCGM_OPERATION_MODE_AUTO && mode != DCGM_OPERATION_MODE_MANUAL {
+        return Err(DCGM_ST_BADPARAM);
+    }
+    let mut s = lock();
+    if !s.initialized {
+        return Err(DCGM_ST_UNINITIALIZED);
+    }
+    if !s.engines.contains_key("embedded") {
+        let cfg = s.config().clone();
+        s.engines.insert("embedded".into(), Engine::new(&cfg, mode));
+    }
+    s.connections.insert(
+        DCGM_EMBEDDED_HANDLE,
+        Connection {
+            engine: "embedded".into(),
+            calls: 0,
+            broken: false,
+        },
+    );
+    Ok(DCGM_EMBEDDED_HANDLE)
+}
+
+/// # Safety
+///
+/// `pDcgmHandle` must be NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmStartEmbedded(
+    opMode: dcgmOperationMode_t,
+    pDcgmHandle: *mut dcgmHandle_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let h = unsafe { out(pDcgmHandle) }?;
+        *h = start_embedded(opMode)?;
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// `params` must be NULL or point to a start-embedded params struct of the version it names.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmStartEmbedded_v2(params: *mut dcgmStartEmbeddedV2Params_v1) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract; the version is checked before use.
+        let p = unsafe {
+            versioned(
+                params,
+                &[
+                    dcgmStartEmbeddedV2Params_version1,
+                    dcgmStartEmbeddedV2Params_version2,
+                    dcgmStartEmbeddedV2Params_version3,
+                ],
+            )
+        }?;
+        p.dcgmHandle = start_embedded(p.opMode)?;
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmStopEmbedded(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
+    guard(|| {
+        let mut s = lock();
+        if !s.initialized {
+            return Err(DCGM_ST_UNINITIALIZED);
+        }
+        if pDcgmHandle != DCGM_EMBEDDED_HANDLE || s.connections.remove(&pDcgmHandle).is_none() {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        s.engines.remove("embedded");
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// `ipAddress` must be a C string, `pDcgmHandle` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmConnect(ipAddress: *const c_char, pDcgmHandle: *mut dcgmHandle_t) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let (addr, h) = unsafe { (c_str(ipAddress)?, out(pDcgmHandle)?) };
+        *h = lock().connect(addr, false)?;
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// `ipAddress` must be a C string; `connectParams` a versioned v1 or v2 params struct;
+/// `pDcgmHandle` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmConnect_v2(
+    ipAddress: *const c_char,
+    connectParams: *mut dcgmConnectV2Params_t,
+    pDcgmHandle: *mut dcgmHandle_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract; v1 is a prefix of v2, read only when v2.
+        let (addr, p, h) = unsafe {
+            (
+                c_str(ipAddress)?,
+                versioned(
+                    connectParams,
+                    &[dcgmConnectV2Params_version1, dcgmConnectV2Params_version2],
+                )?,
+                out(pDcgmHandle)?,
+            )
+        };
+        let unix = p.version == dcgmConnectV2Params_version2 && p.addressIsUnixSocket != 0;
+        *h = lock().connect(addr, unix)?;
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// `connectionString` must be a C string; `connectParams` a versioned v1 params struct;
+/// `pDcgmHandle` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmConnect_v3(
+    connectionString: *const c_char,
+    connectParams: *mut dcgmConnectV3Params_t,
+    pDcgmHandle: *mut dcgmHandle_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let (addr, _p, h) = unsafe {
+            (
+                c_str(connectionString)?,
+                versioned(connectParams, &[dcgmConnectV3Params_version1])?,
+                out(pDcgmHandle)?,
+            )
+        };
+        *h = lock().connect(addr, false)?;
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmDisconnect(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
+    guard(|| {
+        let mut s = lock();
+        s.connections.remove(&pDcgmHandle);
+        Ok(())
+    })
+}
+
+fn fill_version(info: &mut dcgmVersionInfo_v2, hostengine: bool) {
+    let s = format!(
+        "version:{SIM_DCGM_VERSION};arch:{};buildid:sim;commit:dcgm-sim-{};branch:dcgm-sim;buildtype:{}",
+        std::env::consts::ARCH,
+        env!("CARGO_PKG_VERSION"),
+        if hostengine { "Simulated hostengine" } else { "Simulated library" }
+    );
+    write_str(&mut info.rawBuildInfoString, &s);
+}
+
+/// # Safety
+///
+/// `pVersionInfo` must be NULL or a versioned `dcgmVersionInfo_v2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmVersionInfo(pVersionInfo: *mut dcgmVersionInfo_t) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let v = unsafe { versioned(pVersionInfo, &[dcgmVersionInfo_version2]) }?;
+        fill_version(v, false);
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// `pVersionInfo` must be NULL or a versioned `dcgmVersionInfo_v2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmHostengineVersionInfo(
+    pDcgmHandle: dcgmHandle_t,
+    pVersionInfo: *mut dcgmVersionInfo_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        crate::engine::with_engine(pDcgmHandle, |_| Ok(()))?;
+        // SAFETY: per this function's contract.
+        let v = unsafe { versioned(pVersionInfo, &[dcgmVersionInfo_version2]) }?;
+        fill_version(v, true);
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// `heHealth` must be NULL or a versioned `dcgmHostengineHealth_v1`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmHostengineIsHealthy(
+    pDcgmHandle: dcgmHandle_t,
+    heHealth: *mut dcgmHostengineHealth_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let h = unsafe { versioned(heHealth, &[dcgmHostengineHealth_version1]) }?;
+        crate::engine::with_engine(pDcgmHandle, |_| Ok(()))?;
+        h.overallHealth = 0;
+        Ok(())
+    })
+}
+
+/// Text of a return code (static storage), or NULL for a value DCGM does not define.
+#[unsafe(no_mangle)]
+pub extern "C" fn errorString(result: dcgmReturn_t) -> *const c_char {
+    static TEXTS: std::sync::OnceLock<Vec<(dcgmReturn_t, std::ffi::CString)>> =
+        std::sync::OnceLock::new();
+    let texts = TEXTS.get_or_init(|| {
+        RETURN_CODES
+            .iter()
+            .map(|(c, _, d)| {
+                let d = d.trim_end_matches('.');
+                (*c, std::ffi::CString::new(d).unwrap_or_default())
+            })
+            .collect()
+    });
+    texts
+        .iter()
+        .find(|(c, _)| *c == result)
+        .map_or(std::ptr::null(), |(_, t)| t.as_ptr())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmUpdateAllFields(pDcgmHandle: dcgmHandle_t, waitForUpdate: c_int) -> dcgmReturn_t {
+    let _ = waitForUpdate;
+    guard(|| crate::engine::with_engine(pDcgmHandle, |e| {
+        crate::ffi::values::update_all(e);
+        Ok(())
+    }))
+}

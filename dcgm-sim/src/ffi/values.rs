@@ -1,0 +1,559 @@
+//! Watches and value reads.
+
+use std::cell::RefCell;
+use std::ffi::{c_int, c_void};
+
+use dcgm_sys::*;
+
+use super::{guard, out};
+use crate::cache::{Watch, key, unkey};
+use crate::engine::{Engine, now_us, with_engine};
+use crate::model::{SimValue, sample};
+
+/// A value read from the cache, before it is written into a C struct.
+#[derive(Debug, Clone)]
+pub struct Read {
+    pub group: u32,
+    pub id: u32,
+    pub field: u16,
+    pub status: dcgmReturn_t,
+    pub ts: i64,
+    pub value: SimValue,
+}
+
+/// The value of a field for an entity at `ts`, with the configured faults applied.
+pub fn generate(e: &Engine, group: u32, id: u32, field: u16, ts: i64) -> SimValue {
+    let f = &e.machine.cfg.faults;
+    if f.unsupported_fields.contains(&field) {
+        return SimValue::NotSupported;
+    }
+    if f.blank_fields.contains(&field) {
+        return SimValue::Blank;
+    }
+    sample(&e.machine, &e.dynamics, group, id, field, ts)
+}
+
+/// Brings one cache entry up to date (AUTO mode only: MANUAL waits for dcgmUpdateAllFields).
+fn advance(e: &mut Engine, k: u64, now: i64) {
+    if e.mode != DCGM_OPERATION_MODE_AUTO {
+        return;
+    }
+    let (g, id, f) = unkey(k);
+    let Some(mut w) = e.cache.watches.remove(&k) else {
+        return;
+    };
+    w.advance(now, |ts| generate(e, g, id, f, ts));
+    e.cache.watches.insert(k, w);
+}
+
+/// `dcgmUpdateAllFields`: a fresh sample of every watched field.
+pub fn update_all(e: &mut Engine) {
+    let now = now_us();
+    let keys: Vec<u64> = e.cache.watches.keys().copied().collect();
+    for k in keys {
+        advance(e, k, now);
+        let (g, id, f) = unkey(k);
+        let v = generate(e, g, id, f, now);
+        if let Some(w) = e.cache.watches.get_mut(&k) {
+            w.force(now, v);
+        }
+    }
+}
+
+/// The latest cached value of one (entity, field).
+pub fn latest(e: &mut Engine, group: u32, id: u32, field: u16, now: i64) -> Read {
+    let mut r = Read {
+        group,
+        id,
+        field,
+        status: DCGM_ST_OK,
+        ts: 0,
+        value: SimValue::Blank,
+    };
+    if field_by_id(field).is_none() {
+        r.status = DCGM_ST_UNKNOWN_FIELD;
+        return r;
+    }
+    if !e.machine.exists(group, id) {
+        r.value = SimValue::NotSupported;
+        r.status = DCGM_ST_NOT_SUPPORTED;
+        return r;
+    }
+    let k = key(group, id, field);
+    advance(e, k, now);
+    match e.cache.watches.get(&k) {
+        None => r.status = DCGM_ST_NOT_WATCHED,
+        Some(w) => match w.samples.back() {
+            None => r.status = DCGM_ST_NO_DATA,
+            Some(s) => {
+                r.ts = s.ts;
+                r.value = s.value.clone();
+            }
+        },
+    }
+    r
+}
+
+/// Writes a read into a C field value.
+pub fn fill_v1(dst: &mut dcgmFieldValue_v1, r: &Read) {
+    dst.version = dcgmFieldValue_version1;
+    dst.fieldId = r.field;
+    dst.ts = r.ts;
+    let (ty, status) = write_value(&mut dst.value, r);
+    dst.fieldType = u16::from(ty);
+    dst.status = status;
+}
+
+/// Writes a read into a C field value with its entity.
+pub fn fill_v2(dst: &mut dcgmFieldValue_v2, r: &Read) {
+    dst.version = dcgmFieldValue_version2;
+    dst.entityGroupId = r.group;
+    dst.entityId = r.id;
+    dst.fieldId = r.field;
+    dst.unused = 0;
+    dst.ts = r.ts;
+    let (ty, status) = write_value(&mut dst.value, r);
+    dst.fieldType = u16::from(ty);
+    dst.status = status;
+}
+
+fn write_value(dst: &mut dcgmFieldValue_v1__bindgen_ty_1, r: &Read) -> (u8, dcgmReturn_t) {
+    let ty = field_by_id(r.field).map_or(DCGM_FT_INT64, |f| f.field_type);
+    let mut status = r.status;
+    let blank_kind = match &r.value {
+        SimValue::NotSupported => Some(2),
+        SimValue::Blank => Some(0),
+        _ => None,
+    };
+    match (&r.value, blank_kind) {
+        (SimValue::Int(v), _) => dst.i64_ = *v,
+        (SimValue::Dbl(v), _) => dst.dbl = *v,
+        (SimValue::Str(s), _) => write_c(dst, s.as_bytes()),
+        (SimValue::Blob(b), _) => {
+            let n = b.len().min(DCGM_MAX_BLOB_LENGTH);
+            // SAFETY: writing plain bytes into the union's byte array.
+            let blob = unsafe { &mut dst.blob };
+            for (d, s) in blob.iter_mut().zip(&b[..n]) {
+                *d = *s as std::ffi::c_char;
+            }
+        }
+        (_, Some(k)) => match ty {
+            DCGM_FT_DOUBLE => dst.dbl = DCGM_FP64_BLANK + f64::from(k),
+            DCGM_FT_STRING => write_c(
+                dst,
+                if k == 2 {
+                    DCGM_STR_NOT_SUPPORTED
+                } else {
+                    DCGM_STR_BLANK
+                }
+                .as_bytes(),
+            ),
+            DCGM_FT_BINARY => {
+                if status == DCGM_ST_OK {
+                    status = if k == 2 {
+                        DCGM_ST_NOT_SUPPORTED
+                    } else {
+                        DCGM_ST_NO_DATA
+                    };
+                }
+            }
+            _ => dst.i64_ = DCGM_INT64_BLANK + i64::from(k),
+        },
+        _ => dst.i64_ = DCGM_INT64_BLANK,
+    }
+    (ty, status)
+}
+
+fn write_c(dst: &mut dcgmFieldValue_v1__bindgen_ty_1, s: &[u8]) {
+    // SAFETY: writing plain bytes into the union's string array.
+    let buf = unsafe { &mut dst.str_ };
+    let n = s.len().min(buf.len() - 1);
+    for (d, b) in buf.iter_mut().zip(&s[..n]) {
+        *d = *b as std::ffi::c_char;
+    }
+    buf[n] = 0;
+}
+
+thread_local! {
+    static BUF: RefCell<Vec<dcgmFieldValue_v1>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Delivers reads to a client callback, one call per entity run, outside the lock.
+fn deliver(reads: &[Read], mut call: impl FnMut(u32, u32, *mut dcgmFieldValue_v1, c_int) -> c_int) {
+    BUF.with(|b| {
+        let mut buf = b.borrow_mut();
+        let mut i = 0;
+        while i < reads.len() {
+            let (g, id) = (reads[i].group, reads[i].id);
+            let mut j = i;
+            while j < reads.len() && reads[j].group == g && reads[j].id == id {
+                j += 1;
+            }
+            let n = j - i;
+            while buf.len() < n {
+                buf.push(dcgm_sys::zeroed());
+            }
+            for (dst, r) in buf.iter_mut().zip(&reads[i..j]) {
+                fill_v1(dst, r);
+            }
+            if call(g, id, buf.as_mut_ptr(), n as c_int) < 0 {
+                return;
+            }
+            i = j;
+        }
+    });
+}
+
+fn collect_latest(
+    handle: dcgmHandle_t,
+    group: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+    gpus_only: bool,
+) -> Result<Vec<Read>, dcgmReturn_t> {
+    with_engine(handle, |e| {
+        let entities = e.group_entities(group)?;
+        if gpus_only && entities.iter().any(|p| p.entityGroupId != DCGM_FE_GPU) {
+            return Err(DCGM_ST_NOT_SUPPORTED);
+        }
+        let fields = e.field_group(fg)?.fields.clone();
+        let now = now_us();
+        let mut out = Vec::with_capacity(entities.len() * fields.len());
+        for p in &entities {
+            for &f in &fields {
+                out.push(latest(e, p.entityGroupId, p.entityId, f, now));
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// # Safety
+///
+/// `enumCB` is called with pointers valid only during the call; `userData` is passed through.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetLatestValues(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    fieldGroupId: dcgmFieldGrp_t,
+    enumCB: dcgmFieldValueEnumeration_f,
+    userData: *mut c_void,
+) -> dcgmReturn_t {
+    guard(|| {
+        let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
+        let reads = collect_latest(pDcgmHandle, groupId, fieldGroupId, true)?;
+        // SAFETY: the client's callback, called as its type says.
+        deliver(&reads, |_, id, v, n| unsafe { cb(id, v, n, userData) });
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// As for [`dcgmGetLatestValues`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetLatestValues_v2(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    fieldGroupId: dcgmFieldGrp_t,
+    enumCB: dcgmFieldValueEntityEnumeration_f,
+    userData: *mut c_void,
+) -> dcgmReturn_t {
+    guard(|| {
+        let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
+        let reads = collect_latest(pDcgmHandle, groupId, fieldGroupId, false)?;
+        // SAFETY: the client's callback, called as its type says.
+        deliver(&reads, |g, id, v, n| unsafe { cb(g, id, v, n, userData) });
+        Ok(())
+    })
+}
+
+fn collect_since(
+    handle: dcgmHandle_t,
+    group: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+    since: i64,
+    gpus_only: bool,
+) -> Result<(Vec<Read>, i64), dcgmReturn_t> {
+    with_engine(handle, |e| {
+        let entities = e.group_entities(group)?;
+        if gpus_only && entities.iter().any(|p| p.entityGroupId != DCGM_FE_GPU) {
+            return Err(DCGM_ST_NOT_SUPPORTED);
+        }
+        let fields = e.field_group(fg)?.fields.clone();
+        let now = now_us();
+        let mut out = Vec::new();
+        let mut next = since;
+        for p in &entities {
+            for &f in &fields {
+                let k = key(p.entityGroupId, p.entityId, f);
+                advance(e, k, now);
+                let Some(w) = e.cache.watches.get(&k) else {
+                    continue;
+                };
+                for s in w.samples.iter().filter(|s| s.ts >= since) {
+                    next = next.max(s.ts + 1);
+                    out.push(Read {
+                        group: p.entityGroupId,
+                        id: p.entityId,
+                        field: f,
+                        status: DCGM_ST_OK,
+                        ts: s.ts,
+                        value: s.value.clone(),
+                    });
+                }
+            }
+        }
+        Ok((out, next))
+    })
+}
+
+/// # Safety
+///
+/// `nextSinceTimestamp` must be writable; the callback as for [`dcgmGetLatestValues`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetValuesSince(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    fieldGroupId: dcgmFieldGrp_t,
+    sinceTimestamp: i64,
+    nextSinceTimestamp: *mut i64,
+    enumCB: dcgmFieldValueEnumeration_f,
+    userData: *mut c_void,
+) -> dcgmReturn_t {
+    guard(|| {
+        let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
+        // SAFETY: per this function's contract.
+        let next_out = unsafe { out(nextSinceTimestamp) }?;
+        let (reads, next) = collect_since(pDcgmHandle, groupId, fieldGroupId, sinceTimestamp, true)?;
+        *next_out = next;
+        // SAFETY: the client's callback, called as its type says.
+        deliver(&reads, |_, id, v, n| unsafe { cb(id, v, n, userData) });
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// As for [`dcgmGetValuesSince`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetValuesSince_v2(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    fieldGroupId: dcgmFieldGrp_t,
+    sinceTimestamp: i64,
+    nextSinceTimestamp: *mut i64,
+    enumCB: dcgmFieldValueEntityEnumeration_f,
+    userData: *mut c_void,
+) -> dcgmReturn_t {
+    guard(|| {
+        let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
+        // SAFETY: per this function's contract.
+        let next_out = unsafe { out(nextSinceTimestamp) }?;
+        let (reads, next) = collect_since(pDcgmHandle, groupId, fieldGroupId, sinceTimestamp, false)?;
+        *next_out = next;
+        // SAFETY: the client's callback, called as its type says.
+        deliver(&reads, |g, id, v, n| unsafe { cb(g, id, v, n, userData) });
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// `fields` must hold `count` ids and `values` room for `count` values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetLatestValuesForFields(
+    pDcgmHandle: dcgmHandle_t,
+    gpuId: c_int,
+    fields: *mut u16,
+    count: u32,
+    values: *mut dcgmFieldValue_v1,
+) -> dcgmReturn_t {
+    // SAFETY: forwarded contract.
+    unsafe { dcgmEntityGetLatestValues(pDcgmHandle, DCGM_FE_GPU, gpuId, fields, count, values) }
+}
+
+/// # Safety
+///
+/// `fields` must hold `count` ids and `values` room for `count` values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmEntityGetLatestValues(
+    pDcgmHandle: dcgmHandle_t,
+    entityGroup: dcgm_field_entity_group_t,
+    entityId: c_int,
+    fields: *mut u16,
+    count: u32,
+    values: *mut dcgmFieldValue_v1,
+) -> dcgmReturn_t {
+    guard(|| {
+        if fields.is_null() || values.is_null() || count == 0 || entityId < 0 {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        // SAFETY: the caller provides `count` readable ids.
+        let ids = unsafe { std::slice::from_raw_parts(fields, count as usize) };
+        // SAFETY: the caller provides room for `count` values.
+        let outv = unsafe { std::slice::from_raw_parts_mut(values, count as usize) };
+        let id = entityId as u32;
+        with_engine(pDcgmHandle, |e| {
+            if !e.machine.exists(entityGroup, id) {
+                return Err(DCGM_ST_BADPARAM);
+            }
+            let now = now_us();
+            for (dst, &f) in outv.iter_mut().zip(ids) {
+                fill_v1(dst, &latest(e, entityGroup, id, f, now));
+            }
+            Ok(())
+        })
+    })
+}
+
+/// # Safety
+///
+/// `entities` must hold `entityCount` pairs, `fields` `fieldCount` ids, and `values` room for
+/// `entityCount * fieldCount` values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmEntitiesGetLatestValues(
+    pDcgmHandle: dcgmHandle_t,
+    entities: *mut dcgmGroupEntityPair_t,
+    entityCount: u32,
+    fields: *mut u16,
+    fieldCount: u32,
+    flags: u32,
+    values: *mut dcgmFieldValue_v2,
+) -> dcgmReturn_t {
+    let _ = flags;
+    guard(|| {
+        if entities.is_null() || fields.is_null() || values.is_null() {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        if entityCount == 0 || fieldCount == 0 {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        // SAFETY: sizes per the caller's contract.
+        let ents = unsafe { std::slice::from_raw_parts(entities, entityCount as usize) };
+        // SAFETY: sizes per the caller's contract.
+        let ids = unsafe { std::slice::from_raw_parts(fields, fieldCount as usize) };
+        let total = entityCount as usize * fieldCount as usize;
+        // SAFETY: sizes per the caller's contract.
+        let outv = unsafe { std::slice::from_raw_parts_mut(values, total) };
+        with_engine(pDcgmHandle, |e| {
+            let now = now_us();
+            let mut i = 0;
+            for p in ents {
+                for &f in ids {
+                    let mut r = latest(e, p.entityGroupId, p.entityId, f, now);
+                    if !e.machine.exists(p.entityGroupId, p.entityId) {
+                        r.status = DCGM_ST_OK;
+                        r.value = SimValue::Blank;
+                        fill_v2(&mut outv[i], &r);
+                        // Entity not found: the NOT_FOUND sentinel of the field's type.
+                        set_not_found(&mut outv[i]);
+                    } else {
+                        fill_v2(&mut outv[i], &r);
+                    }
+                    i += 1;
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+fn set_not_found(v: &mut dcgmFieldValue_v2) {
+    match v.fieldType as u8 {
+        DCGM_FT_DOUBLE => v.value.dbl = DCGM_FP64_NOT_FOUND,
+        DCGM_FT_STRING => {
+            let mut tmp: dcgmFieldValue_v1__bindgen_ty_1 = dcgm_sys::zeroed();
+            write_c(&mut tmp, DCGM_STR_NOT_FOUND.as_bytes());
+            v.value = tmp;
+        }
+        DCGM_FT_BINARY => v.status = DCGM_ST_NO_DATA,
+        _ => v.value.i64_ = DCGM_INT64_NOT_FOUND,
+    }
+}
+
+/// Adds a watch of every (entity, field) of a group and field group.
+pub fn watch(
+    e: &mut Engine,
+    group: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+    freq_us: i64,
+    max_age_s: f64,
+    max_samples: i32,
+) -> Result<(), dcgmReturn_t> {
+    if freq_us <= 0 || max_samples < 0 || max_age_s < 0.0 {
+        return Err(DCGM_ST_BADPARAM);
+    }
+    let entities = e.group_entities(group)?;
+    let fields = e.field_group(fg)?.fields.clone();
+    let now = now_us();
+    let max_age_us = (max_age_s * 1e6) as i64;
+    let max_samples = max_samples as usize;
+    for p in &entities {
+        for &f in &fields {
+            let k = key(p.entityGroupId, p.entityId, f);
+            let w = e
+                .cache
+                .watches
+                .entry(k)
+                .or_insert_with(|| Watch::new(now, freq_us, max_age_us, max_samples));
+            w.merge(freq_us, max_age_us, max_samples);
+            w.watchers += 1;
+        }
+    }
+    e.watch_sets
+        .push((group, fg, freq_us, max_age_us, max_samples));
+    Ok(())
+}
+
+/// Removes the watches a (group, field group) pair added.
+pub fn unwatch(e: &mut Engine, group: dcgmGpuGrp_t, fg: dcgmFieldGrp_t) -> Result<(), dcgmReturn_t> {
+    let Some(pos) = e.watch_sets.iter().position(|w| w.0 == group && w.1 == fg) else {
+        return Ok(());
+    };
+    e.watch_sets.remove(pos);
+    let entities = e.group_entities(group).unwrap_or_default();
+    let fields = e.field_group(fg).map(|f| f.fields.clone()).unwrap_or_default();
+    for p in &entities {
+        for &f in &fields {
+            let k = key(p.entityGroupId, p.entityId, f);
+            if let Some(w) = e.cache.watches.get_mut(&k) {
+                w.watchers = w.watchers.saturating_sub(1);
+                if w.watchers == 0 {
+                    e.cache.watches.remove(&k);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmWatchFields(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    fieldGroupId: dcgmFieldGrp_t,
+    updateFreq: i64,
+    maxKeepAge: f64,
+    maxKeepSamples: c_int,
+) -> dcgmReturn_t {
+    guard(|| {
+        with_engine(pDcgmHandle, |e| {
+            watch(e, groupId, fieldGroupId, updateFreq, maxKeepAge, maxKeepSamples)
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmUnwatchFields(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    fieldGroupId: dcgmFieldGrp_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        with_engine(pDcgmHandle, |e| {
+            e.group_entities(groupId)?;
+            e.field_group(fieldGroupId)?;
+            unwatch(e, groupId, fieldGroupId)
+        })
+    })
+}

@@ -1,0 +1,194 @@
+//! The simulated node's entities, built from a [`SimConfig`]: GPUs, MIG GPU and compute
+//! instances, NvSwitches, NVLinks, CPUs and CPU cores, with their ids and parents.
+
+use dcgm_sys::*;
+
+use crate::config::SimConfig;
+
+/// A MIG GPU instance.
+#[derive(Debug, Clone)]
+pub struct GpuInstance {
+    pub id: u32,
+    pub gpu: u32,
+    /// Index of the instance within its GPU (the NVML instance id).
+    pub local_id: u32,
+    pub profile: String,
+    pub slices: u32,
+}
+
+/// A MIG compute instance.
+#[derive(Debug, Clone)]
+pub struct ComputeInstance {
+    pub id: u32,
+    pub gpu: u32,
+    pub instance: u32,
+    pub local_id: u32,
+}
+
+/// All entities of the node.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub cfg: SimConfig,
+    pub gpu_instances: Vec<GpuInstance>,
+    pub compute_instances: Vec<ComputeInstance>,
+    /// (cpu id, first core id, core count)
+    pub cpu_cores: Vec<(u32, u32, u32)>,
+}
+
+/// Packs a link entity id the way `dcgm_link_t` does: parent type, link index, parent id.
+pub fn link_id(parent_group: u32, index: u32, parent: u32) -> u32 {
+    (parent_group & 0xff) | ((index & 0xffff) << 8) | ((parent & 0xff) << 24)
+}
+
+/// Unpacks a link entity id into (parent type, link index, parent id).
+pub fn unpack_link(id: u32) -> (u32, u32, u32) {
+    (id & 0xff, (id >> 8) & 0xffff, id >> 24)
+}
+
+/// NVLinks per NvSwitch in the simulation.
+pub const SWITCH_LINKS: u32 = 64;
+
+impl Machine {
+    pub fn new(cfg: SimConfig) -> Self {
+        let mut gpu_instances = Vec::new();
+        let mut compute_instances = Vec::new();
+        for (g, gpu) in cfg.gpus.iter().enumerate() {
+            for (li, mi) in gpu.mig.iter().enumerate() {
+                let id = gpu_instances.len() as u32;
+                gpu_instances.push(GpuInstance {
+                    id,
+                    gpu: g as u32,
+                    local_id: li as u32 + 1,
+                    profile: mi.profile.clone(),
+                    slices: mi.slices,
+                });
+                for c in 0..mi.compute_instances {
+                    compute_instances.push(ComputeInstance {
+                        id: compute_instances.len() as u32,
+                        gpu: g as u32,
+                        instance: id,
+                        local_id: c,
+                    });
+                }
+            }
+        }
+        let mut cpu_cores = Vec::new();
+        let mut next = 0;
+        for (i, c) in cfg.cpus.iter().enumerate() {
+            cpu_cores.push((i as u32, next, c.cores));
+            next += c.cores;
+        }
+        Self {
+            cfg,
+            gpu_instances,
+            compute_instances,
+            cpu_cores,
+        }
+    }
+
+    pub fn gpu_count(&self) -> u32 {
+        self.cfg.gpus.len() as u32
+    }
+
+    /// Entity ids of one entity group.
+    pub fn entities(&self, group: dcgm_field_entity_group_t) -> Vec<u32> {
+        match group {
+            DCGM_FE_GPU => (0..self.gpu_count()).collect(),
+            DCGM_FE_GPU_I => self.gpu_instances.iter().map(|i| i.id).collect(),
+            DCGM_FE_GPU_CI => self.compute_instances.iter().map(|c| c.id).collect(),
+            DCGM_FE_SWITCH => (0..self.cfg.nvswitches).collect(),
+            DCGM_FE_CPU => (0..self.cfg.cpus.len() as u32).collect(),
+            DCGM_FE_CPU_CORE => {
+                let total: u32 = self.cpu_cores.iter().map(|c| c.2).sum();
+                (0..total).collect()
+            }
+            DCGM_FE_LINK => {
+                let mut v = Vec::new();
+                for (g, gpu) in self.cfg.gpus.iter().enumerate() {
+                    for l in 0..gpu.nvlinks {
+                        v.push(link_id(DCGM_FE_GPU, l, g as u32));
+                    }
+                }
+                for s in 0..self.cfg.nvswitches {
+                    for l in 0..SWITCH_LINKS {
+                        v.push(link_id(DCGM_FE_SWITCH, l, s));
+                    }
+                }
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether the entity exists.
+    pub fn exists(&self, group: dcgm_field_entity_group_t, id: u32) -> bool {
+        match group {
+            DCGM_FE_NONE => true,
+            DCGM_FE_GPU => id < self.gpu_count(),
+            DCGM_FE_GPU_I => (id as usize) < self.gpu_instances.len(),
+            DCGM_FE_GPU_CI => (id as usize) < self.compute_instances.len(),
+            DCGM_FE_SWITCH => id < self.cfg.nvswitches,
+            DCGM_FE_CPU => (id as usize) < self.cfg.cpus.len(),
+            DCGM_FE_CPU_CORE => id < self.cpu_cores.iter().map(|c| c.2).sum::<u32>(),
+            DCGM_FE_LINK => {
+                let (t, idx, parent) = unpack_link(id);
+                match t {
+                    DCGM_FE_GPU => self
+                        .cfg
+                        .gpus
+                        .get(parent as usize)
+                        .is_some_and(|g| idx < g.nvlinks),
+                    DCGM_FE_SWITCH => parent < self.cfg.nvswitches && idx < SWITCH_LINKS,
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// The physical GPU an entity belongs to (for GPU, GPU_I, GPU_CI and GPU links).
+    pub fn gpu_of(&self, group: dcgm_field_entity_group_t, id: u32) -> Option<u32> {
+        match group {
+            DCGM_FE_GPU => Some(id),
+            DCGM_FE_GPU_I => self.gpu_instances.get(id as usize).map(|i| i.gpu),
+            DCGM_FE_GPU_CI => self.compute_instances.get(id as usize).map(|c| c.gpu),
+            DCGM_FE_LINK => {
+                let (t, _, parent) = unpack_link(id);
+                (t == DCGM_FE_GPU).then_some(parent)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a GPU is in MIG mode.
+    pub fn mig_enabled(&self, gpu: u32) -> bool {
+        self.cfg
+            .gpus
+            .get(gpu as usize)
+            .is_some_and(|g| !g.mig.is_empty())
+    }
+
+    /// The share of its GPU's compute an entity has (1.0 for a whole GPU).
+    pub fn compute_share(&self, group: dcgm_field_entity_group_t, id: u32) -> f64 {
+        match group {
+            DCGM_FE_GPU_I => self
+                .gpu_instances
+                .get(id as usize)
+                .map_or(1.0, |i| f64::from(i.slices) / 7.0),
+            DCGM_FE_GPU_CI => self
+                .compute_instances
+                .get(id as usize)
+                .and_then(|c| self.gpu_instances.get(c.instance as usize))
+                .map_or(1.0, |i| {
+                    let n = self
+                        .compute_instances
+                        .iter()
+                        .filter(|c| c.instance == i.id)
+                        .count()
+                        .max(1);
+                    f64::from(i.slices) / 7.0 / n as f64
+                }),
+            _ => 1.0,
+        }
+    }
+}

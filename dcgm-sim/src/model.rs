@@ -1,0 +1,431 @@
+//! What each simulated field reads at a given time: a training workload that cycles through
+//! phases, power and temperature that follow it, monotonic energy and error counters, and
+//! counters that step when a scripted event happens.
+
+use dcgm_sys::*;
+
+use crate::machine::{Machine, unpack_link};
+use crate::values::{smooth, unit};
+
+/// A generated sample.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimValue {
+    Int(i64),
+    Dbl(f64),
+    Str(String),
+    Blob(Vec<u8>),
+    /// The field is not supported for this entity.
+    NotSupported,
+    /// No value (blank).
+    Blank,
+}
+
+/// A scripted incident, resolved to an absolute time.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub ts: i64,
+    pub gpu: u32,
+    pub kind: String,
+    pub value: i64,
+}
+
+/// Time-varying state that is not a pure function of time: config changes and events.
+#[derive(Debug, Clone)]
+pub struct Dynamics {
+    /// When the engine started (µs since the epoch).
+    pub start_us: i64,
+    /// Power limit per GPU, in watts (changed by `dcgmConfigSet`).
+    pub power_limit_w: Vec<f64>,
+    /// Application SM clock per GPU, MHz (changed by `dcgmConfigSet`).
+    pub app_sm_clock: Vec<i64>,
+    /// Scripted events, in time order.
+    pub events: Vec<Event>,
+    /// Profiling paused (`dcgmProfPause`): profiling fields read blank.
+    pub prof_paused: bool,
+}
+
+impl Dynamics {
+    pub fn new(m: &Machine, start_us: i64) -> Self {
+        let mut events: Vec<Event> = m
+            .cfg
+            .events
+            .iter()
+            .map(|e| Event {
+                ts: start_us + (e.at_ms as i64) * 1000,
+                gpu: e.gpu,
+                kind: e.kind.clone(),
+                value: e.value,
+            })
+            .collect();
+        events.sort_by_key(|e| e.ts);
+        Self {
+            start_us,
+            power_limit_w: m.cfg.gpus.iter().map(|g| g.power_limit_w).collect(),
+            app_sm_clock: m.cfg.gpus.iter().map(|g| g.max_sm_clock_mhz).collect(),
+            events,
+            prof_paused: false,
+        }
+    }
+
+    /// Sum of the values (or count, when `count` is set) of events of a kind on a GPU up to `ts`.
+    pub fn event_total(&self, gpu: u32, kind: &str, ts: i64, count: bool) -> i64 {
+        self.events
+            .iter()
+            .take_while(|e| e.ts <= ts)
+            .filter(|e| e.gpu == gpu && e.kind == kind)
+            .map(|e| if count { 1 } else { e.value.max(1) })
+            .sum()
+    }
+
+    /// The most recent event of a kind on a GPU at or before `ts`.
+    pub fn last_event(&self, gpu: u32, kind: &str, ts: i64) -> Option<&Event> {
+        self.events
+            .iter()
+            .take_while(|e| e.ts <= ts)
+            .filter(|e| e.gpu == gpu && e.kind == kind)
+            .last()
+    }
+}
+
+/// GPU utilisation in percent at time `t_s` (seconds since the epoch): a 120-second training
+/// cycle of idle (10 s), compute (90 s) and checkpoint (20 s), scaled by the GPU's load.
+pub fn gpu_util(m: &Machine, gpu: u32, t_s: f64) -> f64 {
+    let load = m.cfg.gpus.get(gpu as usize).map_or(0.0, |g| g.load);
+    let phase = (t_s + f64::from(gpu) * 0.25).rem_euclid(120.0);
+    let base = if phase < 10.0 {
+        2.0
+    } else if phase < 100.0 {
+        94.0
+    } else {
+        35.0
+    };
+    let n = smooth(m.cfg.seed, u64::from(gpu) * 31 + 1, t_s) * 6.0 - 3.0;
+    (base * load + n).clamp(0.0, 100.0)
+}
+
+/// Board power in watts: idle draw plus a share of the limit that follows utilisation.
+pub fn gpu_power(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> f64 {
+    let limit = d.power_limit_w.get(gpu as usize).copied().unwrap_or(700.0);
+    let u = gpu_util(m, gpu, t_s) / 100.0;
+    let n = smooth(m.cfg.seed, u64::from(gpu) * 31 + 2, t_s) * 12.0;
+    let mut p = (68.0 + u * (limit - 130.0) + n).min(limit);
+    if let Some(e) = d.last_event(gpu, "power", ts) {
+        p = p.max(e.value as f64);
+    }
+    p
+}
+
+/// GPU temperature in °C: follows power.
+pub fn gpu_temp(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> i64 {
+    let mut t = 27.0 + gpu_power(m, d, gpu, t_s, ts) * 0.085 + f64::from(gpu % 3);
+    if let Some(e) = d.last_event(gpu, "thermal", ts) {
+        t = t.max(e.value as f64);
+    }
+    t.round() as i64
+}
+
+/// Energy in mJ since an arbitrary origin: strictly increasing in time.
+pub fn gpu_energy_mj(m: &Machine, gpu: u32, t_s: f64) -> i64 {
+    let load = m.cfg.gpus.get(gpu as usize).map_or(0.0, |g| g.load);
+    let avg_w = 70.0 + 400.0 * load;
+    // d/dt = avg_w + 50·cos(t/10) > 0 since avg_w > 50.
+    let e_j = avg_w * t_s + 500.0 * (t_s / 10.0).sin();
+    let origin = 1.0e9 + unit(m.cfg.seed, u64::from(gpu), 77) * 1.0e8;
+    ((origin + e_j) * 1000.0) as i64
+}
+
+fn ratio_fields(u: f64, field: u16, share: f64) -> Option<f64> {
+    let r = (u / 100.0) * share.min(1.0);
+    Some(match field {
+        DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO => r,
+        DCGM_FI_PROF_SM_UTIL_RATIO => r * 0.92,
+        DCGM_FI_PROF_SM_OCCUPANCY_RATIO => r * 0.55,
+        DCGM_FI_PROF_TENSOR_UTIL_RATIO => r * 0.61,
+        DCGM_FI_PROF_DRAM_UTIL_RATIO => r * 0.48,
+        DCGM_FI_PROF_FP64_UTIL_RATIO => r * 0.01,
+        DCGM_FI_PROF_FP32_UTIL_RATIO => r * 0.22,
+        DCGM_FI_PROF_FP16_UTIL_RATIO => r * 0.34,
+        _ => return None,
+    })
+}
+
+/// The value of `field` for an entity at `ts` (µs since the epoch).
+pub fn sample(
+    m: &Machine,
+    d: &Dynamics,
+    group: dcgm_field_entity_group_t,
+    id: u32,
+    field: u16,
+    ts: i64,
+) -> SimValue {
+    use SimValue::*;
+    let t_s = ts as f64 / 1e6;
+    let cfg = &m.cfg;
+
+    // Global fields, for any entity.
+    match field {
+        DCGM_FI_SYSTEM_DRIVER_VERSION => return Str(cfg.driver_version.clone()),
+        DCGM_FI_SYSTEM_NVML_VERSION => return Str(format!("12.{}", cfg.driver_version)),
+        DCGM_FI_SYSTEM_GPU_QUANTITY => return Int(i64::from(m.gpu_count())),
+        DCGM_FI_CUDA_DRIVER_VERSION => return Int(cfg.cuda_driver_version),
+        _ => {}
+    }
+
+    match group {
+        DCGM_FE_GPU | DCGM_FE_GPU_I | DCGM_FE_GPU_CI => {}
+        DCGM_FE_SWITCH => return switch_sample(m, id, field, t_s),
+        DCGM_FE_CPU | DCGM_FE_CPU_CORE => return cpu_sample(m, group, id, field, t_s),
+        DCGM_FE_LINK => return link_sample(m, id, field, t_s),
+        _ => return NotSupported,
+    }
+    let Some(gpu) = m.gpu_of(group, id) else {
+        return NotSupported;
+    };
+    let g = &cfg.gpus[gpu as usize];
+    let share = m.compute_share(group, id);
+
+    // Fields readable on GPUs and MIG instances.
+    if let Some(r) = ratio_fields(gpu_util(m, gpu, t_s), field, share) {
+        if d.prof_paused {
+            return Blank;
+        }
+        return Dbl(r);
+    }
+    let used_mib = |gpu: u32| -> i64 {
+        cfg.processes
+            .iter()
+            .filter(|p| p.gpus.contains(&gpu))
+            .map(|p| p.memory_mib)
+            .sum::<i64>()
+            + 610
+    };
+    match field {
+        DCGM_FI_DEV_GPU_NAME => return Str(g.model.clone()),
+        DCGM_FI_DEV_GPU_UUID => {
+            return Str(match group {
+                DCGM_FE_GPU => g.uuid.clone(),
+                _ => format!("MIG-{}-{}-{}", &g.uuid[4..], group, id),
+            });
+        }
+        DCGM_FI_DEV_XID_ERROR => {
+            return Int(d.last_event(gpu, "xid", ts).map_or(0, |e| e.value));
+        }
+        DCGM_FI_DEV_FB_TOTAL | DCGM_FI_DEV_FB_USED | DCGM_FI_DEV_FB_FREE
+        | DCGM_FI_DEV_FB_RESERVED | DCGM_FI_DEV_FB_USED_RATIO => {
+            let total = ((g.memory_mib as f64) * share) as i64;
+            let reserved = (total / 150).max(64);
+            let used = if group == DCGM_FE_GPU {
+                used_mib(gpu)
+            } else {
+                ((used_mib(gpu) as f64) * share) as i64
+            }
+            .min(total - reserved);
+            return match field {
+                DCGM_FI_DEV_FB_TOTAL => Int(total),
+                DCGM_FI_DEV_FB_USED => Int(used),
+                DCGM_FI_DEV_FB_RESERVED => Int(reserved),
+                DCGM_FI_DEV_FB_FREE => Int(total - used - reserved),
+                _ => Dbl(used as f64 / total as f64),
+            };
+        }
+        _ => {}
+    }
+    if group != DCGM_FE_GPU {
+        return NotSupported;
+    }
+
+    let util = gpu_util(m, gpu, t_s);
+    let busy = util > 20.0;
+    Int(match field {
+        DCGM_FI_DEV_GPU_BRAND => return Str("NVIDIA".into()),
+        DCGM_FI_DEV_NVML_INDEX | DCGM_FI_DEV_GPU_MINOR_NUMBER => i64::from(gpu),
+        DCGM_FI_DEV_BOARD_SERIAL => return Str(g.serial.clone()),
+        DCGM_FI_DEV_PCI_BUS_ID => return Str(g.pci_bus_id.clone()),
+        DCGM_FI_DEV_PCI_COMBINED_ID => 0x2330_10de,
+        DCGM_FI_DEV_PCI_SUBSYS_ID => 0x16c1_10de,
+        DCGM_FI_DEV_VBIOS_VERSION => return Str("96.00.99.00.01".into()),
+        DCGM_FI_DEV_INFOROM_IMAGE_VERSION => return Str("G520.0200.00.05".into()),
+        DCGM_FI_CUDA_GPU_COMPUTE_CAPABILITY => 0x0009_0000,
+        DCGM_FI_DEV_GPU_COMPUTE_MODE => 0,
+        DCGM_FI_DEV_GPU_PERSISTENCE_MODE => 1,
+        DCGM_FI_DEV_MIG_MODE => i64::from(m.mig_enabled(gpu)),
+        DCGM_FI_DEV_MIG_MAX_SLICES => 7,
+        DCGM_FI_DEV_CC_MODE => 0,
+        DCGM_FI_DEV_SM_CLOCK => {
+            if busy {
+                d.app_sm_clock[gpu as usize]
+            } else {
+                345
+            }
+        }
+        DCGM_FI_DEV_MEM_CLOCK => g.mem_clock_mhz,
+        DCGM_FI_DEV_VIDEO_CLOCK => {
+            if busy {
+                1755
+            } else {
+                765
+            }
+        }
+        DCGM_FI_DEV_APP_SM_CLOCK => d.app_sm_clock[gpu as usize],
+        DCGM_FI_DEV_APP_MEM_CLOCK | DCGM_FI_DEV_MAX_MEM_CLOCK => g.mem_clock_mhz,
+        DCGM_FI_DEV_MAX_SM_CLOCK => g.max_sm_clock_mhz,
+        DCGM_FI_DEV_MAX_VIDEO_CLOCK => 1980,
+        DCGM_FI_DEV_CLOCKS_EVENT_REASONS => {
+            let mut r = if busy { 0 } else { 0x1 };
+            if d.last_event(gpu, "thermal", ts).is_some() {
+                r |= 0x20 | 0x40;
+            }
+            if d.last_event(gpu, "power", ts).is_some() {
+                r |= 0x4;
+            }
+            r
+        }
+        DCGM_FI_DEV_GPU_TEMP_CELSIUS => gpu_temp(m, d, gpu, t_s, ts),
+        DCGM_FI_DEV_MEMORY_TEMP_CELSIUS => gpu_temp(m, d, gpu, t_s, ts) + 6,
+        DCGM_FI_DEV_GPU_TEMP_SLOWDOWN_CELSIUS => 90,
+        DCGM_FI_DEV_GPU_TEMP_SHUTDOWN_CELSIUS => 92,
+        DCGM_FI_DEV_GPU_MAX_OP_TEMP_CELSIUS => 87,
+        DCGM_FI_DEV_MEMORY_MAX_OP_TEMP_CELSIUS => 95,
+        DCGM_FI_DEV_GPU_TEMP_MARGIN_CELSIUS => 87 - gpu_temp(m, d, gpu, t_s, ts),
+        DCGM_FI_DEV_BOARD_POWER_WATTS | DCGM_FI_DEV_BOARD_POWER_RAW_WATTS => {
+            return Dbl((gpu_power(m, d, gpu, t_s, ts) * 1000.0).round() / 1000.0);
+        }
+        DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION => gpu_energy_mj(m, gpu, t_s),
+        DCGM_FI_DEV_BOARD_POWER_LIMIT_REQUESTED_WATTS
+        | DCGM_FI_DEV_BOARD_POWER_LIMIT_ENFORCED_WATTS => {
+            return Dbl(d.power_limit_w[gpu as usize]);
+        }
+        DCGM_FI_DEV_BOARD_POWER_LIMIT_MIN_WATTS => return Dbl(200.0),
+        DCGM_FI_DEV_BOARD_POWER_LIMIT_MAX_WATTS | DCGM_FI_DEV_BOARD_POWER_LIMIT_DEFAULT_WATTS => {
+            return Dbl(g.power_limit_w);
+        }
+        DCGM_FI_DEV_GPU_PSTATE => {
+            if busy {
+                0
+            } else {
+                8
+            }
+        }
+        DCGM_FI_DEV_FAN_SPEED => return NotSupported,
+        DCGM_FI_DEV_PCIE_TX_THROUGHPUT => (util * 2400.0) as i64 + 1200,
+        DCGM_FI_DEV_PCIE_RX_THROUGHPUT => (util * 5200.0) as i64 + 3100,
+        DCGM_FI_DEV_PCIE_REPLAY_TOTAL => d.event_total(gpu, "pcie_replay", ts, false),
+        DCGM_FI_DEV_PCIE_CORRECTABLE_ERROR_TOTAL => d.event_total(gpu, "pcie_replay", ts, false) * 3,
+        DCGM_FI_DEV_GPU_UTIL_RATIO => util.round() as i64,
+        DCGM_FI_DEV_MEM_COPY_UTIL => (util * 0.45).round() as i64,
+        DCGM_FI_DEV_ENC_UTIL | DCGM_FI_DEV_DEC_UTIL => 0,
+        DCGM_FI_DEV_PCIE_MAX_LINK_GEN | DCGM_FI_DEV_PCIE_LINK_GEN => 5,
+        DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH | DCGM_FI_DEV_PCIE_LINK_WIDTH => 16,
+        DCGM_FI_DEV_POWER_VIOLATION => d
+            .last_event(gpu, "power", ts)
+            .map_or(0, |e| (ts - e.ts) / 2),
+        DCGM_FI_DEV_THERMAL_VIOLATION => d
+            .last_event(gpu, "thermal", ts)
+            .map_or(0, |e| (ts - e.ts) / 2),
+        DCGM_FI_DEV_SYNC_BOOST_VIOLATION
+        | DCGM_FI_DEV_BOARD_LIMIT_VIOLATION
+        | DCGM_FI_DEV_LOW_UTIL_VIOLATION
+        | DCGM_FI_DEV_RELIABILITY_VIOLATION
+        | DCGM_FI_DEV_TOTAL_APP_CLOCKS_VIOLATION
+        | DCGM_FI_DEV_TOTAL_BASE_CLOCKS_VIOLATION => 0,
+        DCGM_FI_DEV_ECC_MODE => 1,
+        DCGM_FI_DEV_ECC_PENDING => 0,
+        DCGM_FI_DEV_ECC_SBE_VOL_TOTAL | DCGM_FI_DEV_ECC_SBE_AGG_TOTAL => {
+            d.event_total(gpu, "sbe", ts, false)
+        }
+        DCGM_FI_DEV_ECC_DBE_VOL_TOTAL | DCGM_FI_DEV_ECC_DBE_AGG_TOTAL => {
+            d.event_total(gpu, "dbe", ts, false)
+        }
+        DCGM_FI_DEV_PAGE_RETIRED_SBE_TOTAL => 0,
+        DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL => d.event_total(gpu, "retired_pages", ts, false),
+        DCGM_FI_DEV_PAGE_RETIRED_PENDING => 0,
+        DCGM_FI_DEV_ROW_REMAP_UNCORRECTABLE_TOTAL => d.event_total(gpu, "dbe", ts, true),
+        DCGM_FI_DEV_ROW_REMAP_CORRECTABLE_TOTAL
+        | DCGM_FI_DEV_ROW_REMAP_FAILED
+        | DCGM_FI_DEV_ROW_REMAP_PENDING => 0,
+        DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_TOTAL | DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_TOTAL => {
+            d.event_total(gpu, "nvlink", ts, false)
+        }
+        DCGM_FI_DEV_NVLINK_REPLAY_ERROR_TOTAL | DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_TOTAL => {
+            d.event_total(gpu, "nvlink", ts, true)
+        }
+        DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL => (util * 3100.0) as i64,
+        DCGM_FI_PROF_PCIE_TX_BYTES => (util * 2.4e7) as i64 + 1_200_000,
+        DCGM_FI_PROF_PCIE_RX_BYTES => (util * 5.2e7) as i64 + 3_100_000,
+        DCGM_FI_PROF_NVLINK_TX_BYTES | DCGM_FI_PROF_NVLINK_RX_BYTES => {
+            if d.prof_paused {
+                return Blank;
+            }
+            (util * 3.1e9) as i64
+        }
+        DCGM_FI_DEV_GPM_SUPPORT => 1,
+        _ => return NotSupported,
+    })
+}
+
+fn switch_sample(m: &Machine, id: u32, field: u16, t_s: f64) -> SimValue {
+    use SimValue::*;
+    let n = smooth(m.cfg.seed, 1000 + u64::from(id), t_s);
+    match field {
+        DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS => Int(44 + (n * 6.0) as i64),
+        DCGM_FI_DEV_NVSWITCH_TEMP_SLOWDOWN_CELSIUS => Int(100),
+        DCGM_FI_DEV_NVSWITCH_TEMP_SHUTDOWN_CELSIUS => Int(110),
+        DCGM_FI_DEV_NVSWITCH_VOLTAGE_MVOLT => Int(850 + (n * 10.0) as i64),
+        DCGM_FI_DEV_NVSWITCH_POWER_VDD_WATTS => Int(38 + (n * 8.0) as i64),
+        DCGM_FI_DEV_NVSWITCH_POWER_DVDD_WATTS => Int(11),
+        DCGM_FI_DEV_NVSWITCH_POWER_HVDD_WATTS => Int(7),
+        DCGM_FI_DEV_SXID_FATAL_ERROR | DCGM_FI_DEV_SXID_NON_FATAL_ERROR => Int(0),
+        _ => NotSupported,
+    }
+}
+
+fn cpu_sample(m: &Machine, group: u32, id: u32, field: u16, t_s: f64) -> SimValue {
+    use SimValue::*;
+    let n = smooth(m.cfg.seed, 2000 + u64::from(group) * 4096 + u64::from(id), t_s);
+    if group == DCGM_FE_CPU {
+        let cpu = &m.cfg.cpus[id as usize];
+        return match field {
+            DCGM_FI_DEV_CPU_TEMP_CELSIUS => Dbl(48.0 + n * 12.0),
+            DCGM_FI_DEV_CPU_TEMP_WARNING_CELSIUS => Dbl(95.0),
+            DCGM_FI_DEV_CPU_TEMP_CRITICAL_CELSIUS => Dbl(105.0),
+            DCGM_FI_DEV_CPU_POWER_WATTS => Dbl(180.0 + n * 90.0),
+            DCGM_FI_DEV_CPU_POWER_LIMIT_WATTS => Dbl(350.0),
+            DCGM_FI_DEV_CPU_VENDOR => Str("Intel".into()),
+            DCGM_FI_DEV_CPU_MODEL => Str(cpu.model.clone()),
+            _ => NotSupported,
+        };
+    }
+    match field {
+        DCGM_FI_DEV_CPU_UTIL_TOTAL => Dbl(0.2 + n * 0.6),
+        DCGM_FI_DEV_CPU_UTIL_USER => Dbl(0.15 + n * 0.5),
+        DCGM_FI_DEV_CPU_UTIL_SYS => Dbl(0.05 + n * 0.1),
+        DCGM_FI_DEV_CPU_UTIL_NICE | DCGM_FI_DEV_CPU_UTIL_IRQ => Dbl(0.0),
+        DCGM_FI_DEV_CPU_CLOCK_CURRENT => Int(2_000_000 + (n * 1_800_000.0) as i64),
+        _ => NotSupported,
+    }
+}
+
+fn link_sample(m: &Machine, id: u32, field: u16, t_s: f64) -> SimValue {
+    let (t, _idx, parent) = unpack_link(id);
+    let info = field_by_id(field);
+    if info.is_none_or(|f| f.entity_level != DCGM_FE_LINK) {
+        return SimValue::NotSupported;
+    }
+    let util = if t == DCGM_FE_GPU {
+        gpu_util(m, parent, t_s)
+    } else {
+        60.0
+    };
+    match info.map(|f| f.field_type) {
+        Some(DCGM_FT_DOUBLE) => SimValue::Dbl(0.0),
+        Some(DCGM_FT_INT64) => {
+            let name = info.map_or("", |f| f.name);
+            if name.contains("BYTES") || name.contains("THROUGHPUT") || name.contains("PACKETS") {
+                SimValue::Int((util * 1.7e8 * t_s.fract().max(0.5)) as i64)
+            } else {
+                SimValue::Int(0)
+            }
+        }
+        _ => SimValue::NotSupported,
+    }
+}
