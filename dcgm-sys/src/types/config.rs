@@ -73,7 +73,12 @@ pub struct dcgmWorkloadPowerProfileInfo_v1 {
     /// Profiles that cannot be combined with this one.
     pub conflictingMask: [u32; 8],
 }
-crate::versioned_struct!(dcgmWorkloadPowerProfileInfo_v1, dcgmWorkloadPowerProfileInfo_version1 = 1, size = 44, word = 0x0100_002C);
+crate::versioned_struct!(
+    dcgmWorkloadPowerProfileInfo_v1,
+    dcgmWorkloadPowerProfileInfo_version1 = 1,
+    size = 44,
+    word = 0x0100_002C
+);
 /// Current version of the power-profile info.
 pub type dcgmWorkloadPowerProfileInfo_t = dcgmWorkloadPowerProfileInfo_v1;
 /// Current version word of [`dcgmWorkloadPowerProfileInfo_t`].
@@ -89,11 +94,17 @@ pub struct dcgmWorkloadPowerProfileProfilesInfo_v1 {
     /// Number of valid entries of `workloadPowerProfile`.
     pub profileCount: u32,
 }
-crate::versioned_struct!(dcgmWorkloadPowerProfileProfilesInfo_v1, dcgmWorkloadPowerProfileProfilesInfo_version1 = 1, size = 11228, word = 0x0100_2BDC);
+crate::versioned_struct!(
+    dcgmWorkloadPowerProfileProfilesInfo_v1,
+    dcgmWorkloadPowerProfileProfilesInfo_version1 = 1,
+    size = 11228,
+    word = 0x0100_2BDC
+);
 /// Current version of the power-profile list.
 pub type dcgmWorkloadPowerProfileProfilesInfo_t = dcgmWorkloadPowerProfileProfilesInfo_v1;
 /// Current version word of [`dcgmWorkloadPowerProfileProfilesInfo_t`].
-pub const dcgmWorkloadPowerProfileProfilesInfo_version: u32 = dcgmWorkloadPowerProfileProfilesInfo_version1;
+pub const dcgmWorkloadPowerProfileProfilesInfo_version: u32 =
+    dcgmWorkloadPowerProfileProfilesInfo_version1;
 
 /// Which workload power profiles a GPU has, was asked for and enforces (second output of
 /// `dcgmGetDeviceWorkloadPowerProfileInfo`).
@@ -108,11 +119,17 @@ pub struct dcgmDeviceWorkloadPowerProfilesStatus_v1 {
     /// Profiles in force.
     pub enforcedProfileMask: [u32; 8],
 }
-crate::versioned_struct!(dcgmDeviceWorkloadPowerProfilesStatus_v1, dcgmDeviceWorkloadPowerProfilesStatus_version1 = 1, size = 100, word = 0x0100_0064);
+crate::versioned_struct!(
+    dcgmDeviceWorkloadPowerProfilesStatus_v1,
+    dcgmDeviceWorkloadPowerProfilesStatus_version1 = 1,
+    size = 100,
+    word = 0x0100_0064
+);
 /// Current version of the power-profile status.
 pub type dcgmDeviceWorkloadPowerProfilesStatus_t = dcgmDeviceWorkloadPowerProfilesStatus_v1;
 /// Current version word of [`dcgmDeviceWorkloadPowerProfilesStatus_t`].
-pub const dcgmDeviceWorkloadPowerProfilesStatus_version: u32 = dcgmDeviceWorkloadPowerProfilesStatus_version1;
+pub const dcgmDeviceWorkloadPowerProfilesStatus_version: u32 =
+    dcgmDeviceWorkloadPowerProfilesStatus_version1;
 
 /// Performance settings of a configuration.
 #[repr(C)]
@@ -148,7 +165,12 @@ pub struct dcgmConfig_v1 {
     pub perfState: dcgmConfigPerfStateSettings_t,
     pub powerLimit: dcgmConfigPowerLimit_t,
 }
-crate::versioned_struct!(dcgmConfig_v1, dcgmConfig_version1 = 1, size = 40, word = 0x0100_0028);
+crate::versioned_struct!(
+    dcgmConfig_v1,
+    dcgmConfig_version1 = 1,
+    size = 40,
+    word = 0x0100_0028
+);
 
 /// A GPU configuration (`dcgmConfigSet`/`dcgmConfigGet`). Members set to a `*_BLANK` value
 /// are left unchanged.
@@ -166,7 +188,12 @@ pub struct dcgmConfig_v2 {
     /// Workload power-profile bitmask.
     pub workloadPowerProfiles: [u32; 8],
 }
-crate::versioned_struct!(dcgmConfig_v2, dcgmConfig_version2 = 2, size = 72, word = 0x0200_0048);
+crate::versioned_struct!(
+    dcgmConfig_v2,
+    dcgmConfig_version2 = 2,
+    size = 72,
+    word = 0x0200_0048
+);
 /// Current version of the configuration.
 pub type dcgmConfig_t = dcgmConfig_v2;
 /// Current version word of [`dcgmConfig_t`].
@@ -191,7 +218,12 @@ pub struct dcgmWorkloadPowerProfile_v1 {
     /// Bit `p % 32` of word `p / 32` for profile `p`.
     pub profileMask: [u32; 8],
 }
-crate::versioned_struct!(dcgmWorkloadPowerProfile_v1, dcgmWorkloadPowerProfile_version1 = 1, size = 56, word = 0x0100_0038);
+crate::versioned_struct!(
+    dcgmWorkloadPowerProfile_v1,
+    dcgmWorkloadPowerProfile_version1 = 1,
+    size = 56,
+    word = 0x0100_0038
+);
 /// Current version of the power-profile request.
 pub type dcgmWorkloadPowerProfile_t = dcgmWorkloadPowerProfile_v1;
 /// Current version word of [`dcgmWorkloadPowerProfile_t`].

@@ -171,7 +171,10 @@ pub const DCGM_FR_THROTTLING_VIOLATION: dcgmError_t = DCGM_FR_CLOCKS_EVENT_VIOLA
 /// assert_eq!(dcgm_sys::failure_reason_name(9999), None);
 /// ```
 pub fn failure_reason_name(code: dcgmError_t) -> Option<&'static str> {
-    FAILURE_REASONS.get(code as usize).filter(|r| r.0 == code).map(|r| r.1)
+    FAILURE_REASONS
+        .get(code as usize)
+        .filter(|r| r.0 == code)
+        .map(|r| r.1)
 }
 
 /// The C enum behind [`dcgmErrorSeverity_t`].

@@ -8,7 +8,12 @@ pub struct dcgmIntrospectMemory_v1 {
     /// Memory the host engine uses, in bytes.
     pub bytesUsed: i64,
 }
-crate::versioned_struct!(dcgmIntrospectMemory_v1, dcgmIntrospectMemory_version1 = 1, size = 16, word = 0x0100_0010);
+crate::versioned_struct!(
+    dcgmIntrospectMemory_v1,
+    dcgmIntrospectMemory_version1 = 1,
+    size = 16,
+    word = 0x0100_0010
+);
 /// Current version of the memory introspection.
 pub type dcgmIntrospectMemory_t = dcgmIntrospectMemory_v1;
 /// Current version word of [`dcgmIntrospectMemory_t`].
@@ -25,7 +30,12 @@ pub struct dcgmIntrospectCpuUtil_v1 {
     pub kernel: f64,
     pub user: f64,
 }
-crate::versioned_struct!(dcgmIntrospectCpuUtil_v1, dcgmIntrospectCpuUtil_version1 = 1, size = 32, word = 0x0100_0020);
+crate::versioned_struct!(
+    dcgmIntrospectCpuUtil_v1,
+    dcgmIntrospectCpuUtil_version1 = 1,
+    size = 32,
+    word = 0x0100_0020
+);
 /// Current version of the CPU introspection.
 pub type dcgmIntrospectCpuUtil_t = dcgmIntrospectCpuUtil_v1;
 /// Current version word of [`dcgmIntrospectCpuUtil_t`].

@@ -30,7 +30,12 @@ pub struct dcgmProfGetMetricGroups_v3 {
     pub numMetricGroups: u32,
     pub metricGroups: [dcgmProfMetricGroupInfo_v2; 10],
 }
-crate::versioned_struct!(dcgmProfGetMetricGroups_v3, dcgmProfGetMetricGroups_version3 = 3, size = 1376, word = 0x0300_0560);
+crate::versioned_struct!(
+    dcgmProfGetMetricGroups_v3,
+    dcgmProfGetMetricGroups_version3 = 3,
+    size = 1376,
+    word = 0x0300_0560
+);
 /// Current version of the metric-group query.
 pub type dcgmProfGetMetricGroups_t = dcgmProfGetMetricGroups_v3;
 /// Current version word of [`dcgmProfGetMetricGroups_t`].
