@@ -74,6 +74,17 @@ pub struct Engine {
     pub pid_watch: bool,
     pub jobs: HashMap<String, Job>,
     pub diag_running: bool,
+    /// `dcgmStopDiagnostic` was called while a diagnostic ran.
+    pub diag_stop: bool,
+    /// `dcgmWatchJobFields` was called.
+    pub job_watch: bool,
+    /// Target configuration per GPU (`dcgmConfigSet`), for `dcgmConfigGet(TARGET)` and
+    /// `dcgmConfigEnforce`.
+    pub config_targets: HashMap<u32, dcgmConfig_v2>,
+    /// Bit `1 << moduleId` per denylisted module.
+    pub module_denylist: u32,
+    /// Host-engine log severity set through `dcgmHostengineSetLoggingSeverity`.
+    pub log_severity: DcgmLoggingSeverity_t,
 }
 
 impl Engine {
@@ -97,6 +108,11 @@ impl Engine {
             pid_watch: false,
             jobs: HashMap::new(),
             diag_running: false,
+            diag_stop: false,
+            job_watch: false,
+            config_targets: HashMap::new(),
+            module_denylist: 0,
+            log_severity: DcgmLoggingSeverityWarning,
         }
     }
 

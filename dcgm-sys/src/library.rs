@@ -167,10 +167,16 @@ impl LibraryLoader {
                     // SAFETY: `lib` stays alive inside the returned DcgmLibrary for as long as
                     // the function pointers resolved from it.
                     let api = unsafe { DcgmApi::load(&lib) };
+                    // SAFETY: looking a symbol up has no side effects; it is only tested for
+                    // presence, never called through this type.
+                    let is_simulator =
+                        unsafe { lib.get::<unsafe extern "C" fn() -> i32>(b"dcgmSimIsSimulator\0") }
+                            .is_ok();
                     return Ok(DcgmLibrary {
                         api,
                         path,
                         requested: cand,
+                        is_simulator,
                         _lib: lib,
                     });
                 }
@@ -234,6 +240,7 @@ pub struct DcgmLibrary {
     api: DcgmApi,
     path: PathBuf,
     requested: OsString,
+    is_simulator: bool,
     _lib: libloading::Library,
 }
 
@@ -242,6 +249,7 @@ impl fmt::Debug for DcgmLibrary {
         f.debug_struct("DcgmLibrary")
             .field("path", &self.path)
             .field("major_version", &self.major_version())
+            .field("is_simulator", &self.is_simulator)
             .field("missing_symbols", &self.api.missing_symbols().len())
             .finish()
     }
@@ -261,6 +269,12 @@ impl DcgmLibrary {
     /// The file that was loaded (a bare soname if the dynamic linker found it).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether this is the dcgm-sim stand-in (it exports `dcgmSimIsSimulator`) rather than
+    /// NVIDIA's libdcgm: data read through it is simulated and must be labelled so.
+    pub fn is_simulator(&self) -> bool {
+        self.is_simulator
     }
 
     /// The function table.

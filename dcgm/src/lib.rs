@@ -1,1 +1,56 @@
-//! The safe DCGM object layer (in progress).
+//! Safe Rust bindings to NVIDIA DCGM (Data Center GPU Manager).
+//!
+//! * [`Handle`] — a connection: the embedded engine or an nv-hostengine. Cheap to clone;
+//!   everything created from it keeps it alive.
+//! * [`System`] — node-wide queries: GPUs, entities, attributes, versions, field metadata.
+//! * [`Group`] and [`FieldGroup`] — what to watch and read; [`Watch`] unwatches on drop.
+//! * [`FieldValue`] / [`Value`] — typed values; "no value" is [`Value::Blank`], never a
+//!   sentinel number.
+//!
+//! libdcgm is loaded at run time (see `dcgm_sys`): nothing links against it. Without a GPU,
+//! use the dcgm-sim library: [`HandleBuilder::simulator`], or `DCGM_LIB_PATH`.
+//!
+//! # Threads
+//!
+//! [`Handle`], [`Group`], [`FieldGroup`] and [`Watch`] are `Send` and `Sync`: DCGM's client
+//! API is safe to call from several threads, and the process-wide `dcgmInit`/`dcgmShutdown`
+//! pair is reference-counted by this crate.
+//!
+//! ```
+//! # fn main() -> dcgm::Result<()> {
+//! # let sim = dcgm::testing::simulator_path();
+//! use dcgm::{FieldGroup, FieldId, Group, Handle, WatchOptions};
+//! let handle = Handle::builder().library_path(sim).embedded()?;
+//! let gpus = Group::all_gpus(&handle);
+//! let fields = FieldGroup::create(&handle, "doc-lib", &[FieldId::parse("gpu_temp")?])?;
+//! let _watch = gpus.watch(&fields, WatchOptions::default())?;
+//! handle.update_all_fields(true)?;
+//! for v in gpus.latest_values(&fields)? {
+//!     println!("{} {} = {}", v.entity, v.field, v.value);
+//! }
+//! # Ok(()) }
+//! ```
+
+mod entity;
+mod error;
+mod field;
+mod field_group;
+mod group;
+mod handle;
+mod lib_ref;
+mod system;
+pub mod testing;
+mod value;
+
+pub use entity::{Entity, EntityGroup};
+pub use error::{Error, Result, ReturnCode};
+pub use field::{FieldId, FieldMeta, FieldType};
+pub use field_group::{FieldGroup, MAX_FIELDS_PER_FIELD_GROUP, all_field_groups};
+pub use group::{Group, GroupInfo, GroupType, SinceCursor, Watch, WatchOptions};
+pub use handle::{
+    ConnectionKind, DCGM_SIM_LIB_ENV, Handle, HandleBuilder, LogSeverity, OperationMode, find_simulator,
+};
+pub use system::{DeviceAttributes, System, VersionInfo};
+pub use value::{BlankKind, FieldValue, Value};
+
+pub use dcgm_sys as sys;

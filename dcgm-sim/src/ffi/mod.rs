@@ -5,7 +5,10 @@
 pub mod discovery;
 pub mod fields;
 pub mod groups;
+pub mod health;
 pub mod lifecycle;
+pub mod misc;
+pub mod policy;
 pub mod values;
 
 use std::ffi::{CStr, c_char};

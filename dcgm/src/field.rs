@@ -1,0 +1,154 @@
+//! Field ids and their metadata.
+
+use std::fmt;
+
+use dcgm_sys::*;
+
+use crate::entity::EntityGroup;
+use crate::error::{Error, Result};
+
+/// A DCGM field id (`DCGM_FI_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FieldId(pub u16);
+
+impl FieldId {
+    /// A field by its 4.6 name, a pre-4.6 alias, or its tag:
+    /// `"DCGM_FI_DEV_GPU_TEMP_CELSIUS"`, `"DCGM_FI_DEV_GPU_TEMP"` and `"gpu_temp"` are the same
+    /// field. A decimal id is accepted too.
+    ///
+    /// ```
+    /// use dcgm::FieldId;
+    /// assert_eq!(FieldId::parse("DCGM_FI_DEV_GPU_TEMP")?, FieldId(150));
+    /// assert_eq!(FieldId::parse("gpu_temp")?, FieldId(150));
+    /// assert!(FieldId::parse("no_such_field").is_err());
+    /// # Ok::<(), dcgm::Error>(())
+    /// ```
+    pub fn parse(s: &str) -> Result<Self> {
+        let s = s.trim();
+        if let Ok(n) = s.parse::<u16>() {
+            return field_by_id(n)
+                .map(|f| FieldId(f.id))
+                .ok_or_else(|| Error::InvalidArgument(format!("unknown field id {n}")));
+        }
+        field_by_name(s)
+            .or_else(|| field_by_name(&format!("DCGM_FI_{s}")))
+            .or_else(|| field_by_tag(s))
+            .map(|f| FieldId(f.id))
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown field {s:?}: use a DCGM_FI_* name (4.6 or pre-4.6), a tag such as \
+                     gpu_temp, or a numeric id"
+                ))
+            })
+    }
+
+    /// The registry entry, if DCGM 4.6 knows this id.
+    pub fn info(self) -> Option<&'static FieldInfo> {
+        field_by_id(self.0)
+    }
+
+    /// The 4.6 C name, or the number if unknown.
+    pub fn name(self) -> String {
+        self.info().map_or_else(|| self.0.to_string(), |f| f.name.to_string())
+    }
+
+    /// The tag (`gpu_temp`), or the number if unknown.
+    pub fn tag(self) -> String {
+        self.info().map_or_else(|| self.0.to_string(), |f| f.tag.to_string())
+    }
+}
+
+impl fmt::Display for FieldId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl From<u16> for FieldId {
+    fn from(v: u16) -> Self {
+        FieldId(v)
+    }
+}
+
+/// The type of a field's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Int64,
+    Double,
+    String,
+    Binary,
+    Timestamp,
+    Unknown(u8),
+}
+
+impl FieldType {
+    pub(crate) fn from_raw(c: u8) -> Self {
+        match c {
+            DCGM_FT_INT64 => Self::Int64,
+            DCGM_FT_DOUBLE => Self::Double,
+            DCGM_FT_STRING => Self::String,
+            DCGM_FT_BINARY => Self::Binary,
+            DCGM_FT_TIMESTAMP => Self::Timestamp,
+            o => Self::Unknown(o),
+        }
+    }
+}
+
+/// A field's metadata, copied out of the library (the library's copy dies with
+/// `dcgmShutdown`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldMeta {
+    pub id: FieldId,
+    pub tag: String,
+    pub field_type: FieldType,
+    /// Lowest entity level the field can be read at.
+    pub entity_level: EntityGroup,
+    /// Whether the field is global rather than per entity.
+    pub global: bool,
+    /// dmon column title.
+    pub short_name: String,
+    pub unit: String,
+    pub width: i16,
+}
+
+impl FieldMeta {
+    /// Copies the library's metadata.
+    pub(crate) fn from_raw(m: &dcgm_field_meta_t) -> Self {
+        let (short_name, unit, width) = if m.valueFormat.is_null() {
+            (String::new(), String::new(), 0)
+        } else {
+            // SAFETY: a non-null valueFormat points to the library's format struct, alive while
+            // the library is initialised (the caller holds a handle).
+            let f = unsafe { &*m.valueFormat };
+            (
+                crate::lib_ref::c_buf(&f.shortName),
+                crate::lib_ref::c_buf(&f.unit),
+                f.width,
+            )
+        };
+        Self {
+            id: FieldId(m.fieldId),
+            tag: crate::lib_ref::c_buf(&m.tag),
+            field_type: FieldType::from_raw(m.fieldType as u8),
+            entity_level: EntityGroup::from_raw(m.entityLevel),
+            global: m.scope == DCGM_FS_GLOBAL,
+            short_name,
+            unit,
+            width,
+        }
+    }
+
+    /// The same facts from the crate's own field table (no library needed).
+    pub fn from_table(f: &FieldInfo) -> Self {
+        Self {
+            id: FieldId(f.id),
+            tag: f.tag.to_string(),
+            field_type: FieldType::from_raw(f.field_type),
+            entity_level: EntityGroup::from_raw(f.entity_level),
+            global: f.scope == DCGM_FS_GLOBAL,
+            short_name: f.short_name.to_string(),
+            unit: f.unit.to_string(),
+            width: f.width,
+        }
+    }
+}

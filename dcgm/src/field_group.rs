@@ -1,0 +1,158 @@
+//! `FieldGroup`: a named set of fields to watch and read together.
+
+use std::ffi::c_int;
+use std::sync::Arc;
+
+use dcgm_sys::*;
+
+use crate::error::{Error, Result};
+use crate::field::FieldId;
+use crate::handle::{Handle, cstring};
+use crate::lib_ref::{c_buf, ffi};
+
+struct Inner {
+    handle: Handle,
+    id: dcgmFieldGrp_t,
+    name: String,
+    fields: Vec<FieldId>,
+    owned: bool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.owned {
+            let lib = self.handle.lib();
+            // SAFETY: the id was created on this handle and is destroyed once.
+            let _ = unsafe { ffi!(lib, dcgmFieldGroupDestroy(self.handle.raw(), self.id)) };
+        }
+    }
+}
+
+/// A set of fields (at most 127, a DCGM limit). Destroyed in DCGM when the last clone drops.
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// use dcgm::{FieldGroup, FieldId};
+/// let fg = FieldGroup::create(&handle, "doc-temps", &[
+///     FieldId::parse("DCGM_FI_DEV_GPU_TEMP")?,
+///     FieldId::parse("power_usage")?,
+/// ])?;
+/// assert_eq!(fg.fields().len(), 2);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct FieldGroup {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for FieldGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FieldGroup")
+            .field("id", &self.inner.id)
+            .field("name", &self.inner.name)
+            .field("fields", &self.inner.fields)
+            .finish()
+    }
+}
+
+/// Most fields one field group can hold.
+pub const MAX_FIELDS_PER_FIELD_GROUP: usize = DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP - 1;
+
+impl FieldGroup {
+    /// Creates a field group. Names must be unique on the host engine.
+    pub fn create(handle: &Handle, name: &str, fields: &[FieldId]) -> Result<Self> {
+        if fields.is_empty() {
+            return Err(Error::InvalidArgument("a field group needs at least one field".into()));
+        }
+        if fields.len() > MAX_FIELDS_PER_FIELD_GROUP {
+            return Err(Error::InvalidArgument(format!(
+                "a field group holds at most {MAX_FIELDS_PER_FIELD_GROUP} fields, not {}: split \
+                 them over several field groups",
+                fields.len()
+            )));
+        }
+        if let Some(bad) = fields.iter().find(|f| f.info().is_none()) {
+            return Err(Error::InvalidArgument(format!("unknown field id {}", bad.0)));
+        }
+        let ids: Vec<u16> = fields.iter().map(|f| f.0).collect();
+        let cname = cstring(name)?;
+        let lib = handle.lib();
+        let mut id = 0;
+        // SAFETY: `ids` holds `len` ids, `cname` is a C string and `id` a valid out-pointer.
+        unsafe {
+            ffi!(
+                lib,
+                dcgmFieldGroupCreate(handle.raw(), ids.len() as c_int, ids.as_ptr(), cname.as_ptr(), &mut id)
+            )
+        }?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                handle: handle.clone(),
+                id,
+                name: name.to_string(),
+                fields: fields.to_vec(),
+                owned: true,
+            }),
+        })
+    }
+
+    /// Loads an existing field group by id (not destroyed on drop).
+    pub fn from_id(handle: &Handle, id: dcgmFieldGrp_t) -> Result<Self> {
+        let mut info = dcgmFieldGroupInfo_v1::new_versioned();
+        info.fieldGroupId = id;
+        let lib = handle.lib();
+        // SAFETY: a versioned info struct valid for the call.
+        unsafe { ffi!(lib, dcgmFieldGroupGetInfo(handle.raw(), &mut info)) }?;
+        let n = (info.numFieldIds as usize).min(info.fieldIds.len());
+        Ok(Self {
+            inner: Arc::new(Inner {
+                handle: handle.clone(),
+                id,
+                name: c_buf(&info.fieldGroupName),
+                fields: info.fieldIds[..n].iter().map(|f| FieldId(*f)).collect(),
+                owned: false,
+            }),
+        })
+    }
+
+    /// The raw id.
+    pub fn id(&self) -> dcgmFieldGrp_t {
+        self.inner.id
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The fields, in creation order.
+    pub fn fields(&self) -> &[FieldId] {
+        &self.inner.fields
+    }
+
+    /// The handle it belongs to.
+    pub fn handle(&self) -> &Handle {
+        &self.inner.handle
+    }
+}
+
+/// Every field group on the host engine: `(id, name, fields)`.
+pub fn all_field_groups(handle: &Handle) -> Result<Vec<(dcgmFieldGrp_t, String, Vec<FieldId>)>> {
+    let mut all = dcgmAllFieldGroup_v1::boxed_versioned();
+    let lib = handle.lib();
+    // SAFETY: a versioned struct valid for the call.
+    unsafe { ffi!(lib, dcgmFieldGroupGetAll(handle.raw(), &mut *all)) }?;
+    let n = (all.numFieldGroups as usize).min(all.fieldGroups.len());
+    Ok(all.fieldGroups[..n]
+        .iter()
+        .map(|g| {
+            let k = (g.numFieldIds as usize).min(g.fieldIds.len());
+            (
+                g.fieldGroupId,
+                c_buf(&g.fieldGroupName),
+                g.fieldIds[..k].iter().map(|f| FieldId(*f)).collect(),
+            )
+        })
+        .collect())
+}

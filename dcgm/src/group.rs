@@ -1,0 +1,434 @@
+//! `Group`: a set of entities, and everything done per group: watches and reads.
+
+use std::ffi::{c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dcgm_sys::*;
+
+use crate::entity::{Entity, EntityGroup};
+use crate::error::{Error, Result};
+use crate::field_group::FieldGroup;
+use crate::handle::{Handle, cstring};
+use crate::lib_ref::{c_buf, ffi};
+use crate::value::FieldValue;
+
+/// How a group starts out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupType {
+    /// No entities.
+    Empty,
+    /// Every GPU.
+    AllGpus,
+    /// Every NvSwitch.
+    AllNvSwitches,
+    /// Every MIG GPU instance.
+    AllInstances,
+    /// Every MIG compute instance.
+    AllComputeInstances,
+    /// Every entity.
+    Everything,
+}
+
+impl GroupType {
+    fn raw(self) -> dcgmGroupType_t {
+        match self {
+            GroupType::Empty => DCGM_GROUP_EMPTY,
+            GroupType::AllGpus => DCGM_GROUP_DEFAULT,
+            GroupType::AllNvSwitches => DCGM_GROUP_DEFAULT_NVSWITCHES,
+            GroupType::AllInstances => DCGM_GROUP_DEFAULT_INSTANCES,
+            GroupType::AllComputeInstances => DCGM_GROUP_DEFAULT_COMPUTE_INSTANCES,
+            GroupType::Everything => DCGM_GROUP_DEFAULT_EVERYTHING,
+        }
+    }
+}
+
+struct Inner {
+    handle: Handle,
+    id: dcgmGpuGrp_t,
+    owned: bool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.owned {
+            let lib = self.handle.lib();
+            // SAFETY: the id was created on this handle and is destroyed once.
+            let _ = unsafe { ffi!(lib, dcgmGroupDestroy(self.handle.raw(), self.id)) };
+        }
+    }
+}
+
+/// A group of entities. Cheap to clone; destroyed in DCGM when the last clone (and every
+/// [`Watch`] on it) is dropped.
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// use dcgm::{Entity, EntityGroup, FieldGroup, FieldId, Group, WatchOptions};
+/// let group = Group::with_entities(&handle, "doc-group", &[
+///     Entity::gpu(0),
+///     Entity::new(EntityGroup::GpuInstance, 0),
+/// ])?;
+/// let fields = FieldGroup::create(&handle, "doc-fb", &[FieldId::parse("fb_used")?])?;
+/// let _watch = group.watch(&fields, WatchOptions::default())?;
+/// handle.update_all_fields(true)?;
+/// for v in group.latest_values(&fields)? {
+///     println!("{}: {} = {}", v.entity, v.field, v.value);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Group {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Group {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Group")
+            .field("id", &self.inner.id)
+            .field("owned", &self.inner.owned)
+            .finish()
+    }
+}
+
+/// What a group holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupInfo {
+    pub name: String,
+    pub entities: Vec<Entity>,
+}
+
+/// Watch parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WatchOptions {
+    /// How often DCGM samples the fields.
+    pub update_interval: Duration,
+    /// How long samples are kept.
+    pub max_keep_age: Duration,
+    /// How many samples are kept per field (0: no limit beyond the age).
+    pub max_keep_samples: u32,
+}
+
+impl Default for WatchOptions {
+    /// Every second, kept for five minutes.
+    fn default() -> Self {
+        Self {
+            update_interval: Duration::from_secs(1),
+            max_keep_age: Duration::from_secs(300),
+            max_keep_samples: 0,
+        }
+    }
+}
+
+/// Where a since-read left off: pass the same cursor to the next read and no sample is lost or
+/// repeated between them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SinceCursor(pub i64);
+
+/// An active watch of a field group on a group. The fields stop being watched when it is
+/// dropped.
+pub struct Watch {
+    group: Group,
+    fields: FieldGroup,
+    options: WatchOptions,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("group", &self.group)
+            .field("fields", &self.fields)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl Watch {
+    /// The watched group.
+    pub fn group(&self) -> &Group {
+        &self.group
+    }
+
+    /// The watched fields.
+    pub fn fields(&self) -> &FieldGroup {
+        &self.fields
+    }
+
+    /// The parameters.
+    pub fn options(&self) -> WatchOptions {
+        self.options
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let h = self.group.handle();
+        let lib = h.lib();
+        // SAFETY: ids valid on this handle; both objects are kept alive by `self`.
+        let _ = unsafe { ffi!(lib, dcgmUnwatchFields(h.raw(), self.group.id(), self.fields.id())) };
+    }
+}
+
+impl Group {
+    /// Creates a group.
+    pub fn create(handle: &Handle, name: &str, kind: GroupType) -> Result<Self> {
+        let cname = cstring(name)?;
+        let lib = handle.lib();
+        let mut id = 0;
+        // SAFETY: a C string and a valid out-pointer.
+        unsafe { ffi!(lib, dcgmGroupCreate(handle.raw(), kind.raw(), cname.as_ptr(), &mut id)) }?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                handle: handle.clone(),
+                id,
+                owned: true,
+            }),
+        })
+    }
+
+    /// A group of these GPUs.
+    pub fn with_gpus(handle: &Handle, name: &str, gpus: &[u32]) -> Result<Self> {
+        let g = Self::create(handle, name, GroupType::Empty)?;
+        for &id in gpus {
+            g.add_gpu(id)?;
+        }
+        Ok(g)
+    }
+
+    /// A group of these entities.
+    pub fn with_entities(handle: &Handle, name: &str, entities: &[Entity]) -> Result<Self> {
+        let g = Self::create(handle, name, GroupType::Empty)?;
+        for &e in entities {
+            g.add_entity(e)?;
+        }
+        Ok(g)
+    }
+
+    /// DCGM's built-in group of every GPU (`DCGM_GROUP_ALL_GPUS`); never destroyed.
+    pub fn all_gpus(handle: &Handle) -> Self {
+        Self::special(handle, DCGM_GROUP_ALL_GPUS)
+    }
+
+    /// DCGM's built-in group of every NvSwitch.
+    pub fn all_nvswitches(handle: &Handle) -> Self {
+        Self::special(handle, DCGM_GROUP_ALL_NVSWITCHES)
+    }
+
+    fn special(handle: &Handle, id: dcgmGpuGrp_t) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                handle: handle.clone(),
+                id,
+                owned: false,
+            }),
+        }
+    }
+
+    /// The raw id.
+    pub fn id(&self) -> dcgmGpuGrp_t {
+        self.inner.id
+    }
+
+    /// The handle it belongs to.
+    pub fn handle(&self) -> &Handle {
+        &self.inner.handle
+    }
+
+    /// Adds a GPU.
+    pub fn add_gpu(&self, gpu: u32) -> Result<()> {
+        self.add_entity(Entity::gpu(gpu))
+    }
+
+    /// Adds any entity.
+    pub fn add_entity(&self, e: Entity) -> Result<()> {
+        let (h, lib) = (self.handle(), self.handle().lib());
+        // SAFETY: plain arguments.
+        unsafe { ffi!(lib, dcgmGroupAddEntity(h.raw(), self.id(), e.group.raw(), e.id)) }
+    }
+
+    /// Removes a GPU.
+    pub fn remove_gpu(&self, gpu: u32) -> Result<()> {
+        self.remove_entity(Entity::gpu(gpu))
+    }
+
+    /// Removes any entity.
+    pub fn remove_entity(&self, e: Entity) -> Result<()> {
+        let (h, lib) = (self.handle(), self.handle().lib());
+        // SAFETY: plain arguments.
+        unsafe { ffi!(lib, dcgmGroupRemoveEntity(h.raw(), self.id(), e.group.raw(), e.id)) }
+    }
+
+    /// Name and entities.
+    pub fn info(&self) -> Result<GroupInfo> {
+        let mut info = dcgmGroupInfo_v3::boxed_versioned();
+        let (h, lib) = (self.handle(), self.handle().lib());
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmGroupGetInfo(h.raw(), self.id(), &mut *info)) }?;
+        let n = (info.count as usize).min(info.entityList.len());
+        Ok(GroupInfo {
+            name: c_buf(&info.groupName),
+            entities: info.entityList[..n].iter().map(|p| Entity::from_raw(*p)).collect(),
+        })
+    }
+
+    /// The entities.
+    pub fn entities(&self) -> Result<Vec<Entity>> {
+        Ok(self.info()?.entities)
+    }
+
+    /// The GPU members only.
+    pub fn gpu_ids(&self) -> Result<Vec<u32>> {
+        Ok(self
+            .entities()?
+            .into_iter()
+            .filter(|e| e.group == EntityGroup::Gpu)
+            .map(|e| e.id)
+            .collect())
+    }
+
+    /// Destroys the group now and reports errors (dropping it swallows them). Does nothing
+    /// while other clones or watches still use it.
+    pub fn destroy(self) -> Result<()> {
+        match Arc::try_unwrap(self.inner) {
+            Ok(mut inner) if inner.owned => {
+                inner.owned = false;
+                let lib = inner.handle.lib();
+                // SAFETY: the id was created on this handle; `owned` is cleared so Drop does
+                // not destroy it again.
+                unsafe { ffi!(lib, dcgmGroupDestroy(inner.handle.raw(), inner.id)) }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Starts watching `fields` on this group.
+    pub fn watch(&self, fields: &FieldGroup, options: WatchOptions) -> Result<Watch> {
+        if options.update_interval.is_zero() {
+            return Err(Error::InvalidArgument("the update interval must be above zero".into()));
+        }
+        let freq = i64::try_from(options.update_interval.as_micros())
+            .map_err(|_| Error::InvalidArgument("update interval too long".into()))?;
+        let samples = i32::try_from(options.max_keep_samples)
+            .map_err(|_| Error::InvalidArgument("max_keep_samples too large".into()))?;
+        let (h, lib) = (self.handle(), self.handle().lib());
+        // SAFETY: plain arguments.
+        unsafe {
+            ffi!(
+                lib,
+                dcgmWatchFields(h.raw(), self.id(), fields.id(), freq, options.max_keep_age.as_secs_f64(), samples)
+            )
+        }?;
+        Ok(Watch {
+            group: self.clone(),
+            fields: fields.clone(),
+            options,
+        })
+    }
+
+    /// The latest value of every field for every entity of the group.
+    pub fn latest_values(&self, fields: &FieldGroup) -> Result<Vec<FieldValue>> {
+        let mut out = Vec::new();
+        self.latest_values_into(fields, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`Group::latest_values`], reusing `out`'s allocation (it is cleared first).
+    pub fn latest_values_into(&self, fields: &FieldGroup, out: &mut Vec<FieldValue>) -> Result<()> {
+        out.clear();
+        let (h, lib) = (self.handle(), self.handle().lib());
+        let mut sink = Sink { out, panicked: false };
+        // SAFETY: the callback matches the library's type and `sink` outlives the call.
+        let r = unsafe {
+            ffi!(
+                lib,
+                dcgmGetLatestValues_v2(
+                    h.raw(),
+                    self.id(),
+                    fields.id(),
+                    Some(collect_values),
+                    (&mut sink as *mut Sink).cast::<c_void>()
+                )
+            )
+        };
+        sink.check()?;
+        r
+    }
+
+    /// Every sample taken since `cursor`, oldest first per field; advances `cursor` so the
+    /// next call continues exactly where this one stopped.
+    pub fn values_since(&self, fields: &FieldGroup, cursor: &mut SinceCursor) -> Result<Vec<FieldValue>> {
+        let mut out = Vec::new();
+        let (h, lib) = (self.handle(), self.handle().lib());
+        let mut next = 0i64;
+        let mut sink = Sink {
+            out: &mut out,
+            panicked: false,
+        };
+        // SAFETY: the callback matches the library's type; `sink` and `next` outlive the call.
+        let r = unsafe {
+            ffi!(
+                lib,
+                dcgmGetValuesSince_v2(
+                    h.raw(),
+                    self.id(),
+                    fields.id(),
+                    cursor.0,
+                    &mut next,
+                    Some(collect_values),
+                    (&mut sink as *mut Sink).cast::<c_void>()
+                )
+            )
+        };
+        sink.check()?;
+        r?;
+        cursor.0 = next.max(cursor.0);
+        Ok(out)
+    }
+}
+
+struct Sink<'a> {
+    out: &'a mut Vec<FieldValue>,
+    panicked: bool,
+}
+
+impl Sink<'_> {
+    fn check(&self) -> Result<()> {
+        if self.panicked {
+            return Err(Error::InvalidArgument(
+                "a value could not be decoded (the library sent a malformed record)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Copies values out of the library's buffer. Never unwinds into C.
+unsafe extern "C" fn collect_values(
+    group: dcgm_field_entity_group_t,
+    id: dcgm_field_eid_t,
+    values: *mut dcgmFieldValue_v1,
+    n: c_int,
+    user: *mut c_void,
+) -> c_int {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `user` is the `Sink` passed by the read that is running now.
+        let sink = unsafe { &mut *user.cast::<Sink>() };
+        if values.is_null() || n <= 0 {
+            return;
+        }
+        // SAFETY: the library passes `n` valid records, alive during this call.
+        let vals = unsafe { std::slice::from_raw_parts(values, n as usize) };
+        sink.out
+            .extend(vals.iter().map(|v| FieldValue::from_raw_v1(group, id, v)));
+    }));
+    match r {
+        Ok(()) => 0,
+        Err(_) => {
+            // SAFETY: as above; only a flag is written.
+            unsafe { (*user.cast::<Sink>()).panicked = true };
+            -1
+        }
+    }
+}

@@ -1,0 +1,520 @@
+//! `Handle`: a connection to DCGM, embedded in this process or to an nv-hostengine.
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_char};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dcgm_sys::*;
+
+use crate::error::{Error, Result};
+use crate::lib_ref::{Lib, ffi};
+
+/// Environment variable naming the dcgm-sim library for [`HandleBuilder::simulator`].
+pub const DCGM_SIM_LIB_ENV: &str = "DCGM_SIM_LIB";
+
+/// Whether DCGM updates watched fields by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OperationMode {
+    /// DCGM updates fields and runs policy checks on its own threads (the default).
+    #[default]
+    Auto,
+    /// Nothing happens until [`Handle::update_all_fields`] / a policy trigger.
+    Manual,
+}
+
+impl OperationMode {
+    fn raw(self) -> dcgmOperationMode_t {
+        match self {
+            OperationMode::Auto => DCGM_OPERATION_MODE_AUTO,
+            OperationMode::Manual => DCGM_OPERATION_MODE_MANUAL,
+        }
+    }
+}
+
+/// Log severity of the embedded engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogSeverity {
+    None,
+    Fatal,
+    Error,
+    Warning,
+    Info,
+    Debug,
+    Verbose,
+}
+
+/// How a handle is connected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectionKind {
+    /// The engine runs inside this process.
+    Embedded,
+    /// Connected to an nv-hostengine at this address (`host:port`, `unix:///path`, ...).
+    Standalone(String),
+}
+
+/// Process-wide state per loaded library: DCGM's `dcgmInit`/`dcgmShutdown` and the embedded
+/// engine are global to the process, so they are reference-counted here.
+struct Runtime {
+    lib: Arc<Lib>,
+    inits: usize,
+    embedded: Option<(dcgmHandle_t, usize)>,
+}
+
+static RUNTIMES: Mutex<Option<HashMap<PathBuf, Runtime>>> = Mutex::new(None);
+
+fn runtimes() -> std::sync::MutexGuard<'static, Option<HashMap<PathBuf, Runtime>>> {
+    RUNTIMES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub(crate) struct HandleInner {
+    pub lib: Arc<Lib>,
+    pub raw: dcgmHandle_t,
+    key: PathBuf,
+    kind: ConnectionKind,
+    closed: Mutex<bool>,
+}
+
+impl std::fmt::Debug for HandleInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("kind", &self.kind)
+            .field("library", &self.lib.raw.path())
+            .field("simulated", &self.lib.raw.is_simulator())
+            .finish()
+    }
+}
+
+/// A connection to DCGM. Cheap to clone (an `Arc`); groups, field groups, watches and policy
+/// registrations keep a clone, so they can live in your own long-lived structs and are
+/// released before the connection is.
+///
+/// `Handle` is `Send` and `Sync`: DCGM's client API may be called from many threads at once.
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let sim = dcgm::testing::simulator_path();
+/// // On a GPU node: dcgm::Handle::embedded()?
+/// let handle = dcgm::Handle::builder().library_path(sim).embedded()?;
+/// let gpus = handle.system().gpu_ids()?;
+/// println!("{} GPUs ({})", gpus.len(), if handle.is_simulated() { "simulated" } else { "real" });
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Handle {
+    pub(crate) inner: Arc<HandleInner>,
+}
+
+/// Options for opening a [`Handle`].
+#[derive(Debug, Clone, Default)]
+pub struct HandleBuilder {
+    lib_path: Option<PathBuf>,
+    simulator: bool,
+    mode: OperationMode,
+    log_file: Option<String>,
+    log_severity: Option<LogSeverity>,
+    deny_modules: Vec<u32>,
+    timeout: Option<Duration>,
+    persist: bool,
+}
+
+impl Handle {
+    /// Options for opening a handle.
+    pub fn builder() -> HandleBuilder {
+        HandleBuilder::default()
+    }
+
+    /// Starts (or shares) the embedded engine, with the default library search.
+    pub fn embedded() -> Result<Self> {
+        Self::builder().embedded()
+    }
+
+    /// Connects to an nv-hostengine: `host`, `host:port`, `/path/to/socket`, or a connection
+    /// string `tcp://…`, `unix://…`, `vsock://…`.
+    pub fn connect(address: &str) -> Result<Self> {
+        Self::builder().connect(address)
+    }
+
+    /// The raw `dcgmHandle_t`, for calls this crate does not wrap.
+    pub fn raw(&self) -> dcgmHandle_t {
+        self.inner.raw
+    }
+
+    /// The loaded library.
+    pub fn library(&self) -> &DcgmLibrary {
+        &self.inner.lib.raw
+    }
+
+    /// How this handle is connected.
+    pub fn kind(&self) -> &ConnectionKind {
+        &self.inner.kind
+    }
+
+    /// Whether the library is the dcgm-sim simulator: values are simulated, and must be
+    /// labelled so.
+    pub fn is_simulated(&self) -> bool {
+        self.inner.lib.raw.is_simulator()
+    }
+
+    pub(crate) fn lib(&self) -> &Lib {
+        &self.inner.lib
+    }
+
+    /// Closes the connection now and reports any error that dropping the handle would swallow.
+    /// Objects still holding a clone keep the connection open until they are dropped; then
+    /// this returns `Ok` without doing anything.
+    pub fn close(self) -> Result<()> {
+        match Arc::try_unwrap(self.inner) {
+            Ok(inner) => inner.release(),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// `dcgmUpdateAllFields`: samples every watched field now; with `wait`, returns once done.
+    pub fn update_all_fields(&self, wait: bool) -> Result<()> {
+        let lib = self.lib();
+        // SAFETY: plain arguments on a live handle.
+        unsafe { ffi!(lib, dcgmUpdateAllFields(self.raw(), i32::from(wait))) }
+    }
+}
+
+impl HandleInner {
+    fn release(&self) -> Result<()> {
+        let mut closed = self.closed.lock().unwrap_or_else(|p| p.into_inner());
+        if *closed {
+            return Ok(());
+        }
+        *closed = true;
+        let mut first_err = Ok(());
+        let mut rts = runtimes();
+        let map = rts.get_or_insert_with(HashMap::new);
+        if let Some(rt) = map.get_mut(&self.key) {
+            match self.kind {
+                ConnectionKind::Embedded => {
+                    if let Some((h, n)) = rt.embedded.as_mut() {
+                        *n -= 1;
+                        if *n == 0 {
+                            let h = *h;
+                            rt.embedded = None;
+                            let lib = &self.lib;
+                            // SAFETY: the embedded handle is live until this stop.
+                            first_err = unsafe { ffi!(lib, dcgmStopEmbedded(h)) };
+                        }
+                    }
+                }
+                ConnectionKind::Standalone(_) => {
+                    let lib = &self.lib;
+                    // SAFETY: the connection handle is live until this disconnect.
+                    first_err = unsafe { ffi!(lib, dcgmDisconnect(self.raw)) };
+                }
+            }
+            rt.inits -= 1;
+            if rt.inits == 0 {
+                let lib = &self.lib;
+                // SAFETY: no handle of this library is left.
+                let r = unsafe { ffi!(lib, dcgmShutdown()) };
+                if first_err.is_ok() {
+                    first_err = r;
+                }
+                map.remove(&self.key);
+            }
+        }
+        first_err
+    }
+}
+
+impl Drop for HandleInner {
+    fn drop(&mut self) {
+        // Errors are swallowed here; `Handle::close` reports them.
+        let _ = self.release();
+    }
+}
+
+/// Where the simulator library is, if it can be found: `DCGM_SIM_LIB`, then next to the
+/// running program (cargo's target directory layout), then inside the Python package.
+pub fn find_simulator() -> Result<PathBuf> {
+    let mut tried = Vec::new();
+    if let Some(p) = std::env::var_os(DCGM_SIM_LIB_ENV).filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        tried.push(p);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        let mut dir = exe.parent().map(Path::to_path_buf);
+        for _ in 0..3 {
+            let Some(d) = dir else { break };
+            for name in ["libdcgm_sim.so", "libdcgm.so.4"] {
+                let cand = d.join(name);
+                if cand.is_file() && (name == "libdcgm_sim.so" || is_sim_file(&cand)) {
+                    return Ok(cand);
+                }
+                tried.push(cand);
+            }
+            dir = d.parent().map(Path::to_path_buf);
+        }
+    }
+    Err(Error::SimulatorNotFound(format!(
+        "the dcgm-sim library was not found (tried {}): build it with `cargo build -p dcgm-sim` \
+         or set {DCGM_SIM_LIB_ENV} to its path",
+        tried
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+fn is_sim_file(p: &Path) -> bool {
+    DcgmLibrary::open_path(p).is_ok_and(|l| l.is_simulator())
+}
+
+impl HandleBuilder {
+    /// Load libdcgm from this file (or directory holding `libdcgm.so.4`) instead of searching.
+    pub fn library_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.lib_path = Some(path.into());
+        self
+    }
+
+    /// Use the dcgm-sim simulator ([`find_simulator`]) instead of NVIDIA's libdcgm. Data read
+    /// through such a handle is simulated: [`Handle::is_simulated`] says so.
+    pub fn simulator(mut self) -> Self {
+        self.simulator = true;
+        self
+    }
+
+    /// AUTO (default) or MANUAL operation of the embedded engine.
+    pub fn operation_mode(mut self, mode: OperationMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Log file of the embedded engine (`-` for stdout).
+    pub fn log_file(mut self, path: impl Into<String>) -> Self {
+        self.log_file = Some(path.into());
+        self
+    }
+
+    /// Log severity of the embedded engine.
+    pub fn log_severity(mut self, s: LogSeverity) -> Self {
+        self.log_severity = Some(s);
+        self
+    }
+
+    /// Modules the embedded engine must not load (`DcgmModuleId*` values).
+    pub fn deny_modules(mut self, modules: &[u32]) -> Self {
+        self.deny_modules = modules.to_vec();
+        self
+    }
+
+    /// Connection timeout of a standalone connection (default: the library's, 5 s).
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = Some(t);
+        self
+    }
+
+    /// Keep the host engine's objects after this client disconnects.
+    pub fn persist_after_disconnect(mut self, yes: bool) -> Self {
+        self.persist = yes;
+        self
+    }
+
+    fn load(&self) -> Result<(PathBuf, DcgmLibrary)> {
+        let lib = if let Some(p) = &self.lib_path {
+            DcgmLibrary::open_path(p)?
+        } else if self.simulator {
+            DcgmLibrary::open_path(find_simulator()?)?
+        } else {
+            DcgmLibrary::open()?
+        };
+        let key = lib.path().to_path_buf();
+        Ok((key, lib))
+    }
+
+    /// Takes a reference on the process-wide `dcgmInit` of the library, initialising it first
+    /// if needed. A failed init leaves no state, so it can simply be retried.
+    fn acquire(&self) -> Result<(PathBuf, Arc<Lib>)> {
+        let (key, raw) = self.load()?;
+        let mut rts = runtimes();
+        let map = rts.get_or_insert_with(HashMap::new);
+        if let Some(rt) = map.get_mut(&key) {
+            rt.inits += 1;
+            return Ok((key, rt.lib.clone()));
+        }
+        let lib = Arc::new(Lib::new(raw));
+        let l = &*lib;
+        // SAFETY: dcgmInit takes no arguments.
+        unsafe { ffi!(l, dcgmInit()) }?;
+        map.insert(
+            key.clone(),
+            Runtime {
+                lib: lib.clone(),
+                inits: 1,
+                embedded: None,
+            },
+        );
+        Ok((key, lib))
+    }
+
+    fn release_init(key: &Path, lib: &Lib) {
+        let mut rts = runtimes();
+        let map = rts.get_or_insert_with(HashMap::new);
+        if let Some(rt) = map.get_mut(key) {
+            rt.inits -= 1;
+            if rt.inits == 0 {
+                // SAFETY: no handle of this library is left.
+                let _ = unsafe { ffi!(lib, dcgmShutdown()) };
+                map.remove(key);
+            }
+        }
+    }
+
+    /// Starts the embedded engine (or shares the one this process already runs).
+    pub fn embedded(self) -> Result<Handle> {
+        let (key, lib) = self.acquire()?;
+        let r = self.start_embedded(&key, &lib);
+        match r {
+            Ok(raw) => Ok(Handle {
+                inner: Arc::new(HandleInner {
+                    lib,
+                    raw,
+                    key,
+                    kind: ConnectionKind::Embedded,
+                    closed: Mutex::new(false),
+                }),
+            }),
+            Err(e) => {
+                Self::release_init(&key, &lib);
+                Err(e)
+            }
+        }
+    }
+
+    fn start_embedded(&self, key: &Path, lib: &Lib) -> Result<dcgmHandle_t> {
+        let mut rts = runtimes();
+        let map = rts.get_or_insert_with(HashMap::new);
+        let rt = map.get_mut(key).expect("acquired above");
+        if let Some((h, n)) = rt.embedded.as_mut() {
+            *n += 1;
+            return Ok(*h);
+        }
+        if self.deny_modules.len() > 16 {
+            return Err(Error::InvalidArgument(format!(
+                "at most 16 modules can be denied, not {}",
+                self.deny_modules.len()
+            )));
+        }
+        let log_file = self
+            .log_file
+            .as_deref()
+            .map(CString::new)
+            .transpose()
+            .map_err(|_| Error::InvalidArgument("log file path contains a NUL byte".into()))?;
+        let h = if self.log_file.is_none() && self.log_severity.is_none() && self.deny_modules.is_empty() {
+            let mut h = 0;
+            // SAFETY: `h` is a valid out-pointer for the call.
+            unsafe { ffi!(lib, dcgmStartEmbedded(self.mode.raw(), &mut h)) }?;
+            h
+        } else {
+            let mut p = dcgmStartEmbeddedV2Params_v3::new_versioned();
+            p.opMode = self.mode.raw();
+            p.logFile = log_file.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+            p.severity = self.log_severity.map_or(DcgmLoggingSeverityUnspecified, severity_raw);
+            p.denyListCount = self.deny_modules.len() as u32;
+            for (d, m) in p.denyList.iter_mut().zip(&self.deny_modules) {
+                *d = *m;
+            }
+            // SAFETY: `p` is a versioned v3 params struct whose log-file string outlives the
+            // call; the library writes the handle into it.
+            unsafe { ffi!(lib, dcgmStartEmbedded_v2((&mut p as *mut dcgmStartEmbeddedV2Params_v3).cast())) }?;
+            p.dcgmHandle
+        };
+        rt.embedded = Some((h, 1));
+        Ok(h)
+    }
+
+    /// Connects to an nv-hostengine.
+    pub fn connect(self, address: &str) -> Result<Handle> {
+        let (key, lib) = self.acquire()?;
+        match self.connect_raw(&lib, address) {
+            Ok(raw) => Ok(Handle {
+                inner: Arc::new(HandleInner {
+                    lib,
+                    raw,
+                    key,
+                    kind: ConnectionKind::Standalone(address.to_string()),
+                    closed: Mutex::new(false),
+                }),
+            }),
+            Err(e) => {
+                Self::release_init(&key, &lib);
+                Err(e)
+            }
+        }
+    }
+
+    fn connect_raw(&self, lib: &Lib, address: &str) -> Result<dcgmHandle_t> {
+        let timeout_ms = self
+            .timeout
+            .map(|t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX))
+            .unwrap_or(0);
+        let lower = address.to_ascii_lowercase();
+        let mut h = 0;
+        let has_scheme = ["tcp://", "unix://", "vsock://"]
+            .iter()
+            .any(|p| lower.starts_with(p));
+        if has_scheme && lib.raw.dcgmConnect_v3.is_some() {
+            let c = cstring(address)?;
+            let mut p = dcgmConnectV3Params_v1::new_versioned();
+            p.persistAfterDisconnect = u32::from(self.persist);
+            p.timeoutMs = timeout_ms;
+            // SAFETY: valid C string, versioned params and out-pointer for the call.
+            unsafe { ffi!(lib, dcgmConnect_v3(c.as_ptr(), &mut p, &mut h)) }?;
+            return Ok(h);
+        }
+        if lower.starts_with("vsock://") {
+            return Err(Error::SymbolNotAvailable {
+                symbol: "dcgmConnect_v3",
+                library_version: lib.version().map(str::to_owned),
+            });
+        }
+        let (addr, unix) = if let Some(rest) = address.strip_prefix("unix://") {
+            (rest, true)
+        } else if let Some(rest) = address.strip_prefix("tcp://") {
+            (rest, false)
+        } else {
+            (address, address.starts_with('/'))
+        };
+        let c = cstring(addr)?;
+        let mut p = dcgmConnectV2Params_v2::new_versioned();
+        p.persistAfterDisconnect = u32::from(self.persist);
+        p.timeoutMs = timeout_ms;
+        p.addressIsUnixSocket = u32::from(unix);
+        // SAFETY: valid C string, versioned params and out-pointer for the call.
+        unsafe { ffi!(lib, dcgmConnect_v2(c.as_ptr(), &mut p, &mut h)) }?;
+        Ok(h)
+    }
+}
+
+fn severity_raw(s: LogSeverity) -> i32 {
+    match s {
+        LogSeverity::None => DcgmLoggingSeverityNone,
+        LogSeverity::Fatal => DcgmLoggingSeverityFatal,
+        LogSeverity::Error => DcgmLoggingSeverityError,
+        LogSeverity::Warning => DcgmLoggingSeverityWarning,
+        LogSeverity::Info => DcgmLoggingSeverityInfo,
+        LogSeverity::Debug => DcgmLoggingSeverityDebug,
+        LogSeverity::Verbose => DcgmLoggingSeverityVerbose,
+    }
+}
+
+pub(crate) fn cstring(s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| Error::InvalidArgument(format!("{s:?} contains a NUL byte")))
+}
+
+#[allow(dead_code)]
+pub(crate) fn ptr_or_null(c: &Option<CString>) -> *const c_char {
+    c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())
+}

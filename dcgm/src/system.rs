@@ -1,0 +1,303 @@
+//! `System`: what a handle can ask about the node as a whole.
+
+use std::cell::RefCell;
+use std::ffi::c_int;
+
+use dcgm_sys::*;
+
+use crate::entity::{Entity, EntityGroup};
+use crate::error::{Error, Result};
+use crate::field::{FieldId, FieldMeta};
+use crate::handle::{Handle, cstring};
+use crate::lib_ref::{c_buf, ffi};
+use crate::value::FieldValue;
+
+/// Node-wide queries on a handle. Get one with [`Handle::system`].
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// let sys = handle.system();
+/// for gpu in sys.gpu_ids()? {
+///     let a = sys.device_attributes(gpu)?;
+///     println!("GPU {gpu}: {} {} {}", a.name, a.uuid, a.pci_bus_id);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct System {
+    handle: Handle,
+}
+
+/// Identity and static properties of a GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceAttributes {
+    pub name: String,
+    pub brand: String,
+    pub uuid: String,
+    pub serial: String,
+    pub pci_bus_id: String,
+    pub pci_device_id: u32,
+    pub vbios: String,
+    pub inforom_image_version: String,
+    pub driver_version: String,
+    /// Memory in MiB.
+    pub memory_total_mib: u32,
+    pub memory_used_mib: u32,
+    pub memory_free_mib: u32,
+    /// Power limits in watts.
+    pub power_limit_w: u32,
+    pub power_limit_default_w: u32,
+    pub power_limit_min_w: u32,
+    pub power_limit_max_w: u32,
+    pub power_limit_enforced_w: u32,
+    pub slowdown_temp_c: u32,
+    pub shutdown_temp_c: u32,
+    pub persistence_mode: bool,
+    pub mig_mode: bool,
+    pub confidential_compute: bool,
+    /// Supported (memory MHz, SM MHz) clock pairs.
+    pub supported_clocks: Vec<(u32, u32)>,
+}
+
+/// Version facts of a library or host engine, parsed from its `key:value;...` string.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VersionInfo {
+    /// `4.6.0`, if reported.
+    pub version: Option<String>,
+    /// Every key and value as reported.
+    pub fields: Vec<(String, String)>,
+    /// The raw string.
+    pub raw: String,
+}
+
+impl VersionInfo {
+    fn parse(raw: String) -> Self {
+        let fields: Vec<(String, String)> = raw
+            .split(';')
+            .filter_map(|kv| kv.split_once(':'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let version = fields.iter().find(|(k, _)| k == "version").map(|(_, v)| v.clone());
+        Self {
+            version,
+            fields,
+            raw,
+        }
+    }
+}
+
+impl Handle {
+    /// Node-wide queries.
+    pub fn system(&self) -> System {
+        System {
+            handle: self.clone(),
+        }
+    }
+}
+
+thread_local! {
+    static ENTITY_BUF: RefCell<Vec<dcgmFieldValue_v2>> = const { RefCell::new(Vec::new()) };
+}
+
+impl System {
+    /// The handle.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    fn lib(&self) -> &crate::lib_ref::Lib {
+        self.handle.lib()
+    }
+
+    /// Version of the client library.
+    pub fn library_version(&self) -> Result<VersionInfo> {
+        let mut v = dcgmVersionInfo_v2::new_versioned();
+        let lib = self.lib();
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmVersionInfo(&mut v)) }?;
+        Ok(VersionInfo::parse(c_buf(&v.rawBuildInfoString)))
+    }
+
+    /// Version of the host engine this handle talks to.
+    pub fn hostengine_version(&self) -> Result<VersionInfo> {
+        let mut v = dcgmVersionInfo_v2::new_versioned();
+        let lib = self.lib();
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmHostengineVersionInfo(self.handle.raw(), &mut v)) }?;
+        Ok(VersionInfo::parse(c_buf(&v.rawBuildInfoString)))
+    }
+
+    /// Whether the host engine reports itself healthy.
+    pub fn hostengine_healthy(&self) -> Result<bool> {
+        let mut v = dcgmHostengineHealth_v1::new_versioned();
+        let lib = self.lib();
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmHostengineIsHealthy(self.handle.raw(), &mut v)) }?;
+        Ok(v.overallHealth == 0)
+    }
+
+    /// Every GPU id, supported by DCGM or not.
+    pub fn gpu_ids(&self) -> Result<Vec<u32>> {
+        let mut ids = [0u32; DCGM_MAX_NUM_DEVICES];
+        let mut n: c_int = 0;
+        let lib = self.lib();
+        // SAFETY: room for DCGM_MAX_NUM_DEVICES ids and a valid count pointer.
+        unsafe { ffi!(lib, dcgmGetAllDevices(self.handle.raw(), ids.as_mut_ptr(), &mut n)) }?;
+        Ok(ids[..(n.max(0) as usize).min(ids.len())].to_vec())
+    }
+
+    /// GPU ids DCGM supports.
+    pub fn supported_gpu_ids(&self) -> Result<Vec<u32>> {
+        let mut ids = [0u32; DCGM_MAX_NUM_DEVICES];
+        let mut n: c_int = 0;
+        let lib = self.lib();
+        // SAFETY: as in `gpu_ids`.
+        unsafe { ffi!(lib, dcgmGetAllSupportedDevices(self.handle.raw(), ids.as_mut_ptr(), &mut n)) }?;
+        Ok(ids[..(n.max(0) as usize).min(ids.len())].to_vec())
+    }
+
+    /// Entities of one entity group.
+    pub fn entities(&self, group: EntityGroup, only_supported: bool) -> Result<Vec<Entity>> {
+        let flags = if only_supported { DCGM_GEGE_FLAG_ONLY_SUPPORTED } else { 0 };
+        let mut cap = 64usize;
+        loop {
+            let mut buf = vec![0u32; cap];
+            let mut n = cap as c_int;
+            let lib = self.lib();
+            // SAFETY: `buf` has room for `n` ids.
+            let r = unsafe {
+                ffi!(lib, dcgmGetEntityGroupEntities(self.handle.raw(), group.raw(), buf.as_mut_ptr(), &mut n, flags))
+            };
+            match r {
+                Ok(()) => {
+                    buf.truncate((n.max(0) as usize).min(cap));
+                    return Ok(buf.into_iter().map(|id| Entity::new(group, id)).collect());
+                }
+                Err(Error::Dcgm { code, .. })
+                    if code.0 == DCGM_ST_INSUFFICIENT_SIZE && (n as usize) > cap && cap < 1 << 20 =>
+                {
+                    cap = n as usize;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Identity and static properties of a GPU.
+    pub fn device_attributes(&self, gpu: u32) -> Result<DeviceAttributes> {
+        let mut a = dcgmDeviceAttributes_v3::boxed_versioned();
+        let lib = self.lib();
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmGetDeviceAttributes(self.handle.raw(), gpu, &mut *a)) }?;
+        let id = &a.identifiers;
+        let nclk = (a.clockSets.count as usize).min(a.clockSets.clockSet.len());
+        Ok(DeviceAttributes {
+            name: c_buf(&id.deviceName),
+            brand: c_buf(&id.brandName),
+            uuid: c_buf(&id.uuid),
+            serial: c_buf(&id.serial),
+            pci_bus_id: c_buf(&id.pciBusId),
+            pci_device_id: id.pciDeviceId,
+            vbios: c_buf(&id.vbios),
+            inforom_image_version: c_buf(&id.inforomImageVersion),
+            driver_version: c_buf(&id.driverVersion),
+            memory_total_mib: a.memoryUsage.fbTotal,
+            memory_used_mib: a.memoryUsage.fbUsed,
+            memory_free_mib: a.memoryUsage.fbFree,
+            power_limit_w: a.powerLimits.curPowerLimit,
+            power_limit_default_w: a.powerLimits.defaultPowerLimit,
+            power_limit_min_w: a.powerLimits.minPowerLimit,
+            power_limit_max_w: a.powerLimits.maxPowerLimit,
+            power_limit_enforced_w: a.powerLimits.enforcedPowerLimit,
+            slowdown_temp_c: a.thermalSettings.slowdownTemp,
+            shutdown_temp_c: a.thermalSettings.shutdownTemp,
+            persistence_mode: a.settings.persistenceModeEnabled != 0,
+            mig_mode: a.settings.migModeEnabled != 0,
+            confidential_compute: a.settings.confidentialComputeMode != 0,
+            supported_clocks: a.clockSets.clockSet[..nclk]
+                .iter()
+                .map(|c| (c.memClock, c.smClock))
+                .collect(),
+        })
+    }
+
+    /// Field metadata as the library reports it, copied out (`None` for an unknown id).
+    pub fn field_meta(&self, field: FieldId) -> Result<Option<FieldMeta>> {
+        let lib = self.lib();
+        let f = lib.sym(lib.raw.DcgmFieldGetById())?;
+        // SAFETY: a plain argument; the returned pointer is read at once, while this handle
+        // keeps the library initialised.
+        let p = unsafe { f(field.0) };
+        // SAFETY: non-null pointers point to the library's metadata.
+        Ok(unsafe { p.as_ref() }.map(FieldMeta::from_raw))
+    }
+
+    /// Field metadata by tag (`gpu_temp`) as the library reports it, or by 4.6 name / pre-4.6
+    /// alias through the crate's field table.
+    pub fn field_meta_by_name(&self, name: &str) -> Result<Option<FieldMeta>> {
+        if let Ok(id) = FieldId::parse(name) {
+            return self.field_meta(id);
+        }
+        let lib = self.lib();
+        let f = lib.sym(lib.raw.DcgmFieldGetByTag())?;
+        let c = cstring(name)?;
+        // SAFETY: a C string; the returned pointer is read at once (see `field_meta`).
+        let p = unsafe { f(c.as_ptr()) };
+        // SAFETY: non-null pointers point to the library's metadata.
+        Ok(unsafe { p.as_ref() }.map(FieldMeta::from_raw))
+    }
+
+    /// `dcgmUpdateAllFields`.
+    pub fn update_all_fields(&self, wait: bool) -> Result<()> {
+        self.handle.update_all_fields(wait)
+    }
+
+    /// Latest values of `fields` for any list of entities, in one call (the fields must be
+    /// watched). Entities that do not exist come back as `Blank(NotFound)` values.
+    pub fn entities_latest_values(&self, entities: &[Entity], fields: &[FieldId]) -> Result<Vec<FieldValue>> {
+        let mut out = Vec::new();
+        self.entities_latest_values_into(entities, fields, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`System::entities_latest_values`], reusing `out` (and a per-thread raw buffer).
+    pub fn entities_latest_values_into(
+        &self,
+        entities: &[Entity],
+        fields: &[FieldId],
+        out: &mut Vec<FieldValue>,
+    ) -> Result<()> {
+        out.clear();
+        if entities.is_empty() || fields.is_empty() {
+            return Ok(());
+        }
+        let pairs: Vec<dcgmGroupEntityPair_t> = entities.iter().map(|e| e.raw()).collect();
+        let mut ids: Vec<u16> = fields.iter().map(|f| f.0).collect();
+        let total = pairs.len() * ids.len();
+        ENTITY_BUF.with(|b| {
+            let mut buf = b.borrow_mut();
+            while buf.len() < total {
+                buf.push(zeroed());
+            }
+            let lib = self.lib();
+            // SAFETY: `pairs`, `ids` and `buf` hold the counts passed.
+            unsafe {
+                ffi!(
+                    lib,
+                    dcgmEntitiesGetLatestValues(
+                        self.handle.raw(),
+                        pairs.as_ptr().cast_mut(),
+                        pairs.len() as u32,
+                        ids.as_mut_ptr(),
+                        ids.len() as u32,
+                        0,
+                        buf.as_mut_ptr()
+                    )
+                )
+            }?;
+            out.extend(buf[..total].iter().map(FieldValue::from_raw_v2));
+            Ok(())
+        })
+    }
+}
