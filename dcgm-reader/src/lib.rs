@@ -1,1 +1,21 @@
-//! One-call DCGM reads (in progress).
+//! One-call DCGM reads, in the manner of NVIDIA's `DcgmReader`: the latest value of every
+//! field for every GPU (or entity), keyed by field id or name; every sample since the previous
+//! call, with nothing lost or repeated; snapshots at a fixed interval; automatic reconnection
+//! after a host-engine restart.
+//!
+//! ```
+//! # fn main() -> dcgm::Result<()> {
+//! # let sim = dcgm::testing::simulator_path();
+//! let mut reader = dcgm_reader::Reader::builder().library_path(sim).build()?;
+//! let values = reader.latest_by_id()?; // {gpu: {field: value}}, the 30 upstream defaults
+//! assert_eq!(values.len(), 8);
+//! # Ok(()) }
+//! ```
+
+mod defaults;
+mod reader;
+
+pub use defaults::DEFAULT_FIELD_IDS;
+pub use reader::{
+    ChosenMode, Connection, GpuIdentity, Reader, ReaderBuilder, Sample, Snapshot, Snapshots,
+};

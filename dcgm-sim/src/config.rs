@@ -312,11 +312,17 @@ impl FaultConfig {
         let ids = |v: &str| -> Result<Vec<u16>, String> {
             v.split(';')
                 .filter(|s| !s.is_empty())
-                .map(|s| s.trim().parse().map_err(|_| format!("bad field id {s:?} in {FAULTS_ENV}")))
+                .map(|s| {
+                    s.trim()
+                        .parse()
+                        .map_err(|_| format!("bad field id {s:?} in {FAULTS_ENV}"))
+                })
                 .collect()
         };
         let num = |v: &str| -> Result<u64, String> {
-            v.trim().parse().map_err(|_| format!("bad number {v:?} in {FAULTS_ENV}"))
+            v.trim()
+                .parse()
+                .map_err(|_| format!("bad number {v:?} in {FAULTS_ENV}"))
         };
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = item.split_once('=').unwrap_or((item, ""));

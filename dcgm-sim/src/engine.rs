@@ -189,9 +189,10 @@ pub struct Sim {
     pub engines: HashMap<String, Engine>,
     pub connections: HashMap<dcgmHandle_t, Connection>,
     pub next_handle: dcgmHandle_t,
-    /// Host engines that are restarting: address → time they accept connections again.
+    /// Host engines that are restarting: address → time they accept connections again. Kept
+    /// across `dcgmShutdown` (the host engine is another process).
     pub down_until: HashMap<String, i64>,
-    /// The drop fault already fired.
+    /// The drop fault already fired (once per configuration, across `dcgmInit`s).
     pub dropped_once: bool,
     pub statuses: HashMap<dcgmStatus_t, Vec<dcgmErrorInfo_t>>,
     pub next_status: dcgmStatus_t,

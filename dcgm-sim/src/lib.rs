@@ -52,7 +52,11 @@ pub unsafe extern "C" fn dcgmSimConfigure(json: *const c_char) -> dcgmReturn_t {
                 DCGM_ST_BADPARAM
             })?)
         };
-        engine::lock().override_cfg = cfg;
+        let mut s = engine::lock();
+        s.override_cfg = cfg;
+        // A new configuration re-arms the one-shot faults and brings restarting engines back.
+        s.dropped_once = false;
+        s.down_until.clear();
         Ok(())
     })
 }

@@ -210,8 +210,11 @@ pub fn sample(
         DCGM_FI_DEV_XID_ERROR => {
             return Int(d.last_event(gpu, "xid", ts).map_or(0, |e| e.value));
         }
-        DCGM_FI_DEV_FB_TOTAL | DCGM_FI_DEV_FB_USED | DCGM_FI_DEV_FB_FREE
-        | DCGM_FI_DEV_FB_RESERVED | DCGM_FI_DEV_FB_USED_RATIO => {
+        DCGM_FI_DEV_FB_TOTAL
+        | DCGM_FI_DEV_FB_USED
+        | DCGM_FI_DEV_FB_FREE
+        | DCGM_FI_DEV_FB_RESERVED
+        | DCGM_FI_DEV_FB_USED_RATIO => {
             let total = ((g.memory_mib as f64) * share) as i64;
             let reserved = (total / 150).max(64);
             let used = if group == DCGM_FE_GPU {
@@ -310,7 +313,9 @@ pub fn sample(
         DCGM_FI_DEV_PCIE_TX_THROUGHPUT => (util * 2400.0) as i64 + 1200,
         DCGM_FI_DEV_PCIE_RX_THROUGHPUT => (util * 5200.0) as i64 + 3100,
         DCGM_FI_DEV_PCIE_REPLAY_TOTAL => d.event_total(gpu, "pcie_replay", ts, false),
-        DCGM_FI_DEV_PCIE_CORRECTABLE_ERROR_TOTAL => d.event_total(gpu, "pcie_replay", ts, false) * 3,
+        DCGM_FI_DEV_PCIE_CORRECTABLE_ERROR_TOTAL => {
+            d.event_total(gpu, "pcie_replay", ts, false) * 3
+        }
         DCGM_FI_DEV_GPU_UTIL_RATIO => util.round() as i64,
         DCGM_FI_DEV_MEM_COPY_UTIL => (util * 0.45).round() as i64,
         DCGM_FI_DEV_ENC_UTIL | DCGM_FI_DEV_DEC_UTIL => 0,
@@ -381,7 +386,11 @@ fn switch_sample(m: &Machine, id: u32, field: u16, t_s: f64) -> SimValue {
 
 fn cpu_sample(m: &Machine, group: u32, id: u32, field: u16, t_s: f64) -> SimValue {
     use SimValue::*;
-    let n = smooth(m.cfg.seed, 2000 + u64::from(group) * 4096 + u64::from(id), t_s);
+    let n = smooth(
+        m.cfg.seed,
+        2000 + u64::from(group) * 4096 + u64::from(id),
+        t_s,
+    );
     if group == DCGM_FE_CPU {
         let cpu = &m.cfg.cpus[id as usize];
         return match field {

@@ -107,7 +107,11 @@ pub fn trigger() {
         if left.is_zero() {
             break;
         }
-        c = sh.cv.wait_timeout(c, left).unwrap_or_else(|p| p.into_inner()).0;
+        c = sh
+            .cv
+            .wait_timeout(c, left)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
     }
 }
 
@@ -120,7 +124,10 @@ pub fn wait_idle(limit: Duration) -> bool {
         if left.is_zero() {
             return false;
         }
-        busy = BUSY_CV.wait_timeout(busy, left).unwrap_or_else(|p| p.into_inner()).0;
+        busy = BUSY_CV
+            .wait_timeout(busy, left)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
     }
     true
 }
@@ -136,7 +143,11 @@ fn run(sh: &Shared) {
         let (target, done) = {
             let mut c = relock(&sh.ctl);
             if !c.stop && c.requested == c.done {
-                c = sh.cv.wait_timeout(c, PERIOD).unwrap_or_else(|p| p.into_inner()).0;
+                c = sh
+                    .cv
+                    .wait_timeout(c, PERIOD)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
             }
             if c.stop {
                 break;

@@ -34,7 +34,9 @@ fn calls_before_init_return_uninitialized() {
     let mut ids = [0u32; 32];
     let mut n: c_int = 0;
     // SAFETY: buffers of the documented size.
-    let rc = unsafe { lib().dcgmGetAllDevices().unwrap()(DCGM_EMBEDDED_HANDLE, ids.as_mut_ptr(), &mut n) };
+    let rc = unsafe {
+        lib().dcgmGetAllDevices().unwrap()(DCGM_EMBEDDED_HANDLE, ids.as_mut_ptr(), &mut n)
+    };
     assert_eq!(rc, DCGM_ST_UNINITIALIZED);
 }
 
@@ -57,7 +59,9 @@ fn entity_groups_follow_the_default_node() {
         let mut buf = [0u32; 4096];
         let mut n: c_int = buf.len() as c_int;
         // SAFETY: `buf` has `n` slots.
-        let rc = unsafe { lib().dcgmGetEntityGroupEntities().unwrap()(h, eg, buf.as_mut_ptr(), &mut n, 0) };
+        let rc = unsafe {
+            lib().dcgmGetEntityGroupEntities().unwrap()(h, eg, buf.as_mut_ptr(), &mut n, 0)
+        };
         assert_eq!(rc, DCGM_ST_OK, "group {eg}");
         buf[..n as usize].to_vec()
     };
@@ -76,7 +80,9 @@ fn entity_groups_follow_the_default_node() {
     let mut small = [0u32; 2];
     let mut n: c_int = 2;
     // SAFETY: `small` has `n` slots.
-    let rc = unsafe { lib().dcgmGetEntityGroupEntities().unwrap()(h, DCGM_FE_GPU, small.as_mut_ptr(), &mut n, 0) };
+    let rc = unsafe {
+        lib().dcgmGetEntityGroupEntities().unwrap()(h, DCGM_FE_GPU, small.as_mut_ptr(), &mut n, 0)
+    };
     assert_eq!(rc, DCGM_ST_INSUFFICIENT_SIZE);
     assert_eq!(n, 8);
 }
@@ -91,11 +97,16 @@ fn device_attributes_carry_unique_identities() {
         let rc = unsafe { lib().dcgmGetDeviceAttributes().unwrap()(h, gpu, &mut *a) };
         assert_eq!(rc, DCGM_ST_OK);
         // SAFETY: NUL-terminated by the simulator.
-        let uuid = unsafe { CStr::from_ptr(a.identifiers.uuid.as_ptr()) }.to_str().unwrap().to_owned();
+        let uuid = unsafe { CStr::from_ptr(a.identifiers.uuid.as_ptr()) }
+            .to_str()
+            .unwrap()
+            .to_owned();
         assert!(uuid.starts_with("GPU-"), "{uuid}");
         assert!(uuids.insert(uuid));
         // SAFETY: as above.
-        let name = unsafe { CStr::from_ptr(a.identifiers.deviceName.as_ptr()) }.to_str().unwrap();
+        let name = unsafe { CStr::from_ptr(a.identifiers.deviceName.as_ptr()) }
+            .to_str()
+            .unwrap();
         assert!(name.contains("H100"));
         assert_eq!(a.powerLimits.curPowerLimit, 700);
         assert_eq!(a.settings.migModeEnabled, u32::from(gpu == 7));
@@ -128,23 +139,49 @@ fn groups_add_remove_and_report_their_entities() {
     // Adding the same entity twice, or one that does not exist, is a bad parameter.
     // SAFETY: plain arguments.
     unsafe {
-        assert_eq!(lib().dcgmGroupAddDevice().unwrap()(h, g, 1), DCGM_ST_BADPARAM);
-        assert_eq!(lib().dcgmGroupAddDevice().unwrap()(h, g, 42), DCGM_ST_BADPARAM);
+        assert_eq!(
+            lib().dcgmGroupAddDevice().unwrap()(h, g, 1),
+            DCGM_ST_BADPARAM
+        );
+        assert_eq!(
+            lib().dcgmGroupAddDevice().unwrap()(h, g, 42),
+            DCGM_ST_BADPARAM
+        );
         assert_eq!(lib().dcgmGroupRemoveDevice().unwrap()(h, g, 1), DCGM_ST_OK);
-        assert_eq!(lib().dcgmGroupRemoveDevice().unwrap()(h, g, 1), DCGM_ST_BADPARAM);
-        assert_eq!(lib().dcgmGroupAddDevice().unwrap()(h, 999, 0), DCGM_ST_NOT_CONFIGURED);
+        assert_eq!(
+            lib().dcgmGroupRemoveDevice().unwrap()(h, g, 1),
+            DCGM_ST_BADPARAM
+        );
+        assert_eq!(
+            lib().dcgmGroupAddDevice().unwrap()(h, 999, 0),
+            DCGM_ST_NOT_CONFIGURED
+        );
     }
     let mut info = dcgmGroupInfo_v3::boxed_versioned();
     // SAFETY: a versioned group info.
-    assert_eq!(unsafe { lib().dcgmGroupGetInfo().unwrap()(h, g, &mut *info) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmGroupGetInfo().unwrap()(h, g, &mut *info) },
+        DCGM_ST_OK
+    );
     assert_eq!(info.count, 1);
     assert_eq!(info.entityList[0].entityGroupId, DCGM_FE_GPU_I);
     // SAFETY: NUL-terminated.
-    assert_eq!(unsafe { CStr::from_ptr(info.groupName.as_ptr()) }.to_str().unwrap(), "mine");
+    assert_eq!(
+        unsafe { CStr::from_ptr(info.groupName.as_ptr()) }
+            .to_str()
+            .unwrap(),
+        "mine"
+    );
     // SAFETY: plain arguments.
-    assert_eq!(unsafe { lib().dcgmGroupDestroy().unwrap()(h, g) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmGroupDestroy().unwrap()(h, g) },
+        DCGM_ST_OK
+    );
     // SAFETY: plain arguments.
-    assert_eq!(unsafe { lib().dcgmGroupDestroy().unwrap()(h, g) }, DCGM_ST_NOT_CONFIGURED);
+    assert_eq!(
+        unsafe { lib().dcgmGroupDestroy().unwrap()(h, g) },
+        DCGM_ST_NOT_CONFIGURED
+    );
 }
 
 #[test]
@@ -161,7 +198,10 @@ fn sixty_five_groups_hit_the_limit() {
     let mut ids = [0usize; 64];
     let mut count = 0u32;
     // SAFETY: room for 64 ids.
-    assert_eq!(unsafe { lib().dcgmGroupGetAllIds().unwrap()(h, ids.as_mut_ptr(), &mut count) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmGroupGetAllIds().unwrap()(h, ids.as_mut_ptr(), &mut count) },
+        DCGM_ST_OK
+    );
     assert_eq!(count, 64);
 }
 
@@ -169,7 +209,10 @@ fn sixty_five_groups_hit_the_limit() {
 fn field_groups_enforce_names_limits_and_known_ids() {
     let (_s, h) = Session::embedded(None, AUTO);
     let fg = field_group(h, "temps", &[DCGM_FI_DEV_GPU_TEMP_CELSIUS]).unwrap();
-    assert_eq!(field_group(h, "temps", &[DCGM_FI_DEV_GPU_TEMP_CELSIUS]), Err(DCGM_ST_DUPLICATE_KEY));
+    assert_eq!(
+        field_group(h, "temps", &[DCGM_FI_DEV_GPU_TEMP_CELSIUS]),
+        Err(DCGM_ST_DUPLICATE_KEY)
+    );
     assert_eq!(field_group(h, "bad", &[9999]), Err(DCGM_ST_BADPARAM));
     let many: Vec<u16> = FIELD_TABLE.iter().take(128).map(|f| f.id).collect();
     assert_eq!(field_group(h, "too-many", &many), Err(DCGM_ST_BADPARAM));
@@ -177,16 +220,25 @@ fn field_groups_enforce_names_limits_and_known_ids() {
     let mut info = dcgmFieldGroupInfo_v1::new_versioned();
     info.fieldGroupId = fg;
     // SAFETY: a versioned info struct.
-    assert_eq!(unsafe { lib().dcgmFieldGroupGetInfo().unwrap()(h, &mut info) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmFieldGroupGetInfo().unwrap()(h, &mut info) },
+        DCGM_ST_OK
+    );
     assert_eq!(info.numFieldIds, 1);
     assert_eq!(info.fieldIds[0], DCGM_FI_DEV_GPU_TEMP_CELSIUS);
     for i in 2..64 {
         field_group(h, &format!("fg{i}"), &[DCGM_FI_DEV_SM_CLOCK]).unwrap();
     }
-    assert_eq!(field_group(h, "fg64", &[DCGM_FI_DEV_SM_CLOCK]), Err(DCGM_ST_MAX_LIMIT));
+    assert_eq!(
+        field_group(h, "fg64", &[DCGM_FI_DEV_SM_CLOCK]),
+        Err(DCGM_ST_MAX_LIMIT)
+    );
     let mut all = dcgmAllFieldGroup_v1::boxed_versioned();
     // SAFETY: a versioned struct.
-    assert_eq!(unsafe { lib().dcgmFieldGroupGetAll().unwrap()(h, &mut *all) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmFieldGroupGetAll().unwrap()(h, &mut *all) },
+        DCGM_ST_OK
+    );
     assert_eq!(all.numFieldGroups, 64);
 }
 
@@ -205,9 +257,15 @@ fn values_are_not_watched_then_no_data_then_plausible() {
     assert_eq!(vals.len(), 40);
     assert!(vals.iter().all(|v| v.status == DCGM_ST_NOT_WATCHED));
 
-    assert_eq!(watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0), DCGM_ST_OK);
+    assert_eq!(
+        watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0),
+        DCGM_ST_OK
+    );
     let vals = latest(h, DCGM_GROUP_ALL_GPUS, fg).unwrap();
-    assert!(vals.iter().all(|v| v.status == DCGM_ST_NO_DATA), "manual mode: nothing before an update");
+    assert!(
+        vals.iter().all(|v| v.status == DCGM_ST_NO_DATA),
+        "manual mode: nothing before an update"
+    );
 
     update(h);
     let vals = latest_gpu(h, DCGM_GROUP_ALL_GPUS, fg).unwrap();
@@ -241,14 +299,28 @@ fn gpu_only_read_rejects_a_group_with_mig_instances() {
     assert_eq!(vals.len(), 2);
     let gpu = vals.iter().find(|v| v.group == DCGM_FE_GPU).unwrap();
     let mig = vals.iter().find(|v| v.group == DCGM_FE_GPU_I).unwrap();
-    assert!(mig.i64_ > 0 && mig.i64_ < gpu.i64_, "a MIG instance uses part of its GPU's memory");
+    assert!(
+        mig.i64_ > 0 && mig.i64_ < gpu.i64_,
+        "a MIG instance uses part of its GPU's memory"
+    );
 }
 
 #[test]
 fn values_since_lose_and_repeat_nothing() {
     let (_s, h) = Session::embedded(None, MANUAL);
-    let fg = field_group(h, "f", &[DCGM_FI_DEV_GPU_TEMP_CELSIUS, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION]).unwrap();
-    assert_eq!(watch(h, DCGM_GROUP_ALL_GPUS, fg, 1_000, 3600.0, 0), DCGM_ST_OK);
+    let fg = field_group(
+        h,
+        "f",
+        &[
+            DCGM_FI_DEV_GPU_TEMP_CELSIUS,
+            DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION,
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        watch(h, DCGM_GROUP_ALL_GPUS, fg, 1_000, 3600.0, 0),
+        DCGM_ST_OK
+    );
     let mut cursor = 0;
     let mut seen = std::collections::HashSet::new();
     let mut total = 0;
@@ -258,7 +330,11 @@ fn values_since_lose_and_repeat_nothing() {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
         let (vals, next) = since(h, DCGM_GROUP_ALL_GPUS, fg, cursor).unwrap();
-        assert_eq!(vals.len(), (round + 1) * 16, "round {round}: every update, every GPU, both fields");
+        assert_eq!(
+            vals.len(),
+            (round + 1) * 16,
+            "round {round}: every update, every GPU, both fields"
+        );
         for v in &vals {
             assert!(seen.insert((v.id, v.field, v.ts)), "repeated sample {v:?}");
         }
@@ -276,7 +352,10 @@ fn values_since_lose_and_repeat_nothing() {
 fn energy_is_monotonic_and_auto_mode_samples_on_schedule() {
     let (_s, h) = Session::embedded(None, AUTO);
     let fg = field_group(h, "e", &[DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION]).unwrap();
-    assert_eq!(watch(h, DCGM_GROUP_ALL_GPUS, fg, 5_000, 3600.0, 0), DCGM_ST_OK);
+    assert_eq!(
+        watch(h, DCGM_GROUP_ALL_GPUS, fg, 5_000, 3600.0, 0),
+        DCGM_ST_OK
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let mut vals = Vec::new();
     while std::time::Instant::now() < deadline {
@@ -287,7 +366,11 @@ fn energy_is_monotonic_and_auto_mode_samples_on_schedule() {
         }
     }
     let gpu0: Vec<&Got> = vals.iter().filter(|v| v.id == 0).collect();
-    assert!(gpu0.len() >= 4, "AUTO mode takes samples by itself: {}", gpu0.len());
+    assert!(
+        gpu0.len() >= 4,
+        "AUTO mode takes samples by itself: {}",
+        gpu0.len()
+    );
     for w in gpu0.windows(2) {
         assert!(w[1].ts > w[0].ts);
         assert!(w[1].i64_ > w[0].i64_, "energy never decreases");
@@ -298,7 +381,10 @@ fn energy_is_monotonic_and_auto_mode_samples_on_schedule() {
 fn max_keep_samples_bounds_what_is_kept() {
     let (_s, h) = Session::embedded(None, MANUAL);
     let fg = field_group(h, "f", &[DCGM_FI_DEV_SM_CLOCK]).unwrap();
-    assert_eq!(watch(h, DCGM_GROUP_ALL_GPUS, fg, 1_000, 3600.0, 3), DCGM_ST_OK);
+    assert_eq!(
+        watch(h, DCGM_GROUP_ALL_GPUS, fg, 1_000, 3600.0, 3),
+        DCGM_ST_OK
+    );
     for _ in 0..6 {
         update(h);
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -326,11 +412,18 @@ fn entities_read_covers_every_entity_kind_and_marks_missing_ones() {
     update(h);
     let pairs: Vec<dcgmGroupEntityPair_t> = ents
         .iter()
-        .map(|(eg, id, _)| dcgmGroupEntityPair_t { entityGroupId: *eg, entityId: *id })
-        .chain([dcgmGroupEntityPair_t { entityGroupId: DCGM_FE_GPU, entityId: 77 }])
+        .map(|(eg, id, _)| dcgmGroupEntityPair_t {
+            entityGroupId: *eg,
+            entityId: *id,
+        })
+        .chain([dcgmGroupEntityPair_t {
+            entityGroupId: DCGM_FE_GPU,
+            entityId: 77,
+        }])
         .collect();
     let mut fields: Vec<u16> = ents.iter().map(|e| e.2).collect();
-    let mut out: Vec<dcgmFieldValue_v2> = (0..pairs.len() * fields.len()).map(|_| zeroed()).collect();
+    let mut out: Vec<dcgmFieldValue_v2> =
+        (0..pairs.len() * fields.len()).map(|_| zeroed()).collect();
     // SAFETY: arrays of the sizes passed.
     let rc = unsafe {
         lib().dcgmEntitiesGetLatestValues().unwrap()(
@@ -357,22 +450,34 @@ fn entities_read_covers_every_entity_kind_and_marks_missing_ones() {
     }
     let missing = &out[6 * fields.len()];
     // SAFETY: reading a plain union member.
-    assert_eq!(int64_blank_kind(unsafe { missing.value.i64_ }), Some(BlankKind::NotFound));
+    assert_eq!(
+        int64_blank_kind(unsafe { missing.value.i64_ }),
+        Some(BlankKind::NotFound)
+    );
 }
 
 #[test]
 fn field_metadata_comes_from_the_field_table_and_dies_with_shutdown() {
     let (s, _h) = Session::embedded(None, AUTO);
     // SAFETY: plain argument; the pointer is read before shutdown.
-    let m = unsafe { lib().DcgmFieldGetById().unwrap()(DCGM_FI_DEV_GPU_TEMP_CELSIUS).as_ref() }.unwrap();
+    let m = unsafe { lib().DcgmFieldGetById().unwrap()(DCGM_FI_DEV_GPU_TEMP_CELSIUS).as_ref() }
+        .unwrap();
     // SAFETY: NUL-terminated tag.
-    assert_eq!(unsafe { CStr::from_ptr(m.tag.as_ptr()) }.to_str().unwrap(), "gpu_temp");
+    assert_eq!(
+        unsafe { CStr::from_ptr(m.tag.as_ptr()) }.to_str().unwrap(),
+        "gpu_temp"
+    );
     assert_eq!(m.fieldType as u8, DCGM_FT_INT64);
     assert_eq!(m.entityLevel, DCGM_FE_GPU);
     // SAFETY: the format pointer is owned by the library.
     let fmt = unsafe { m.valueFormat.as_ref() }.unwrap();
     // SAFETY: NUL-terminated unit.
-    assert_eq!(unsafe { CStr::from_ptr(fmt.unit.as_ptr()) }.to_str().unwrap(), "C");
+    assert_eq!(
+        unsafe { CStr::from_ptr(fmt.unit.as_ptr()) }
+            .to_str()
+            .unwrap(),
+        "C"
+    );
     let tag = CString::new("power_usage").unwrap();
     // SAFETY: a C string.
     let p = unsafe { lib().DcgmFieldGetByTag().unwrap()(tag.as_ptr()).as_ref() }.unwrap();
@@ -381,7 +486,10 @@ fn field_metadata_comes_from_the_field_table_and_dies_with_shutdown() {
     assert!(unsafe { lib().DcgmFieldGetById().unwrap()(9999) }.is_null());
     drop(s);
     // SAFETY: plain argument.
-    assert!(unsafe { lib().DcgmFieldGetById().unwrap()(150) }.is_null(), "metadata is gone after dcgmShutdown");
+    assert!(
+        unsafe { lib().DcgmFieldGetById().unwrap()(150) }.is_null(),
+        "metadata is gone after dcgmShutdown"
+    );
 }
 
 #[test]
@@ -430,18 +538,27 @@ fn standalone_connections_reach_configured_hostengines_only() {
     let mut ids = [0u32; 32];
     let mut n: c_int = 0;
     // SAFETY: buffers of the documented size.
-    assert_eq!(unsafe { lib().dcgmGetAllDevices().unwrap()(h, ids.as_mut_ptr(), &mut n) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmGetAllDevices().unwrap()(h, ids.as_mut_ptr(), &mut n) },
+        DCGM_ST_OK
+    );
     assert_eq!(n, 8);
     // A v3 connection string works too.
     let cs = CString::new("tcp://127.0.0.1:5555").unwrap();
     let mut p3 = dcgmConnectV3Params_v1::new_versioned();
     let mut h3 = 0;
     // SAFETY: valid pointers.
-    assert_eq!(unsafe { lib().dcgmConnect_v3().unwrap()(cs.as_ptr(), &mut p3, &mut h3) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmConnect_v3().unwrap()(cs.as_ptr(), &mut p3, &mut h3) },
+        DCGM_ST_OK
+    );
     // A wrongly versioned params struct is refused.
     p3.version = 0x0200_000c;
     // SAFETY: valid pointers.
-    assert_eq!(unsafe { lib().dcgmConnect_v3().unwrap()(cs.as_ptr(), &mut p3, &mut h3) }, DCGM_ST_VER_MISMATCH);
+    assert_eq!(
+        unsafe { lib().dcgmConnect_v3().unwrap()(cs.as_ptr(), &mut p3, &mut h3) },
+        DCGM_ST_VER_MISMATCH
+    );
     // SAFETY: plain argument.
     assert_eq!(unsafe { lib().dcgmDisconnect().unwrap()(h) }, DCGM_ST_OK);
     // SAFETY: buffers of the documented size.
@@ -467,7 +584,10 @@ fn fault_connection_refused() {
     let mut h = 0;
     // Embedded mode still works.
     // SAFETY: writable handle.
-    assert_eq!(unsafe { lib().dcgmStartEmbedded().unwrap()(AUTO, &mut h) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmStartEmbedded().unwrap()(AUTO, &mut h) },
+        DCGM_ST_OK
+    );
 }
 
 #[test]
@@ -476,17 +596,29 @@ fn fault_connection_drops_and_the_hostengine_comes_back() {
     init();
     let h = connect("127.0.0.1").unwrap();
     let fg = field_group(h, "f", &[DCGM_FI_DEV_GPU_TEMP_CELSIUS]).unwrap();
-    assert_eq!(watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0), DCGM_ST_OK);
+    assert_eq!(
+        watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0),
+        DCGM_ST_OK
+    );
     update(h);
-    assert_eq!(latest(h, DCGM_GROUP_ALL_GPUS, fg).unwrap_err(), DCGM_ST_CONNECTION_NOT_VALID);
+    assert_eq!(
+        latest(h, DCGM_GROUP_ALL_GPUS, fg).unwrap_err(),
+        DCGM_ST_CONNECTION_NOT_VALID
+    );
     // While it restarts, connections are refused; afterwards they work, with fresh state.
     assert_eq!(connect("127.0.0.1"), Err(DCGM_ST_CONNECTION_NOT_VALID));
     std::thread::sleep(std::time::Duration::from_millis(200));
     let h2 = connect("127.0.0.1").unwrap();
     let mut all = dcgmAllFieldGroup_v1::boxed_versioned();
     // SAFETY: a versioned struct.
-    assert_eq!(unsafe { lib().dcgmFieldGroupGetAll().unwrap()(h2, &mut *all) }, DCGM_ST_OK);
-    assert_eq!(all.numFieldGroups, 0, "the restarted hostengine lost its field groups");
+    assert_eq!(
+        unsafe { lib().dcgmFieldGroupGetAll().unwrap()(h2, &mut *all) },
+        DCGM_ST_OK
+    );
+    assert_eq!(
+        all.numFieldGroups, 0,
+        "the restarted hostengine lost its field groups"
+    );
 }
 
 #[test]
@@ -499,10 +631,17 @@ fn fault_unsupported_and_blank_fields() {
     let fg = field_group(
         h,
         "f",
-        &[DCGM_FI_DEV_GPU_TEMP_CELSIUS, DCGM_FI_DEV_BOARD_POWER_WATTS, DCGM_FI_DEV_FAN_SPEED],
+        &[
+            DCGM_FI_DEV_GPU_TEMP_CELSIUS,
+            DCGM_FI_DEV_BOARD_POWER_WATTS,
+            DCGM_FI_DEV_FAN_SPEED,
+        ],
     )
     .unwrap();
-    assert_eq!(watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0), DCGM_ST_OK);
+    assert_eq!(
+        watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0),
+        DCGM_ST_OK
+    );
     update(h);
     for v in latest(h, DCGM_GROUP_ALL_GPUS, fg).unwrap() {
         match v.field {
@@ -521,7 +660,10 @@ fn fault_slow_calls_take_at_least_the_configured_latency() {
     let mut ids = [0u32; 32];
     let mut n: c_int = 0;
     // SAFETY: buffers of the documented size.
-    assert_eq!(unsafe { lib().dcgmGetAllDevices().unwrap()(h, ids.as_mut_ptr(), &mut n) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmGetAllDevices().unwrap()(h, ids.as_mut_ptr(), &mut n) },
+        DCGM_ST_OK
+    );
     assert!(t.elapsed() >= std::time::Duration::from_millis(30));
 }
 
@@ -539,10 +681,16 @@ fn configured_node_replaces_the_default() {
     let mut ids = [0u32; 32];
     let mut n: c_int = 0;
     // SAFETY: buffers of the documented size.
-    assert_eq!(unsafe { lib().dcgmGetAllDevices().unwrap()(h, ids.as_mut_ptr(), &mut n) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmGetAllDevices().unwrap()(h, ids.as_mut_ptr(), &mut n) },
+        DCGM_ST_OK
+    );
     assert_eq!(n, 2);
     let fg = field_group(h, "f", &[DCGM_FI_DEV_FB_TOTAL, DCGM_FI_DEV_GPU_NAME]).unwrap();
-    assert_eq!(watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0), DCGM_ST_OK);
+    assert_eq!(
+        watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0),
+        DCGM_ST_OK
+    );
     update(h);
     let v = latest(h, DCGM_GROUP_ALL_GPUS, fg).unwrap();
     assert_eq!(v[0].i64_, 40960);
@@ -557,8 +705,15 @@ fn same_seed_and_time_give_the_same_values() {
     let m = Machine::new(SimConfig::default());
     let d = Dynamics::new(&m, 0);
     let ts = 1_700_000_000_000_000;
-    for f in [DCGM_FI_DEV_GPU_TEMP_CELSIUS, DCGM_FI_DEV_BOARD_POWER_WATTS, DCGM_FI_DEV_GPU_UTIL_RATIO] {
-        assert_eq!(sample(&m, &d, DCGM_FE_GPU, 3, f, ts), sample(&m, &d, DCGM_FE_GPU, 3, f, ts));
+    for f in [
+        DCGM_FI_DEV_GPU_TEMP_CELSIUS,
+        DCGM_FI_DEV_BOARD_POWER_WATTS,
+        DCGM_FI_DEV_GPU_UTIL_RATIO,
+    ] {
+        assert_eq!(
+            sample(&m, &d, DCGM_FE_GPU, 3, f, ts),
+            sample(&m, &d, DCGM_FE_GPU, 3, f, ts)
+        );
     }
     let mut other = SimConfig::default();
     other.seed = 43;

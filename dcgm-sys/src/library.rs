@@ -169,9 +169,10 @@ impl LibraryLoader {
                     let api = unsafe { DcgmApi::load(&lib) };
                     // SAFETY: looking a symbol up has no side effects; it is only tested for
                     // presence, never called through this type.
-                    let is_simulator =
-                        unsafe { lib.get::<unsafe extern "C" fn() -> i32>(b"dcgmSimIsSimulator\0") }
-                            .is_ok();
+                    let is_simulator = unsafe {
+                        lib.get::<unsafe extern "C" fn() -> i32>(b"dcgmSimIsSimulator\0")
+                    }
+                    .is_ok();
                     return Ok(DcgmLibrary {
                         api,
                         path,

@@ -109,7 +109,11 @@ impl fmt::Display for Entity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.group == EntityGroup::Link {
             let l = dcgm_link_t::from_raw(self.id);
-            let parent = if l.type_() == DCGM_FE_SWITCH { "Switch" } else { "GPU" };
+            let parent = if l.type_() == DCGM_FE_SWITCH {
+                "Switch"
+            } else {
+                "GPU"
+            };
             return write!(f, "{parent} {} link {}", l.parent_id(), l.index());
         }
         write!(f, "{} {}", self.group.name(), self.id)

@@ -96,9 +96,13 @@ impl Error {
             DCGM_ST_NVVS_BINARY_NOT_FOUND => {
                 "diagnostics need the DCGM diagnostic package: install datacenter-gpu-manager-4-core"
             }
-            DCGM_ST_MODULE_NOT_LOADED => "the DCGM module for this call is not loaded or was denylisted",
+            DCGM_ST_MODULE_NOT_LOADED => {
+                "the DCGM module for this call is not loaded or was denylisted"
+            }
             DCGM_ST_NOT_WATCHED => "watch the field (Group::watch) before reading it",
-            DCGM_ST_NO_DATA => "no sample yet: call update_all_fields(true) or wait for the watch interval",
+            DCGM_ST_NO_DATA => {
+                "no sample yet: call update_all_fields(true) or wait for the watch interval"
+            }
             DCGM_ST_VER_MISMATCH => {
                 "the library and this SDK disagree on a struct version: use a DCGM 4.x library"
             }

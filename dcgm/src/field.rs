@@ -49,12 +49,14 @@ impl FieldId {
 
     /// The 4.6 C name, or the number if unknown.
     pub fn name(self) -> String {
-        self.info().map_or_else(|| self.0.to_string(), |f| f.name.to_string())
+        self.info()
+            .map_or_else(|| self.0.to_string(), |f| f.name.to_string())
     }
 
     /// The tag (`gpu_temp`), or the number if unknown.
     pub fn tag(self) -> String {
-        self.info().map_or_else(|| self.0.to_string(), |f| f.tag.to_string())
+        self.info()
+            .map_or_else(|| self.0.to_string(), |f| f.tag.to_string())
     }
 }
 

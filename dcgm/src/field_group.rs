@@ -63,7 +63,9 @@ impl FieldGroup {
     /// Creates a field group. Names must be unique on the host engine.
     pub fn create(handle: &Handle, name: &str, fields: &[FieldId]) -> Result<Self> {
         if fields.is_empty() {
-            return Err(Error::InvalidArgument("a field group needs at least one field".into()));
+            return Err(Error::InvalidArgument(
+                "a field group needs at least one field".into(),
+            ));
         }
         if fields.len() > MAX_FIELDS_PER_FIELD_GROUP {
             return Err(Error::InvalidArgument(format!(
@@ -73,7 +75,10 @@ impl FieldGroup {
             )));
         }
         if let Some(bad) = fields.iter().find(|f| f.info().is_none()) {
-            return Err(Error::InvalidArgument(format!("unknown field id {}", bad.0)));
+            return Err(Error::InvalidArgument(format!(
+                "unknown field id {}",
+                bad.0
+            )));
         }
         let ids: Vec<u16> = fields.iter().map(|f| f.0).collect();
         let cname = cstring(name)?;
@@ -83,7 +88,13 @@ impl FieldGroup {
         unsafe {
             ffi!(
                 lib,
-                dcgmFieldGroupCreate(handle.raw(), ids.len() as c_int, ids.as_ptr(), cname.as_ptr(), &mut id)
+                dcgmFieldGroupCreate(
+                    handle.raw(),
+                    ids.len() as c_int,
+                    ids.as_ptr(),
+                    cname.as_ptr(),
+                    &mut id
+                )
             )
         }?;
         Ok(Self {

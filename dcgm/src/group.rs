@@ -167,7 +167,12 @@ impl Drop for Watch {
         let h = self.group.handle();
         let lib = h.lib();
         // SAFETY: ids valid on this handle; both objects are kept alive by `self`.
-        let _ = unsafe { ffi!(lib, dcgmUnwatchFields(h.raw(), self.group.id(), self.fields.id())) };
+        let _ = unsafe {
+            ffi!(
+                lib,
+                dcgmUnwatchFields(h.raw(), self.group.id(), self.fields.id())
+            )
+        };
     }
 }
 
@@ -178,7 +183,12 @@ impl Group {
         let lib = handle.lib();
         let mut id = 0;
         // SAFETY: a C string and a valid out-pointer.
-        unsafe { ffi!(lib, dcgmGroupCreate(handle.raw(), kind.raw(), cname.as_ptr(), &mut id)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGroupCreate(handle.raw(), kind.raw(), cname.as_ptr(), &mut id)
+            )
+        }?;
         Ok(Self {
             inner: Arc::new(Inner {
                 handle: handle.clone(),
@@ -245,7 +255,12 @@ impl Group {
     pub fn add_entity(&self, e: Entity) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: plain arguments.
-        unsafe { ffi!(lib, dcgmGroupAddEntity(h.raw(), self.id(), e.group.raw(), e.id)) }
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGroupAddEntity(h.raw(), self.id(), e.group.raw(), e.id)
+            )
+        }
     }
 
     /// Removes a GPU.
@@ -257,7 +272,12 @@ impl Group {
     pub fn remove_entity(&self, e: Entity) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: plain arguments.
-        unsafe { ffi!(lib, dcgmGroupRemoveEntity(h.raw(), self.id(), e.group.raw(), e.id)) }
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGroupRemoveEntity(h.raw(), self.id(), e.group.raw(), e.id)
+            )
+        }
     }
 
     /// Name and entities.
@@ -269,7 +289,10 @@ impl Group {
         let n = (info.count as usize).min(info.entityList.len());
         Ok(GroupInfo {
             name: c_buf(&info.groupName),
-            entities: info.entityList[..n].iter().map(|p| Entity::from_raw(*p)).collect(),
+            entities: info.entityList[..n]
+                .iter()
+                .map(|p| Entity::from_raw(*p))
+                .collect(),
         })
     }
 
@@ -306,7 +329,9 @@ impl Group {
     /// Starts watching `fields` on this group.
     pub fn watch(&self, fields: &FieldGroup, options: WatchOptions) -> Result<Watch> {
         if options.update_interval.is_zero() {
-            return Err(Error::InvalidArgument("the update interval must be above zero".into()));
+            return Err(Error::InvalidArgument(
+                "the update interval must be above zero".into(),
+            ));
         }
         let freq = i64::try_from(options.update_interval.as_micros())
             .map_err(|_| Error::InvalidArgument("update interval too long".into()))?;
@@ -317,7 +342,14 @@ impl Group {
         unsafe {
             ffi!(
                 lib,
-                dcgmWatchFields(h.raw(), self.id(), fields.id(), freq, options.max_keep_age.as_secs_f64(), samples)
+                dcgmWatchFields(
+                    h.raw(),
+                    self.id(),
+                    fields.id(),
+                    freq,
+                    options.max_keep_age.as_secs_f64(),
+                    samples
+                )
             )
         }?;
         Ok(Watch {
@@ -338,7 +370,10 @@ impl Group {
     pub fn latest_values_into(&self, fields: &FieldGroup, out: &mut Vec<FieldValue>) -> Result<()> {
         out.clear();
         let (h, lib) = (self.handle(), self.handle().lib());
-        let mut sink = Sink { out, panicked: false };
+        let mut sink = Sink {
+            out,
+            panicked: false,
+        };
         // SAFETY: the callback matches the library's type and `sink` outlives the call.
         let r = unsafe {
             ffi!(
@@ -358,7 +393,11 @@ impl Group {
 
     /// Every sample taken since `cursor`, oldest first per field; advances `cursor` so the
     /// next call continues exactly where this one stopped.
-    pub fn values_since(&self, fields: &FieldGroup, cursor: &mut SinceCursor) -> Result<Vec<FieldValue>> {
+    pub fn values_since(
+        &self,
+        fields: &FieldGroup,
+        cursor: &mut SinceCursor,
+    ) -> Result<Vec<FieldValue>> {
         let mut out = Vec::new();
         let (h, lib) = (self.handle(), self.handle().lib());
         let mut next = 0i64;

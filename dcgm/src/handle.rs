@@ -412,7 +412,10 @@ impl HandleBuilder {
             .map(CString::new)
             .transpose()
             .map_err(|_| Error::InvalidArgument("log file path contains a NUL byte".into()))?;
-        let h = if self.log_file.is_none() && self.log_severity.is_none() && self.deny_modules.is_empty() {
+        let h = if self.log_file.is_none()
+            && self.log_severity.is_none()
+            && self.deny_modules.is_empty()
+        {
             let mut h = 0;
             // SAFETY: `h` is a valid out-pointer for the call.
             unsafe { ffi!(lib, dcgmStartEmbedded(self.mode.raw(), &mut h)) }?;
@@ -421,14 +424,21 @@ impl HandleBuilder {
             let mut p = dcgmStartEmbeddedV2Params_v3::new_versioned();
             p.opMode = self.mode.raw();
             p.logFile = log_file.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
-            p.severity = self.log_severity.map_or(DcgmLoggingSeverityUnspecified, severity_raw);
+            p.severity = self
+                .log_severity
+                .map_or(DcgmLoggingSeverityUnspecified, severity_raw);
             p.denyListCount = self.deny_modules.len() as u32;
             for (d, m) in p.denyList.iter_mut().zip(&self.deny_modules) {
                 *d = *m;
             }
             // SAFETY: `p` is a versioned v3 params struct whose log-file string outlives the
             // call; the library writes the handle into it.
-            unsafe { ffi!(lib, dcgmStartEmbedded_v2((&mut p as *mut dcgmStartEmbeddedV2Params_v3).cast())) }?;
+            unsafe {
+                ffi!(
+                    lib,
+                    dcgmStartEmbedded_v2((&mut p as *mut dcgmStartEmbeddedV2Params_v3).cast())
+                )
+            }?;
             p.dcgmHandle
         };
         rt.embedded = Some((h, 1));

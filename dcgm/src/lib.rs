@@ -48,7 +48,8 @@ pub use field::{FieldId, FieldMeta, FieldType};
 pub use field_group::{FieldGroup, MAX_FIELDS_PER_FIELD_GROUP, all_field_groups};
 pub use group::{Group, GroupInfo, GroupType, SinceCursor, Watch, WatchOptions};
 pub use handle::{
-    ConnectionKind, DCGM_SIM_LIB_ENV, Handle, HandleBuilder, LogSeverity, OperationMode, find_simulator,
+    ConnectionKind, DCGM_SIM_LIB_ENV, Handle, HandleBuilder, LogSeverity, OperationMode,
+    find_simulator,
 };
 pub use system::{DeviceAttributes, System, VersionInfo};
 pub use value::{BlankKind, FieldValue, Value};

@@ -80,4 +80,3 @@ pub(crate) fn c_buf(buf: &[std::ffi::c_char]) -> String {
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
-

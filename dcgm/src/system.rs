@@ -78,7 +78,10 @@ impl VersionInfo {
             .filter_map(|kv| kv.split_once(':'))
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let version = fields.iter().find(|(k, _)| k == "version").map(|(_, v)| v.clone());
+        let version = fields
+            .iter()
+            .find(|(k, _)| k == "version")
+            .map(|(_, v)| v.clone());
         Self {
             version,
             fields,
@@ -143,7 +146,12 @@ impl System {
         let mut n: c_int = 0;
         let lib = self.lib();
         // SAFETY: room for DCGM_MAX_NUM_DEVICES ids and a valid count pointer.
-        unsafe { ffi!(lib, dcgmGetAllDevices(self.handle.raw(), ids.as_mut_ptr(), &mut n)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGetAllDevices(self.handle.raw(), ids.as_mut_ptr(), &mut n)
+            )
+        }?;
         Ok(ids[..(n.max(0) as usize).min(ids.len())].to_vec())
     }
 
@@ -153,13 +161,22 @@ impl System {
         let mut n: c_int = 0;
         let lib = self.lib();
         // SAFETY: as in `gpu_ids`.
-        unsafe { ffi!(lib, dcgmGetAllSupportedDevices(self.handle.raw(), ids.as_mut_ptr(), &mut n)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGetAllSupportedDevices(self.handle.raw(), ids.as_mut_ptr(), &mut n)
+            )
+        }?;
         Ok(ids[..(n.max(0) as usize).min(ids.len())].to_vec())
     }
 
     /// Entities of one entity group.
     pub fn entities(&self, group: EntityGroup, only_supported: bool) -> Result<Vec<Entity>> {
-        let flags = if only_supported { DCGM_GEGE_FLAG_ONLY_SUPPORTED } else { 0 };
+        let flags = if only_supported {
+            DCGM_GEGE_FLAG_ONLY_SUPPORTED
+        } else {
+            0
+        };
         let mut cap = 64usize;
         loop {
             let mut buf = vec![0u32; cap];
@@ -167,7 +184,16 @@ impl System {
             let lib = self.lib();
             // SAFETY: `buf` has room for `n` ids.
             let r = unsafe {
-                ffi!(lib, dcgmGetEntityGroupEntities(self.handle.raw(), group.raw(), buf.as_mut_ptr(), &mut n, flags))
+                ffi!(
+                    lib,
+                    dcgmGetEntityGroupEntities(
+                        self.handle.raw(),
+                        group.raw(),
+                        buf.as_mut_ptr(),
+                        &mut n,
+                        flags
+                    )
+                )
             };
             match r {
                 Ok(()) => {
@@ -175,7 +201,9 @@ impl System {
                     return Ok(buf.into_iter().map(|id| Entity::new(group, id)).collect());
                 }
                 Err(Error::Dcgm { code, .. })
-                    if code.0 == DCGM_ST_INSUFFICIENT_SIZE && (n as usize) > cap && cap < 1 << 20 =>
+                    if code.0 == DCGM_ST_INSUFFICIENT_SIZE
+                        && (n as usize) > cap
+                        && cap < 1 << 20 =>
                 {
                     cap = n as usize;
                 }
@@ -189,7 +217,12 @@ impl System {
         let mut a = dcgmDeviceAttributes_v3::boxed_versioned();
         let lib = self.lib();
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmGetDeviceAttributes(self.handle.raw(), gpu, &mut *a)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGetDeviceAttributes(self.handle.raw(), gpu, &mut *a)
+            )
+        }?;
         let id = &a.identifiers;
         let nclk = (a.clockSets.count as usize).min(a.clockSets.clockSet.len());
         Ok(DeviceAttributes {
@@ -255,7 +288,11 @@ impl System {
 
     /// Latest values of `fields` for any list of entities, in one call (the fields must be
     /// watched). Entities that do not exist come back as `Blank(NotFound)` values.
-    pub fn entities_latest_values(&self, entities: &[Entity], fields: &[FieldId]) -> Result<Vec<FieldValue>> {
+    pub fn entities_latest_values(
+        &self,
+        entities: &[Entity],
+        fields: &[FieldId],
+    ) -> Result<Vec<FieldValue>> {
         let mut out = Vec::new();
         self.entities_latest_values_into(entities, fields, &mut out)?;
         Ok(out)

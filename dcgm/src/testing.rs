@@ -24,3 +24,87 @@ pub fn simulator_path() -> PathBuf {
     }
     panic!("dcgm-sim is not built: run `cargo build -p dcgm-sim` first");
 }
+
+/// Replaces the simulator's configuration (a dcgm-sim `SimConfig` as JSON; `None` returns to
+/// `DCGM_SIM_CONFIG`/the default node) through its exported `dcgmSimConfigure`. It applies at
+/// the next `dcgmInit`, that is when no handle on the simulator is open. The simulator library
+/// stays loaded for the rest of the process so the configuration is not forgotten.
+///
+/// ```
+/// dcgm::testing::configure_simulator(Some(r#"{"gpus":[{},{}]}"#)).unwrap();
+/// let h = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded().unwrap();
+/// assert_eq!(h.system().gpu_ids().unwrap().len(), 2);
+/// # drop(h);
+/// # dcgm::testing::configure_simulator(None).unwrap();
+/// ```
+pub fn configure_simulator(json: Option<&str>) -> crate::Result<()> {
+    use std::ffi::{CString, c_char};
+    use std::sync::OnceLock;
+    type ConfigureFn = unsafe extern "C" fn(*const c_char) -> i32;
+    static LIB: OnceLock<dcgm_sys::DcgmLibrary> = OnceLock::new();
+    static CONFIGURE: OnceLock<Option<ConfigureFn>> = OnceLock::new();
+    let path = simulator_path();
+    let configure = CONFIGURE.get_or_init(|| {
+        let lib = LIB.get_or_init(|| dcgm_sys::DcgmLibrary::open_path(&path).expect("load dcgm-sim"));
+        libloading_symbol(lib.path())
+    });
+    let Some(f) = configure else {
+        return Err(crate::Error::SimulatorNotFound(format!(
+            "{} does not export dcgmSimConfigure: it is not dcgm-sim",
+            path.display()
+        )));
+    };
+    let c = json
+        .map(CString::new)
+        .transpose()
+        .map_err(|_| crate::Error::InvalidArgument("config contains a NUL byte".into()))?;
+    // SAFETY: NULL or a NUL-terminated string, valid for the call.
+    let rc = unsafe { f(c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())) };
+    if rc != 0 {
+        return Err(crate::Error::InvalidArgument(
+            "the simulator rejected the configuration (its reason is on stderr)".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn libloading_symbol(path: &std::path::Path) -> Option<unsafe extern "C" fn(*const std::ffi::c_char) -> i32> {
+    // The library is already loaded (kept in a static above), so this only bumps its count.
+    // SAFETY: dcgm-sim has no initialisers with preconditions.
+    let lib = unsafe { libloading::Library::new(path) }.ok()?;
+    // SAFETY: dcgm-sim exports dcgmSimConfigure with this signature.
+    let f = unsafe { lib.get::<unsafe extern "C" fn(*const std::ffi::c_char) -> i32>(b"dcgmSimConfigure\0") }
+        .ok()
+        .map(|s| *s);
+    // Keep this reference too: the function pointer must outlive the process's use of it.
+    std::mem::forget(lib);
+    f
+}
+
+/// Exclusive use of the simulator for one test: the simulator is process-global (as libdcgm
+/// is), so tests that configure it must not overlap. Resets the configuration when dropped.
+pub struct SimulatorLock {
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+impl std::fmt::Debug for SimulatorLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SimulatorLock")
+    }
+}
+
+impl SimulatorLock {
+    /// Takes the lock and applies `json` (see [`configure_simulator`]).
+    pub fn new(json: Option<&str>) -> crate::Result<Self> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        configure_simulator(json)?;
+        Ok(Self { _guard: g })
+    }
+}
+
+impl Drop for SimulatorLock {
+    fn drop(&mut self) {
+        let _ = configure_simulator(None);
+    }
+}

@@ -110,7 +110,12 @@ impl FieldValue {
 
 /// Turns a raw value into a typed one, status first: a record whose status is not OK has no
 /// value, whatever its bytes say.
-pub(crate) fn decode(field: u16, ty: u16, status: i32, v: &dcgmFieldValue_v1__bindgen_ty_1) -> Value {
+pub(crate) fn decode(
+    field: u16,
+    ty: u16,
+    status: i32,
+    v: &dcgmFieldValue_v1__bindgen_ty_1,
+) -> Value {
     match status {
         DCGM_ST_OK => {}
         DCGM_ST_NOT_SUPPORTED | DCGM_ST_FIELD_UNSUPPORTED_BY_API => {
@@ -174,7 +179,12 @@ mod tests {
 
     #[test]
     fn blank_int64_is_reported_as_blank_not_number() {
-        let v = decode(150, DCGM_FT_INT64 as u16, DCGM_ST_OK, &raw_int(DCGM_INT64_NOT_SUPPORTED));
+        let v = decode(
+            150,
+            DCGM_FT_INT64 as u16,
+            DCGM_ST_OK,
+            &raw_int(DCGM_INT64_NOT_SUPPORTED),
+        );
         assert_eq!(v, Value::Blank(BlankKind::NotSupported));
         assert_eq!(v.to_string(), "N/A");
         let v = decode(150, DCGM_FT_INT64 as u16, DCGM_ST_OK, &raw_int(71));
@@ -196,9 +206,15 @@ mod tests {
             Value::Blank(BlankKind::NotPermissioned)
         );
         let mut u: dcgmFieldValue_v1__bindgen_ty_1 = zeroed();
-        for (d, s) in unsafe { &mut u.str_ }.iter_mut().zip(DCGM_STR_BLANK.bytes()) {
+        for (d, s) in unsafe { &mut u.str_ }
+            .iter_mut()
+            .zip(DCGM_STR_BLANK.bytes())
+        {
             *d = s as std::ffi::c_char;
         }
-        assert_eq!(decode(50, DCGM_FT_STRING as u16, DCGM_ST_OK, &u), Value::Blank(BlankKind::Blank));
+        assert_eq!(
+            decode(50, DCGM_FT_STRING as u16, DCGM_ST_OK, &u),
+            Value::Blank(BlankKind::Blank)
+        );
     }
 }

@@ -33,13 +33,22 @@ fn embedded_handle_on_the_simulator_is_labelled_simulated() {
     assert_eq!(h.kind(), &ConnectionKind::Embedded);
     let sys = h.system();
     assert_eq!(sys.gpu_ids().unwrap(), (0..8).collect::<Vec<u32>>());
-    assert_eq!(sys.library_version().unwrap().version.as_deref(), Some("4.6.0"));
+    assert_eq!(
+        sys.library_version().unwrap().version.as_deref(),
+        Some("4.6.0")
+    );
     let a = sys.device_attributes(3).unwrap();
     assert!(a.uuid.starts_with("GPU-"));
     assert_eq!(a.power_limit_w, 700);
     assert!(sys.hostengine_healthy().unwrap());
-    assert_eq!(sys.entities(EntityGroup::GpuInstance, false).unwrap().len(), 3);
-    assert_eq!(sys.entities(EntityGroup::Link, false).unwrap().len(), 8 * 18 + 4 * 64);
+    assert_eq!(
+        sys.entities(EntityGroup::GpuInstance, false).unwrap().len(),
+        3
+    );
+    assert_eq!(
+        sys.entities(EntityGroup::Link, false).unwrap().len(),
+        8 * 18 + 4 * 64
+    );
 }
 
 #[test]
@@ -52,7 +61,11 @@ fn missing_library_lists_every_path_tried() {
         panic!("expected LibraryNotFound, got {err:?}");
     };
     assert_eq!(load.attempts.len(), 1);
-    assert!(load.attempts[0].candidate.contains("/nonexistent/dir/libdcgm.so.4"));
+    assert!(
+        load.attempts[0]
+            .candidate
+            .contains("/nonexistent/dir/libdcgm.so.4")
+    );
     let text = err.to_string();
     assert!(text.contains("datacenter-gpu-manager-4-core"), "{text}");
     assert!(text.contains("DCGM_LIB_PATH"), "{text}");
@@ -83,10 +96,18 @@ fn several_handles_share_the_process_and_close_in_any_order() {
         .unwrap();
     assert!(matches!(c.kind(), ConnectionKind::Standalone(_)));
     a.close().unwrap();
-    assert_eq!(b.system().gpu_ids().unwrap().len(), 8, "b survives a's close");
+    assert_eq!(
+        b.system().gpu_ids().unwrap().len(),
+        8,
+        "b survives a's close"
+    );
     assert_eq!(c.system().gpu_ids().unwrap().len(), 8);
     drop(b);
-    assert_eq!(c.system().gpu_ids().unwrap().len(), 8, "c survives the embedded engine stopping");
+    assert_eq!(
+        c.system().gpu_ids().unwrap().len(),
+        8,
+        "c survives the embedded engine stopping"
+    );
     c.close().unwrap();
     // Everything closed: the library was shut down, and a new handle starts cleanly.
     let d = s.handle(OperationMode::Auto);
@@ -118,7 +139,11 @@ fn group_outlives_its_handle_variable_and_objects_are_released() {
     assert!(vals.iter().all(|v| matches!(v.value, Value::Int(_))));
     assert_eq!(object_counts(&probe), (1, 1));
     drop(group);
-    assert_eq!(object_counts(&probe), (1, 1), "the watch still holds the group");
+    assert_eq!(
+        object_counts(&probe),
+        (1, 1),
+        "the watch still holds the group"
+    );
     drop(watch);
     drop(fields);
     assert_eq!(object_counts(&probe), (0, 0), "no C object leaked");
@@ -128,11 +153,24 @@ fn group_outlives_its_handle_variable_and_objects_are_released() {
 fn field_group_limits_are_typed_errors() {
     let s = Sim::new(None);
     let h = s.handle(OperationMode::Auto);
-    let many: Vec<FieldId> = sys::FIELD_TABLE.iter().take(128).map(|f| FieldId(f.id)).collect();
+    let many: Vec<FieldId> = sys::FIELD_TABLE
+        .iter()
+        .take(128)
+        .map(|f| FieldId(f.id))
+        .collect();
     let err = FieldGroup::create(&h, "too-many", &many).unwrap_err();
-    assert!(matches!(err, Error::InvalidArgument(ref m) if m.contains("127")), "{err}");
-    assert!(matches!(FieldGroup::create(&h, "empty", &[]), Err(Error::InvalidArgument(_))));
-    assert!(matches!(FieldGroup::create(&h, "bad", &[FieldId(9999)]), Err(Error::InvalidArgument(_))));
+    assert!(
+        matches!(err, Error::InvalidArgument(ref m) if m.contains("127")),
+        "{err}"
+    );
+    assert!(matches!(
+        FieldGroup::create(&h, "empty", &[]),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        FieldGroup::create(&h, "bad", &[FieldId(9999)]),
+        Err(Error::InvalidArgument(_))
+    ));
     let _first = FieldGroup::create(&h, "dup", &[fid("gpu_temp")]).unwrap();
     let err = FieldGroup::create(&h, "dup", &[fid("gpu_temp")]).unwrap_err();
     assert_eq!(err.code(), Some(ReturnCode(DCGM_ST_DUPLICATE_KEY)));
@@ -146,7 +184,10 @@ fn unknown_gpu_and_group_errors_are_typed() {
     let err = h.system().device_attributes(99).unwrap_err();
     assert_eq!(err.code(), Some(ReturnCode(DCGM_ST_BADPARAM)));
     let g = Group::create(&h, "g", GroupType::Empty).unwrap();
-    assert_eq!(g.add_gpu(42).unwrap_err().code(), Some(ReturnCode(DCGM_ST_BADPARAM)));
+    assert_eq!(
+        g.add_gpu(42).unwrap_err().code(),
+        Some(ReturnCode(DCGM_ST_BADPARAM))
+    );
     assert!(FieldId::parse("DCGM_FI_NOPE").is_err());
 }
 
@@ -161,7 +202,13 @@ fn reads_are_typed_and_blanks_are_never_numbers() {
     let fields = FieldGroup::create(
         &h,
         "typed",
-        &[fid("gpu_temp"), fid("power_usage"), fid("DCGM_FI_DEV_MEM_CLOCK"), fid("name"), fid("fan_speed")],
+        &[
+            fid("gpu_temp"),
+            fid("power_usage"),
+            fid("DCGM_FI_DEV_MEM_CLOCK"),
+            fid("name"),
+            fid("fan_speed"),
+        ],
     )
     .unwrap();
     let gpus = Group::all_gpus(&h);
@@ -173,7 +220,9 @@ fn reads_are_typed_and_blanks_are_never_numbers() {
     h.update_all_fields(true).unwrap();
     for v in gpus.latest_values(&fields).unwrap() {
         match v.field.0 {
-            DCGM_FI_DEV_GPU_TEMP_CELSIUS => assert!(matches!(v.value, Value::Int(t) if (20..100).contains(&t))),
+            DCGM_FI_DEV_GPU_TEMP_CELSIUS => {
+                assert!(matches!(v.value, Value::Int(t) if (20..100).contains(&t)))
+            }
             DCGM_FI_DEV_BOARD_POWER_WATTS => assert_eq!(v.value, Value::Blank(BlankKind::Blank)),
             DCGM_FI_DEV_MEM_CLOCK | DCGM_FI_DEV_FAN_SPEED => {
                 assert_eq!(v.value, Value::Blank(BlankKind::NotSupported))
@@ -213,7 +262,10 @@ fn since_reads_lose_and_repeat_nothing() {
         let vals = gpus.values_since(&fields, &mut cursor).unwrap();
         assert_eq!(vals.len(), round * 16);
         for v in vals {
-            assert!(seen.insert((v.entity, v.field, v.timestamp_us)), "repeated: {v:?}");
+            assert!(
+                seen.insert((v.entity, v.field, v.timestamp_us)),
+                "repeated: {v:?}"
+            );
         }
     }
     assert_eq!(seen.len(), updates * 16);
@@ -248,8 +300,15 @@ fn entities_read_covers_mig_and_marks_missing_entities() {
             .as_i64()
     };
     assert!(total(ents[1]).unwrap() < total(ents[0]).unwrap());
-    let missing: Vec<&FieldValue> = vals.iter().filter(|v| v.entity == Entity::gpu(31)).collect();
-    assert!(missing.iter().all(|v| v.value == Value::Blank(BlankKind::NotFound)));
+    let missing: Vec<&FieldValue> = vals
+        .iter()
+        .filter(|v| v.entity == Entity::gpu(31))
+        .collect();
+    assert!(
+        missing
+            .iter()
+            .all(|v| v.value == Value::Blank(BlankKind::NotFound))
+    );
 }
 
 #[test]
@@ -281,7 +340,11 @@ fn many_threads_share_one_handle() {
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(object_counts(&h).0, 0, "every per-thread group was destroyed");
+    assert_eq!(
+        object_counts(&h).0,
+        0,
+        "every per-thread group was destroyed"
+    );
 }
 
 #[test]
@@ -315,7 +378,11 @@ fn a_dropped_connection_is_reported_as_connection_lost() {
 fn field_metadata_is_copied_out_and_outlives_the_handle() {
     let s = Sim::new(None);
     let h = s.handle(OperationMode::Auto);
-    let meta = h.system().field_meta(fid("DCGM_FI_DEV_POWER_USAGE")).unwrap().unwrap();
+    let meta = h
+        .system()
+        .field_meta(fid("DCGM_FI_DEV_POWER_USAGE"))
+        .unwrap()
+        .unwrap();
     let by_tag = h.system().field_meta_by_name("gpu_temp").unwrap().unwrap();
     assert!(h.system().field_meta(FieldId(9999)).unwrap().is_none());
     drop(h);

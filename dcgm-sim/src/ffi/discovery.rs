@@ -370,12 +370,16 @@ pub unsafe extern "C" fn dcgmGetCpuHierarchy_v2(
         let h = unsafe { versioned(cpuHierarchy, &[dcgmCpuHierarchy_version2]) }?;
         with_engine(dcgmHandle, |e| {
             let cpus = &mut h.cpus;
-            fill_cpus(&e.machine, &mut h.numCpus, |i, cpu, first, count, serial| {
-                cpus[i].cpuId = cpu;
-                cpus[i].ownedCores.version = dcgmCpuHierarchyOwnedCores_version1;
-                set_cores(&mut cpus[i].ownedCores.bitmask, first, count);
-                write_str(&mut cpus[i].serial, serial);
-            });
+            fill_cpus(
+                &e.machine,
+                &mut h.numCpus,
+                |i, cpu, first, count, serial| {
+                    cpus[i].cpuId = cpu;
+                    cpus[i].ownedCores.version = dcgmCpuHierarchyOwnedCores_version1;
+                    set_cores(&mut cpus[i].ownedCores.bitmask, first, count);
+                    write_str(&mut cpus[i].serial, serial);
+                },
+            );
             Ok(())
         })
     })
@@ -412,8 +416,8 @@ pub fn gpu_path(m: &Machine, a: u32, b: u32) -> (dcgmGpuTopologyLevel_t, u64) {
     if links == 0 || m.cfg.nvswitches == 0 {
         return (pci, 0);
     }
-    let nv = (DCGM_TOPOLOGY_NVLINK1 as u64) << (links - 1);
-    (pci | nv as dcgmGpuTopologyLevel_t, (1u64 << links) - 1)
+    let nv = DCGM_TOPOLOGY_NVLINK1 << (links - 1);
+    (pci | nv, (1u64 << links) - 1)
 }
 
 /// # Safety

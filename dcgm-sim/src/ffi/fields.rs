@@ -11,6 +11,8 @@ use super::write_str;
 
 struct MetaTable {
     by_id: Vec<Option<Box<dcgm_field_meta_t>>>,
+    // Boxed so the addresses handed out in `valueFormat` stay put while the Vec grows.
+    #[allow(clippy::vec_box)]
     _formats: Vec<Box<dcgm_field_output_format_t>>,
 }
 
@@ -97,7 +99,9 @@ pub unsafe extern "C" fn DcgmFieldGetByTag(tag: *const c_char) -> dcgm_field_met
 
 /// Name of an entity group, as the library spells it.
 #[unsafe(no_mangle)]
-pub extern "C" fn DcgmFieldsGetEntityGroupString(entityGroupId: dcgm_field_entity_group_t) -> *const c_char {
+pub extern "C" fn DcgmFieldsGetEntityGroupString(
+    entityGroupId: dcgm_field_entity_group_t,
+) -> *const c_char {
     static NAMES: OnceLock<Vec<std::ffi::CString>> = OnceLock::new();
     let names = NAMES.get_or_init(|| {
         (0..DCGM_FE_COUNT)

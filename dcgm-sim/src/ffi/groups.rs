@@ -7,7 +7,7 @@ use dcgm_sys::*;
 use super::{c_str, guard, out, versioned, write_str};
 use crate::engine::{Engine, FieldGroup, Group, with_engine};
 
-fn user_group<'a>(e: &'a mut Engine, g: dcgmGpuGrp_t) -> Result<&'a mut Group, dcgmReturn_t> {
+fn user_group(e: &mut Engine, g: dcgmGpuGrp_t) -> Result<&mut Group, dcgmReturn_t> {
     e.groups.get_mut(&g).ok_or(DCGM_ST_NOT_CONFIGURED)
 }
 
@@ -60,13 +60,21 @@ pub unsafe extern "C" fn dcgmGroupCreate(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn dcgmGroupDestroy(pDcgmHandle: dcgmHandle_t, groupId: dcgmGpuGrp_t) -> dcgmReturn_t {
+pub extern "C" fn dcgmGroupDestroy(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+) -> dcgmReturn_t {
     guard(|| {
         with_engine(pDcgmHandle, |e| {
             if !e.groups.contains_key(&groupId) {
                 return Err(DCGM_ST_NOT_CONFIGURED);
             }
-            let sets: Vec<_> = e.watch_sets.iter().filter(|w| w.0 == groupId).map(|w| w.1).collect();
+            let sets: Vec<_> = e
+                .watch_sets
+                .iter()
+                .filter(|w| w.0 == groupId)
+                .map(|w| w.1)
+                .collect();
             for fg in sets {
                 crate::ffi::values::unwatch(e, groupId, fg)?;
             }
@@ -100,7 +108,12 @@ fn add_entity(handle: dcgmHandle_t, g: dcgmGpuGrp_t, eg: u32, id: u32) -> Result
     })
 }
 
-fn remove_entity(handle: dcgmHandle_t, g: dcgmGpuGrp_t, eg: u32, id: u32) -> Result<(), dcgmReturn_t> {
+fn remove_entity(
+    handle: dcgmHandle_t,
+    g: dcgmGpuGrp_t,
+    eg: u32,
+    id: u32,
+) -> Result<(), dcgmReturn_t> {
     with_engine(handle, |e| {
         let grp = user_group(e, g)?;
         let before = grp.entities.len();
@@ -114,7 +127,11 @@ fn remove_entity(handle: dcgmHandle_t, g: dcgmGpuGrp_t, eg: u32, id: u32) -> Res
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn dcgmGroupAddDevice(pDcgmHandle: dcgmHandle_t, groupId: dcgmGpuGrp_t, gpuId: u32) -> dcgmReturn_t {
+pub extern "C" fn dcgmGroupAddDevice(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    gpuId: u32,
+) -> dcgmReturn_t {
     guard(|| add_entity(pDcgmHandle, groupId, DCGM_FE_GPU, gpuId))
 }
 
@@ -129,7 +146,11 @@ pub extern "C" fn dcgmGroupAddEntity(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn dcgmGroupRemoveDevice(pDcgmHandle: dcgmHandle_t, groupId: dcgmGpuGrp_t, gpuId: u32) -> dcgmReturn_t {
+pub extern "C" fn dcgmGroupRemoveDevice(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    gpuId: u32,
+) -> dcgmReturn_t {
     guard(|| remove_entity(pDcgmHandle, groupId, DCGM_FE_GPU, gpuId))
 }
 
@@ -213,7 +234,10 @@ pub unsafe extern "C" fn dcgmFieldGroupCreate(
     dcgmFieldGroupId: *mut dcgmFieldGrp_t,
 ) -> dcgmReturn_t {
     guard(|| {
-        if numFieldIds < 1 || numFieldIds as usize >= DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP || fieldIds.is_null() {
+        if numFieldIds < 1
+            || numFieldIds as usize >= DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP
+            || fieldIds.is_null()
+        {
             return Err(DCGM_ST_BADPARAM);
         }
         // SAFETY: per this function's contract.
@@ -249,7 +273,10 @@ pub unsafe extern "C" fn dcgmFieldGroupCreate(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn dcgmFieldGroupDestroy(dcgmHandle: dcgmHandle_t, dcgmFieldGroupId: dcgmFieldGrp_t) -> dcgmReturn_t {
+pub extern "C" fn dcgmFieldGroupDestroy(
+    dcgmHandle: dcgmHandle_t,
+    dcgmFieldGroupId: dcgmFieldGrp_t,
+) -> dcgmReturn_t {
     guard(|| {
         with_engine(dcgmHandle, |e| {
             if !e.field_groups.contains_key(&dcgmFieldGroupId) {
@@ -291,7 +318,10 @@ pub unsafe extern "C" fn dcgmFieldGroupGetInfo(
         // SAFETY: per this function's contract.
         let info = unsafe { versioned(fieldGroupInfo, &[dcgmFieldGroupInfo_version1]) }?;
         with_engine(dcgmHandle, |e| {
-            let fg = e.field_groups.get(&info.fieldGroupId).ok_or(DCGM_ST_NO_DATA)?;
+            let fg = e
+                .field_groups
+                .get(&info.fieldGroupId)
+                .ok_or(DCGM_ST_NO_DATA)?;
             fill_fg_info(info, info.fieldGroupId, fg);
             Ok(())
         })

@@ -42,7 +42,9 @@ pub fn incident_for(d: &Dynamics, ev: &Event) -> Option<Incident> {
                     DCGM_HEALTH_WATCH_PCIE,
                     FAIL,
                     DCGM_FR_FALLEN_OFF_BUS,
-                    format!("GPU {g} reported XID 79: it dropped off the PCIe bus and needs a node reboot"),
+                    format!(
+                        "GPU {g} reported XID 79: it dropped off the PCIe bus and needs a node reboot"
+                    ),
                 )
             } else if MEMORY_XIDS.contains(&v) {
                 let code = match v {
@@ -54,14 +56,18 @@ pub fn incident_for(d: &Dynamics, ev: &Event) -> Option<Incident> {
                     DCGM_HEALTH_WATCH_MEM,
                     FAIL,
                     code,
-                    format!("GPU {g} reported XID {v}, a GPU memory error; drain the GPU and reset it"),
+                    format!(
+                        "GPU {g} reported XID {v}, a GPU memory error; drain the GPU and reset it"
+                    ),
                 )
             } else if v == 74 {
                 (
                     DCGM_HEALTH_WATCH_NVLINK,
                     FAIL,
                     DCGM_FR_XID_ERROR,
-                    format!("GPU {g} reported XID 74, an NVLink error; reset the GPU to retrain its links"),
+                    format!(
+                        "GPU {g} reported XID 74, an NVLink error; reset the GPU to retrain its links"
+                    ),
                 )
             } else if DRIVER_XIDS.contains(&v) {
                 (
@@ -82,7 +88,9 @@ pub fn incident_for(d: &Dynamics, ev: &Event) -> Option<Incident> {
                     DCGM_HEALTH_WATCH_SM,
                     FAIL,
                     DCGM_FR_XID_ERROR,
-                    format!("GPU {g} reported XID {v}; see the driver's XID catalogue for the recovery action"),
+                    format!(
+                        "GPU {g} reported XID {v}; see the driver's XID catalogue for the recovery action"
+                    ),
                 )
             }
         }
@@ -126,7 +134,9 @@ pub fn incident_for(d: &Dynamics, ev: &Event) -> Option<Incident> {
             if v >= SLOWDOWN_TEMP_C { FAIL } else { WARN },
             DCGM_FR_TEMP_VIOLATION,
             if v >= SLOWDOWN_TEMP_C {
-                format!("GPU {g} reached {v} C, at or above its slowdown temperature of {SLOWDOWN_TEMP_C} C")
+                format!(
+                    "GPU {g} reached {v} C, at or above its slowdown temperature of {SLOWDOWN_TEMP_C} C"
+                )
             } else {
                 format!("GPU {g} ran hot at {v} C")
             },
@@ -205,7 +215,10 @@ pub extern "C" fn dcgmHealthSet(
 ///
 /// `params` must be NULL or a versioned `dcgmHealthSetParams_v2`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmHealthSet_v2(pDcgmHandle: dcgmHandle_t, params: *mut dcgmHealthSetParams_v2) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmHealthSet_v2(
+    pDcgmHandle: dcgmHandle_t,
+    params: *mut dcgmHealthSetParams_v2,
+) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
         let p = unsafe { versioned(params, &[dcgmHealthSetParams_version2]) }?;

@@ -31,7 +31,6 @@ pub extern "C" fn dcgmInit() -> dcgmReturn_t {
         s.cfg = Some(cfg);
         s.initialized = true;
         crate::ffi::fields::DcgmFieldsInit();
-        s.dropped_once = false;
         Ok(())
     })
 }
@@ -44,7 +43,6 @@ pub extern "C" fn dcgmShutdown() -> dcgmReturn_t {
             s.initialized = false;
             s.engines.clear();
             s.connections.clear();
-            s.down_until.clear();
             s.statuses.clear();
             s.cfg = None;
         }
@@ -97,7 +95,9 @@ pub unsafe extern "C" fn dcgmStartEmbedded(
 ///
 /// `params` must be NULL or point to a start-embedded params struct of the version it names.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmStartEmbedded_v2(params: *mut dcgmStartEmbeddedV2Params_v1) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmStartEmbedded_v2(
+    params: *mut dcgmStartEmbeddedV2Params_v1,
+) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract; the version is checked before use.
         let p = unsafe {
@@ -134,7 +134,10 @@ pub extern "C" fn dcgmStopEmbedded(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
 ///
 /// `ipAddress` must be a C string, `pDcgmHandle` NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmConnect(ipAddress: *const c_char, pDcgmHandle: *mut dcgmHandle_t) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmConnect(
+    ipAddress: *const c_char,
+    pDcgmHandle: *mut dcgmHandle_t,
+) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
         let (addr, h) = unsafe { (c_str(ipAddress)?, out(pDcgmHandle)?) };
@@ -209,7 +212,11 @@ fn fill_version(info: &mut dcgmVersionInfo_v2, hostengine: bool) {
         "version:{SIM_DCGM_VERSION};arch:{};buildid:sim;commit:dcgm-sim-{};branch:dcgm-sim;buildtype:{}",
         std::env::consts::ARCH,
         env!("CARGO_PKG_VERSION"),
-        if hostengine { "Simulated hostengine" } else { "Simulated library" }
+        if hostengine {
+            "Simulated hostengine"
+        } else {
+            "Simulated library"
+        }
     );
     write_str(&mut info.rawBuildInfoString, &s);
 }
@@ -282,10 +289,15 @@ pub extern "C" fn errorString(result: dcgmReturn_t) -> *const c_char {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn dcgmUpdateAllFields(pDcgmHandle: dcgmHandle_t, waitForUpdate: c_int) -> dcgmReturn_t {
+pub extern "C" fn dcgmUpdateAllFields(
+    pDcgmHandle: dcgmHandle_t,
+    waitForUpdate: c_int,
+) -> dcgmReturn_t {
     let _ = waitForUpdate;
-    guard(|| crate::engine::with_engine(pDcgmHandle, |e| {
-        crate::ffi::values::update_all(e);
-        Ok(())
-    }))
+    guard(|| {
+        crate::engine::with_engine(pDcgmHandle, |e| {
+            crate::ffi::values::update_all(e);
+            Ok(())
+        })
+    })
 }

@@ -43,7 +43,10 @@ const MODULE_NAMES: [&CStr; DcgmModuleIdCount as usize] = [
 ///
 /// `name` must be NULL or writable; the string written belongs to the library.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmModuleIdToName(id: dcgmModuleId_t, name: *mut *const c_char) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmModuleIdToName(
+    id: dcgmModuleId_t,
+    name: *mut *const c_char,
+) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
         let n = unsafe { out(name) }?;
@@ -54,7 +57,10 @@ pub unsafe extern "C" fn dcgmModuleIdToName(id: dcgmModuleId_t, name: *mut *cons
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn dcgmModuleDenylist(pDcgmHandle: dcgmHandle_t, moduleId: dcgmModuleId_t) -> dcgmReturn_t {
+pub extern "C" fn dcgmModuleDenylist(
+    pDcgmHandle: dcgmHandle_t,
+    moduleId: dcgmModuleId_t,
+) -> dcgmReturn_t {
     guard(|| {
         with_engine(pDcgmHandle, |e| {
             if moduleId == DcgmModuleIdCore || moduleId >= DcgmModuleIdCount {
@@ -113,8 +119,14 @@ pub unsafe extern "C" fn dcgmIntrospectGetHostengineMemoryUsage(
             module_ok(e, DcgmModuleIdIntrospect)?;
             // A resident core of about 40 MiB, plus the watch table and the cached samples.
             let watches = e.cache.watches.len() as i64;
-            let samples: i64 = e.cache.watches.values().map(|w| w.samples.len() as i64).sum();
-            m.bytesUsed = 41_943_040 + watches * 1_536 + samples * 96 + e.groups.len() as i64 * 8_192;
+            let samples: i64 = e
+                .cache
+                .watches
+                .values()
+                .map(|w| w.samples.len() as i64)
+                .sum();
+            m.bytesUsed =
+                41_943_040 + watches * 1_536 + samples * 96 + e.groups.len() as i64 * 8_192;
             Ok(())
         })
     })
@@ -166,7 +178,8 @@ pub unsafe extern "C" fn dcgmHostengineSetLoggingSeverity(
         // SAFETY: per this function's contract.
         let l = unsafe { versioned(logging, &[dcgmSettingsSetLoggingSeverity_version2]) }?;
         if !(0..=3).contains(&l.targetLogger)
-            || !(DcgmLoggingSeverityUnspecified..=DcgmLoggingSeverityVerbose).contains(&l.targetSeverity)
+            || !(DcgmLoggingSeverityUnspecified..=DcgmLoggingSeverityVerbose)
+                .contains(&l.targetSeverity)
         {
             return Err(DCGM_ST_BADPARAM);
         }
@@ -232,7 +245,11 @@ pub unsafe extern "C" fn dcgmSelectGpusByTopology(
         let o = unsafe { out(outputGpuIds) }?;
         with_engine(pDcgmHandle, |e| {
             let count = e.machine.gpu_count().min(64);
-            let candidates = if inputGpuIds == 0 { u64::MAX } else { inputGpuIds };
+            let candidates = if inputGpuIds == 0 {
+                u64::MAX
+            } else {
+                inputGpuIds
+            };
             // Every simulated GPU sits on the same NvSwitch fabric, so the lowest ids are as
             // good as any: pick them in order.
             let mut mask = 0u64;
@@ -271,7 +288,10 @@ pub unsafe extern "C" fn dcgmGetNvLinkP2PStatus(
                 if st.numGpus as usize > st.gpus.len() {
                     return Err(DCGM_ST_BADPARAM);
                 }
-                let ids: Vec<u32> = st.gpus[..st.numGpus as usize].iter().map(|g| g.entityId).collect();
+                let ids: Vec<u32> = st.gpus[..st.numGpus as usize]
+                    .iter()
+                    .map(|g| g.entityId)
+                    .collect();
                 if ids.iter().any(|&g| g >= count) {
                     return Err(DCGM_ST_BADPARAM);
                 }
@@ -472,7 +492,11 @@ pub unsafe extern "C" fn dcgmGetMultipleValuesForField(
 ///
 /// `socketPath` is not read.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmEngineRun(portNumber: u16, socketPath: *const c_char, connectionType: u32) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmEngineRun(
+    portNumber: u16,
+    socketPath: *const c_char,
+    connectionType: u32,
+) -> dcgmReturn_t {
     let _ = (portNumber, socketPath, connectionType);
     DCGM_ST_NOT_SUPPORTED
 }
@@ -544,7 +568,13 @@ const fn info(
 
 /// The failure reasons the simulator's health checks and diagnostics emit.
 pub const ERRORS: &[ErrorInfo] = &[
-    info(DCGM_FR_OK, c"Everything is fine", c"", DCGM_ERROR_NONE, DCGM_FR_EC_NONE),
+    info(
+        DCGM_FR_OK,
+        c"Everything is fine",
+        c"",
+        DCGM_ERROR_NONE,
+        DCGM_FR_EC_NONE,
+    ),
     info(
         DCGM_FR_PCI_REPLAY_RATE,
         c"GPU %u saw %d PCIe replays, more than expected for its link",

@@ -2,6 +2,8 @@
 //! `DCGM_ST_GENERIC_ERROR`), checks its pointers and struct versions, and holds the simulator
 //! lock only while it touches state: client callbacks always run unlocked.
 
+pub mod config;
+pub mod diag;
 pub mod discovery;
 pub mod fields;
 pub mod groups;
@@ -9,6 +11,9 @@ pub mod health;
 pub mod lifecycle;
 pub mod misc;
 pub mod policy;
+pub mod prof;
+mod sigcheck;
+pub mod stats;
 pub mod values;
 
 use std::ffi::{CStr, c_char};
@@ -81,6 +86,10 @@ pub fn write_str(dst: &mut [c_char], s: &str) {
 
 /// Reads a fixed C buffer as a string.
 pub fn read_str(src: &[c_char]) -> String {
-    let bytes: Vec<u8> = src.iter().take_while(|c| **c != 0).map(|c| *c as u8).collect();
+    let bytes: Vec<u8> = src
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }

@@ -49,7 +49,9 @@ impl Delivery {
 }
 
 fn same_registration(r: &PolicyRegistration, group: usize, cb: Callback, user_data: u64) -> bool {
-    r.group == group && r.user_data == user_data && r.callback.is_some_and(|c| std::ptr::fn_addr_eq(c, cb))
+    r.group == group
+        && r.user_data == user_data
+        && r.callback.is_some_and(|c| std::ptr::fn_addr_eq(c, cb))
 }
 
 /// The value of a policy parameter, whichever member its tag names.
@@ -87,7 +89,10 @@ fn violation(e: &Engine, group: usize, ev: &Event) -> Option<dcgmPolicyCallbackR
     r.version = dcgmPolicyCallbackResponse_version2;
     r.gpuId = ev.gpu;
     let ts = ev.ts;
-    let total = |kind: &str| d.event_total(ev.gpu, kind, ts, false).clamp(0, u32::MAX as i64) as u32;
+    let total = |kind: &str| {
+        d.event_total(ev.gpu, kind, ts, false)
+            .clamp(0, u32::MAX as i64) as u32
+    };
     let value = ev.value.clamp(0, u32::MAX as i64) as u32;
     r.condition = match ev.kind.as_str() {
         "dbe" => {
@@ -183,12 +188,9 @@ pub fn collect(s: &mut Sim, manual: bool) -> Vec<Delivery> {
             let reg = e.registrations[i].clone();
             if let Some(cb) = reg.callback {
                 let gpus = group_gpus(e, reg.group).unwrap_or_default();
-                for ev in e
-                    .dynamics
-                    .events
-                    .iter()
-                    .filter(|ev| ev.ts > reg.delivered_until && ev.ts <= now && gpus.contains(&ev.gpu))
-                {
+                for ev in e.dynamics.events.iter().filter(|ev| {
+                    ev.ts > reg.delivered_until && ev.ts <= now && gpus.contains(&ev.gpu)
+                }) {
                     let Some(resp) = violation(e, reg.group, ev) else {
                         continue;
                     };
@@ -216,7 +218,8 @@ pub fn still_registered(s: &Sim, d: &Delivery) -> bool {
     s.initialized
         && s.engines.get(&d.engine).is_some_and(|e| {
             e.registrations.iter().any(|r| {
-                same_registration(r, d.group, d.callback, d.user_data) && r.condition & d.condition != 0
+                same_registration(r, d.group, d.callback, d.user_data)
+                    && r.condition & d.condition != 0
             })
         })
 }
@@ -335,7 +338,9 @@ pub extern "C" fn dcgmPolicyUnregister(
         })?;
         // A callback collected before the removal may still be running: wait for it, so that
         // none arrives after this returns (a callback unregistering itself cannot wait).
-        if !policy_thread::on_worker_thread() && !policy_thread::wait_idle(policy_thread::WAIT_LIMIT) {
+        if !policy_thread::on_worker_thread()
+            && !policy_thread::wait_idle(policy_thread::WAIT_LIMIT)
+        {
             return Err(DCGM_ST_IN_USE);
         }
         Ok(())

@@ -324,7 +324,8 @@ pub unsafe extern "C" fn dcgmGetValuesSince(
         let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
         // SAFETY: per this function's contract.
         let next_out = unsafe { out(nextSinceTimestamp) }?;
-        let (reads, next) = collect_since(pDcgmHandle, groupId, fieldGroupId, sinceTimestamp, true)?;
+        let (reads, next) =
+            collect_since(pDcgmHandle, groupId, fieldGroupId, sinceTimestamp, true)?;
         *next_out = next;
         // SAFETY: the client's callback, called as its type says.
         deliver(&reads, |_, id, v, n| unsafe { cb(id, v, n, userData) });
@@ -349,7 +350,8 @@ pub unsafe extern "C" fn dcgmGetValuesSince_v2(
         let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
         // SAFETY: per this function's contract.
         let next_out = unsafe { out(nextSinceTimestamp) }?;
-        let (reads, next) = collect_since(pDcgmHandle, groupId, fieldGroupId, sinceTimestamp, false)?;
+        let (reads, next) =
+            collect_since(pDcgmHandle, groupId, fieldGroupId, sinceTimestamp, false)?;
         *next_out = next;
         // SAFETY: the client's callback, called as its type says.
         deliver(&reads, |g, id, v, n| unsafe { cb(g, id, v, n, userData) });
@@ -506,13 +508,20 @@ pub fn watch(
 }
 
 /// Removes the watches a (group, field group) pair added.
-pub fn unwatch(e: &mut Engine, group: dcgmGpuGrp_t, fg: dcgmFieldGrp_t) -> Result<(), dcgmReturn_t> {
+pub fn unwatch(
+    e: &mut Engine,
+    group: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+) -> Result<(), dcgmReturn_t> {
     let Some(pos) = e.watch_sets.iter().position(|w| w.0 == group && w.1 == fg) else {
         return Ok(());
     };
     e.watch_sets.remove(pos);
     let entities = e.group_entities(group).unwrap_or_default();
-    let fields = e.field_group(fg).map(|f| f.fields.clone()).unwrap_or_default();
+    let fields = e
+        .field_group(fg)
+        .map(|f| f.fields.clone())
+        .unwrap_or_default();
     for p in &entities {
         for &f in &fields {
             let k = key(p.entityGroupId, p.entityId, f);
@@ -538,7 +547,14 @@ pub extern "C" fn dcgmWatchFields(
 ) -> dcgmReturn_t {
     guard(|| {
         with_engine(pDcgmHandle, |e| {
-            watch(e, groupId, fieldGroupId, updateFreq, maxKeepAge, maxKeepSamples)
+            watch(
+                e,
+                groupId,
+                fieldGroupId,
+                updateFreq,
+                maxKeepAge,
+                maxKeepSamples,
+            )
         })
     })
 }

@@ -87,7 +87,11 @@ impl Drop for Session {
 }
 
 /// Creates a field group of `fields` named `name`.
-pub fn field_group(h: dcgmHandle_t, name: &str, fields: &[u16]) -> Result<dcgmFieldGrp_t, dcgmReturn_t> {
+pub fn field_group(
+    h: dcgmHandle_t,
+    name: &str,
+    fields: &[u16],
+) -> Result<dcgmFieldGrp_t, dcgmReturn_t> {
     let n = CString::new(name).unwrap();
     let mut fg = 0;
     // SAFETY: valid pointers for the call.
@@ -120,8 +124,18 @@ pub struct Got {
 pub fn copy_value(group: u32, id: u32, v: &dcgmFieldValue_v1) -> Got {
     // SAFETY: reading the union as bytes/ints is always defined for plain data.
     let (i, d, s) = unsafe {
-        let bytes: Vec<u8> = v.value.str_.iter().take_while(|c| **c != 0).map(|c| *c as u8).collect();
-        (v.value.i64_, v.value.dbl, String::from_utf8_lossy(&bytes).into_owned())
+        let bytes: Vec<u8> = v
+            .value
+            .str_
+            .iter()
+            .take_while(|c| **c != 0)
+            .map(|c| *c as u8)
+            .collect();
+        (
+            v.value.i64_,
+            v.value.dbl,
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
     };
     Got {
         group,
@@ -151,33 +165,63 @@ unsafe extern "C" fn collect_entity(
     0
 }
 
-unsafe extern "C" fn collect_gpu(gpu: u32, values: *mut dcgmFieldValue_v1, n: c_int, user: *mut c_void) -> c_int {
+unsafe extern "C" fn collect_gpu(
+    gpu: u32,
+    values: *mut dcgmFieldValue_v1,
+    n: c_int,
+    user: *mut c_void,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { collect_entity(DCGM_FE_GPU, gpu, values, n, user) }
 }
 
 /// dcgmGetLatestValues_v2 into a Vec.
-pub fn latest(h: dcgmHandle_t, g: dcgmGpuGrp_t, fg: dcgmFieldGrp_t) -> Result<Vec<Got>, dcgmReturn_t> {
+pub fn latest(
+    h: dcgmHandle_t,
+    g: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+) -> Result<Vec<Got>, dcgmReturn_t> {
     let mut out: Vec<Got> = Vec::new();
     // SAFETY: the callback matches the type and `out` outlives the call.
     let rc = unsafe {
-        lib().dcgmGetLatestValues_v2().unwrap()(h, g, fg, Some(collect_entity), (&mut out as *mut Vec<Got>).cast())
+        lib().dcgmGetLatestValues_v2().unwrap()(
+            h,
+            g,
+            fg,
+            Some(collect_entity),
+            (&mut out as *mut Vec<Got>).cast(),
+        )
     };
     if rc == DCGM_ST_OK { Ok(out) } else { Err(rc) }
 }
 
 /// dcgmGetLatestValues (GPU-only) into a Vec.
-pub fn latest_gpu(h: dcgmHandle_t, g: dcgmGpuGrp_t, fg: dcgmFieldGrp_t) -> Result<Vec<Got>, dcgmReturn_t> {
+pub fn latest_gpu(
+    h: dcgmHandle_t,
+    g: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+) -> Result<Vec<Got>, dcgmReturn_t> {
     let mut out: Vec<Got> = Vec::new();
     // SAFETY: as in `latest`.
     let rc = unsafe {
-        lib().dcgmGetLatestValues().unwrap()(h, g, fg, Some(collect_gpu), (&mut out as *mut Vec<Got>).cast())
+        lib().dcgmGetLatestValues().unwrap()(
+            h,
+            g,
+            fg,
+            Some(collect_gpu),
+            (&mut out as *mut Vec<Got>).cast(),
+        )
     };
     if rc == DCGM_ST_OK { Ok(out) } else { Err(rc) }
 }
 
 /// dcgmGetValuesSince_v2 into a Vec, returning the next cursor.
-pub fn since(h: dcgmHandle_t, g: dcgmGpuGrp_t, fg: dcgmFieldGrp_t, since: i64) -> Result<(Vec<Got>, i64), dcgmReturn_t> {
+pub fn since(
+    h: dcgmHandle_t,
+    g: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+    since: i64,
+) -> Result<(Vec<Got>, i64), dcgmReturn_t> {
     let mut out: Vec<Got> = Vec::new();
     let mut next = 0;
     // SAFETY: as in `latest`; `next` is writable.
@@ -192,17 +236,31 @@ pub fn since(h: dcgmHandle_t, g: dcgmGpuGrp_t, fg: dcgmFieldGrp_t, since: i64) -
             (&mut out as *mut Vec<Got>).cast(),
         )
     };
-    if rc == DCGM_ST_OK { Ok((out, next)) } else { Err(rc) }
+    if rc == DCGM_ST_OK {
+        Ok((out, next))
+    } else {
+        Err(rc)
+    }
 }
 
 /// dcgmUpdateAllFields(1).
 pub fn update(h: dcgmHandle_t) {
     // SAFETY: plain arguments.
-    assert_eq!(unsafe { lib().dcgmUpdateAllFields().unwrap()(h, 1) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { lib().dcgmUpdateAllFields().unwrap()(h, 1) },
+        DCGM_ST_OK
+    );
 }
 
 /// dcgmWatchFields.
-pub fn watch(h: dcgmHandle_t, g: dcgmGpuGrp_t, fg: dcgmFieldGrp_t, freq_us: i64, age_s: f64, samples: i32) -> dcgmReturn_t {
+pub fn watch(
+    h: dcgmHandle_t,
+    g: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+    freq_us: i64,
+    age_s: f64,
+    samples: i32,
+) -> dcgmReturn_t {
     // SAFETY: plain arguments.
     unsafe { lib().dcgmWatchFields().unwrap()(h, g, fg, freq_us, age_s, samples) }
 }

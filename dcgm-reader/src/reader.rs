@@ -1,0 +1,543 @@
+//! `Reader`: every watched field of every GPU (or entity) in one call.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use dcgm::{
+    ConnectionKind, Entity, EntityGroup, Error, FieldGroup, FieldId, FieldValue, Group, Handle, HandleBuilder,
+    OperationMode, Result, SinceCursor, Value, Watch, WatchOptions,
+};
+
+use crate::defaults::DEFAULT_FIELD_IDS;
+
+/// How the reader reaches DCGM.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Connection {
+    /// Use the local nv-hostengine if one answers, otherwise start the embedded engine (two
+    /// engines on one node is a known way to hang the driver, so an existing one wins).
+    #[default]
+    Auto,
+    /// Always start (or share) the embedded engine.
+    Embedded,
+    /// Connect to this host engine (`host`, `host:port`, `unix:///path`, ...).
+    Remote(String),
+}
+
+/// Which connection the reader ended up with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChosenMode {
+    Embedded,
+    Standalone(String),
+}
+
+/// Identity of a GPU, available alongside its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuIdentity {
+    pub gpu: u32,
+    pub uuid: String,
+    pub pci_bus_id: String,
+    pub name: String,
+}
+
+/// One sample of a since-last-call read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// Microseconds since the Unix epoch.
+    pub timestamp_us: i64,
+    pub value: Value,
+}
+
+/// Latest values: entity → field → value.
+pub type Snapshot = BTreeMap<Entity, BTreeMap<FieldId, FieldValue>>;
+
+/// Options of a [`Reader`], named after upstream `DcgmReader`'s.
+#[derive(Debug, Clone)]
+pub struct ReaderBuilder {
+    fields: Vec<FieldId>,
+    update_frequency: Duration,
+    max_keep_age: Duration,
+    ignore: BTreeSet<FieldId>,
+    gpu_ids: Option<Vec<u32>>,
+    entities: Option<Vec<Entity>>,
+    field_intervals: Option<BTreeMap<Duration, Vec<FieldId>>>,
+    ignore_blank: bool,
+    connection: Connection,
+    library_path: Option<PathBuf>,
+    simulator: bool,
+    operation_mode: OperationMode,
+    field_group_name: String,
+}
+
+impl Default for ReaderBuilder {
+    fn default() -> Self {
+        Self {
+            fields: DEFAULT_FIELD_IDS.iter().map(|f| FieldId(*f)).collect(),
+            update_frequency: Duration::from_secs(10),
+            max_keep_age: Duration::from_secs(3600),
+            ignore: BTreeSet::new(),
+            gpu_ids: None,
+            entities: None,
+            field_intervals: None,
+            ignore_blank: true,
+            connection: Connection::Auto,
+            library_path: None,
+            simulator: false,
+            operation_mode: OperationMode::Auto,
+            field_group_name: "dcgm_fieldgroupData".into(),
+        }
+    }
+}
+
+impl ReaderBuilder {
+    /// The fields to read (default: the 30 upstream defaults).
+    pub fn fields(mut self, fields: &[FieldId]) -> Self {
+        self.fields = fields.to_vec();
+        self
+    }
+
+    /// Fields by name, alias, tag or number (`"DCGM_FI_DEV_GPU_TEMP"`, `"power_usage"`, `"203"`).
+    pub fn field_names<S: AsRef<str>>(mut self, names: &[S]) -> Result<Self> {
+        self.fields = names
+            .iter()
+            .map(|n| FieldId::parse(n.as_ref()))
+            .collect::<Result<_>>()?;
+        Ok(self)
+    }
+
+    /// How often DCGM samples the fields (default 10 s, as upstream).
+    pub fn update_frequency(mut self, d: Duration) -> Self {
+        self.update_frequency = d;
+        self
+    }
+
+    /// How long samples are kept (default one hour, as upstream).
+    pub fn max_keep_age(mut self, d: Duration) -> Self {
+        self.max_keep_age = d;
+        self
+    }
+
+    /// Fields watched but left out of the results.
+    pub fn ignore(mut self, fields: &[FieldId]) -> Self {
+        self.ignore = fields.iter().copied().collect();
+        self
+    }
+
+    /// Only these GPUs (default: all).
+    pub fn gpu_ids(mut self, gpus: &[u32]) -> Self {
+        self.gpu_ids = Some(gpus.to_vec());
+        self
+    }
+
+    /// Arbitrary entities: MIG instances, NvSwitches, links, CPUs (takes precedence over
+    /// `gpu_ids`).
+    pub fn entities(mut self, entities: &[Entity]) -> Self {
+        self.entities = Some(entities.to_vec());
+        self
+    }
+
+    /// Fields per update interval (takes precedence over `fields`/`update_frequency`).
+    pub fn field_intervals(mut self, map: BTreeMap<Duration, Vec<FieldId>>) -> Self {
+        self.field_intervals = Some(map);
+        self
+    }
+
+    /// Drop blank values from results (default: yes, as upstream).
+    pub fn ignore_blank(mut self, yes: bool) -> Self {
+        self.ignore_blank = yes;
+        self
+    }
+
+    /// How to reach DCGM (default: [`Connection::Auto`]).
+    pub fn connection(mut self, c: Connection) -> Self {
+        self.connection = c;
+        self
+    }
+
+    /// Load libdcgm from this path.
+    pub fn library_path(mut self, p: impl Into<PathBuf>) -> Self {
+        self.library_path = Some(p.into());
+        self
+    }
+
+    /// Read from the dcgm-sim simulator (values are then labelled simulated).
+    pub fn simulator(mut self) -> Self {
+        self.simulator = true;
+        self
+    }
+
+    /// Operation mode of an embedded engine (default AUTO).
+    pub fn operation_mode(mut self, m: OperationMode) -> Self {
+        self.operation_mode = m;
+        self
+    }
+
+    /// Prefix of the field-group names the reader creates.
+    pub fn field_group_name(mut self, n: &str) -> Self {
+        self.field_group_name = n.to_string();
+        self
+    }
+
+    /// Builds the reader. It connects on first use (or [`Reader::connect`]).
+    pub fn build(self) -> Result<Reader> {
+        let intervals = match &self.field_intervals {
+            Some(m) => m.clone(),
+            None => BTreeMap::from([(self.update_frequency, self.fields.clone())]),
+        };
+        if intervals.values().all(|f| f.is_empty()) {
+            return Err(Error::InvalidArgument("the reader needs at least one field".into()));
+        }
+        for (d, fs) in &intervals {
+            if d.is_zero() {
+                return Err(Error::InvalidArgument("update intervals must be above zero".into()));
+            }
+            if let Some(bad) = fs.iter().find(|f| f.info().is_none()) {
+                return Err(Error::InvalidArgument(format!("unknown field id {}", bad.0)));
+            }
+        }
+        Ok(Reader {
+            opts: self,
+            intervals,
+            state: None,
+            reconnects: 0,
+            lost: false,
+        })
+    }
+}
+
+struct State {
+    handle: Handle,
+    mode: ChosenMode,
+    group: Group,
+    /// Field groups of at most 127 fields each, with their watches.
+    field_groups: Vec<(FieldGroup, Watch)>,
+    cursor: SinceCursor,
+    gpus: Vec<GpuIdentity>,
+    scratch: Vec<FieldValue>,
+}
+
+/// Reads every watched field of every GPU (or entity) in one call.
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let sim = dcgm::testing::simulator_path();
+/// use dcgm_reader::Reader;
+/// let mut reader = Reader::builder()
+///     .library_path(sim)
+///     .field_names(&["gpu_temp", "power_usage", "DCGM_FI_DEV_GPU_UTIL"])?
+///     .build()?;
+/// for (gpu, fields) in reader.latest_by_name()? {
+///     println!("GPU {gpu}: {fields:?}");
+/// }
+/// # Ok(()) }
+/// ```
+pub struct Reader {
+    opts: ReaderBuilder,
+    intervals: BTreeMap<Duration, Vec<FieldId>>,
+    state: Option<State>,
+    reconnects: u64,
+    /// The connection was lost and not yet re-established.
+    lost: bool,
+}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("mode", &self.mode())
+            .field("intervals", &self.intervals)
+            .field("reconnects", &self.reconnects)
+            .finish()
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+impl Reader {
+    /// Options.
+    pub fn builder() -> ReaderBuilder {
+        ReaderBuilder::default()
+    }
+
+    /// The connection in use, once connected.
+    pub fn mode(&self) -> Option<&ChosenMode> {
+        self.state.as_ref().map(|s| &s.mode)
+    }
+
+    /// Whether the values come from the dcgm-sim simulator.
+    pub fn is_simulated(&self) -> Option<bool> {
+        self.state.as_ref().map(|s| s.handle.is_simulated())
+    }
+
+    /// How many times the reader re-established a lost connection.
+    pub fn reconnects(&self) -> u64 {
+        self.reconnects
+    }
+
+    /// The handle in use, once connected.
+    pub fn handle(&self) -> Option<&Handle> {
+        self.state.as_ref().map(|s| &s.handle)
+    }
+
+    /// Connects now (otherwise the first read does).
+    pub fn connect(&mut self) -> Result<()> {
+        if self.state.is_none() {
+            self.state = Some(self.open()?);
+        }
+        Ok(())
+    }
+
+    /// Drops the connection and everything the reader created in DCGM.
+    pub fn shutdown(&mut self) {
+        self.state = None;
+    }
+
+    fn handle_builder(&self) -> HandleBuilder {
+        let mut b = Handle::builder().operation_mode(self.opts.operation_mode);
+        if let Some(p) = &self.opts.library_path {
+            b = b.library_path(p);
+        } else if self.opts.simulator {
+            b = b.simulator();
+        }
+        b
+    }
+
+    fn open_handle(&self) -> Result<(Handle, ChosenMode)> {
+        match &self.opts.connection {
+            Connection::Embedded => Ok((self.handle_builder().embedded()?, ChosenMode::Embedded)),
+            Connection::Remote(addr) => Ok((
+                self.handle_builder().connect(addr)?,
+                ChosenMode::Standalone(addr.clone()),
+            )),
+            Connection::Auto => match self.handle_builder().connect("localhost") {
+                Ok(h) => Ok((h, ChosenMode::Standalone("localhost".into()))),
+                Err(Error::ConnectionLost { .. }) | Err(Error::Dcgm { .. }) => {
+                    Ok((self.handle_builder().embedded()?, ChosenMode::Embedded))
+                }
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    fn open(&self) -> Result<State> {
+        let (handle, mode) = self.open_handle()?;
+        let n = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let group = match (&self.opts.entities, &self.opts.gpu_ids) {
+            (Some(ents), _) => Group::with_entities(&handle, &format!("dcgmreader_{pid}_{n}"), ents)?,
+            (None, Some(gpus)) => Group::with_gpus(&handle, &format!("dcgmreader_{pid}_{n}"), gpus)?,
+            (None, None) => Group::all_gpus(&handle),
+        };
+        let mut field_groups = Vec::new();
+        for (i, (interval, fields)) in self.intervals.iter().enumerate() {
+            for (j, chunk) in fields.chunks(dcgm::MAX_FIELDS_PER_FIELD_GROUP).enumerate() {
+                let name = format!("{}_{pid}_{n}_{i}_{j}", self.opts.field_group_name);
+                let fg = FieldGroup::create(&handle, &name, chunk)?;
+                let w = group.watch(
+                    &fg,
+                    WatchOptions {
+                        update_interval: *interval,
+                        max_keep_age: self.opts.max_keep_age,
+                        max_keep_samples: 0,
+                    },
+                )?;
+                field_groups.push((fg, w));
+            }
+        }
+        // Take a first sample now, so the first read has data (upstream's first since-read is
+        // empty).
+        handle.update_all_fields(true)?;
+        let sys = handle.system();
+        let gpu_ids: Vec<u32> = match (&self.opts.entities, &self.opts.gpu_ids) {
+            (Some(ents), _) => ents
+                .iter()
+                .filter(|e| e.group == EntityGroup::Gpu)
+                .map(|e| e.id)
+                .collect(),
+            (None, Some(g)) => g.clone(),
+            (None, None) => sys.gpu_ids()?,
+        };
+        let mut gpus = Vec::new();
+        for gpu in gpu_ids {
+            let a = sys.device_attributes(gpu)?;
+            gpus.push(GpuIdentity {
+                gpu,
+                uuid: a.uuid,
+                pci_bus_id: a.pci_bus_id,
+                name: a.name,
+            });
+        }
+        Ok(State {
+            handle,
+            mode,
+            group,
+            field_groups,
+            cursor: SinceCursor::default(),
+            gpus,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Runs `f` on the connected state; a lost connection is dropped, logged, re-established
+    /// once, and `f` retried on the fresh connection. Nothing read before the loss is returned
+    /// as fresh.
+    fn with_state<T>(&mut self, mut f: impl FnMut(&mut State, &BTreeSet<FieldId>, bool) -> Result<T>) -> Result<T> {
+        let mut retried = false;
+        loop {
+            if self.state.is_none() {
+                match self.open() {
+                    Ok(s) => {
+                        if self.lost {
+                            self.lost = false;
+                            self.reconnects += 1;
+                            log::info!("dcgm-reader: reconnected ({:?})", s.mode);
+                        }
+                        self.state = Some(s);
+                    }
+                    Err(e) => {
+                        if self.lost {
+                            log::warn!("dcgm-reader: reconnect failed: {e}");
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+            let st = self.state.as_mut().expect("just opened");
+            match f(st, &self.opts.ignore, self.opts.ignore_blank) {
+                Err(Error::ConnectionLost { call }) if !retried => {
+                    log::warn!("dcgm-reader: connection lost in {call}; reconnecting");
+                    self.state = None;
+                    self.lost = true;
+                    retried = true;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// GPUs read, with UUID and PCI bus id.
+    pub fn gpus(&mut self) -> Result<Vec<GpuIdentity>> {
+        self.with_state(|s, _, _| Ok(s.gpus.clone()))
+    }
+
+    /// Latest value of every field for every entity.
+    pub fn latest(&mut self) -> Result<Snapshot> {
+        self.with_state(|s, ignore, ignore_blank| {
+            let mut snap = Snapshot::new();
+            for (fg, _) in &s.field_groups {
+                s.group.latest_values_into(fg, &mut s.scratch)?;
+                for v in s.scratch.drain(..) {
+                    if ignore.contains(&v.field) || (ignore_blank && v.value.is_blank()) {
+                        continue;
+                    }
+                    snap.entry(v.entity).or_default().insert(v.field, v);
+                }
+            }
+            Ok(snap)
+        })
+    }
+
+    /// `{gpu: {field id: value}}` (upstream `GetLatestGpuValuesAsFieldIdDict`).
+    pub fn latest_by_id(&mut self) -> Result<BTreeMap<u32, BTreeMap<FieldId, Value>>> {
+        Ok(gpu_only(self.latest()?, |f| f))
+    }
+
+    /// `{gpu: {tag: value}}` (upstream `GetLatestGpuValuesAsFieldNameDict`).
+    pub fn latest_by_name(&mut self) -> Result<BTreeMap<u32, BTreeMap<String, Value>>> {
+        Ok(gpu_only(self.latest()?, |f| f.tag()))
+    }
+
+    /// Every sample since the previous call (the first call: every sample kept so far), per
+    /// entity and field, oldest first. Nothing is lost or repeated between calls.
+    pub fn since_last_call(&mut self) -> Result<BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>>> {
+        self.with_state(|s, ignore, ignore_blank| {
+            let mut out: BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>> = BTreeMap::new();
+            let start = s.cursor;
+            let mut next = start;
+            for (fg, _) in &s.field_groups {
+                let mut c = start;
+                let vals = s.group.values_since(fg, &mut c)?;
+                next.0 = next.0.max(c.0);
+                for v in vals {
+                    if ignore.contains(&v.field) || (ignore_blank && v.value.is_blank()) {
+                        continue;
+                    }
+                    out.entry(v.entity).or_default().entry(v.field).or_default().push(Sample {
+                        timestamp_us: v.timestamp_us,
+                        value: v.value,
+                    });
+                }
+            }
+            s.cursor = next;
+            for fields in out.values_mut() {
+                for samples in fields.values_mut() {
+                    samples.sort_by_key(|x| x.timestamp_us);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Calls `handler` with a fresh snapshot every `interval`, `count` times (or forever with
+    /// `None`), like upstream's `Process` with a custom data handler. Stops at the first error
+    /// the reader cannot recover from, or when the handler returns `false`.
+    pub fn run(
+        &mut self,
+        interval: Duration,
+        count: Option<u64>,
+        mut handler: impl FnMut(&Snapshot) -> bool,
+    ) -> Result<()> {
+        let mut n = 0;
+        loop {
+            let snap = self.latest()?;
+            n += 1;
+            if !handler(&snap) || count.is_some_and(|c| n >= c) {
+                return Ok(());
+            }
+            std::thread::sleep(interval);
+        }
+    }
+
+    /// An iterator of snapshots, one every `interval` (the first at once).
+    pub fn snapshots(&mut self, interval: Duration) -> Snapshots<'_> {
+        Snapshots {
+            reader: self,
+            interval,
+            first: true,
+        }
+    }
+}
+
+/// Snapshots at a fixed interval; see [`Reader::snapshots`].
+pub struct Snapshots<'a> {
+    reader: &'a mut Reader,
+    interval: Duration,
+    first: bool,
+}
+
+impl Iterator for Snapshots<'_> {
+    type Item = Result<Snapshot>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if !self.first {
+            std::thread::sleep(self.interval);
+        }
+        self.first = false;
+        Some(self.reader.latest())
+    }
+}
+
+fn gpu_only<K: Ord>(snap: Snapshot, key: impl Fn(FieldId) -> K) -> BTreeMap<u32, BTreeMap<K, Value>> {
+    snap.into_iter()
+        .filter(|(e, _)| e.group == EntityGroup::Gpu)
+        .map(|(e, fields)| (e.id, fields.into_iter().map(|(f, v)| (key(f), v.value)).collect()))
+        .collect()
+}
+
+impl From<&ConnectionKind> for ChosenMode {
+    fn from(k: &ConnectionKind) -> Self {
+        match k {
+            ConnectionKind::Embedded => ChosenMode::Embedded,
+            ConnectionKind::Standalone(a) => ChosenMode::Standalone(a.clone()),
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! Configuration (power limits and application clocks applied to the simulated GPUs), status
+//! objects, and workload power profiles.
+
+use std::ffi::{CStr, c_char, c_int};
+
+use dcgm_sys::*;
+
+use super::health::group_gpus;
+use super::misc::module_ok;
+use super::{guard, out, versioned};
+use crate::engine::{Engine, lock, with_engine};
+
+/// Lowest power limit the simulated GPUs accept, in watts.
+pub const MIN_POWER_LIMIT_W: u32 = 200;
+
+const BLANK: u32 = DCGM_INT32_BLANK as u32;
+
+fn is_blank(v: u32) -> bool {
+    v >= BLANK
+}
+
+/// A configuration with every member blank ("not set").
+fn blank_config(gpu: u32) -> dcgmConfig_v2 {
+    dcgmConfig_v2 {
+        version: dcgmConfig_version2,
+        gpuId: gpu,
+        eccMode: BLANK,
+        computeMode: BLANK,
+        perfState: dcgmConfigPerfStateSettings_t {
+            syncBoost: BLANK,
+            targetClocks: dcgmClockSet_v1 {
+                version: dcgmClockSet_version1 as i32,
+                memClock: BLANK,
+                smClock: BLANK,
+            },
+        },
+        powerLimit: dcgmConfigPowerLimit_t {
+            type_: DCGM_CONFIG_POWER_CAP_INDIVIDUAL,
+            val: BLANK,
+        },
+        workloadPowerProfiles: [BLANK; DCGM_POWER_PROFILE_ARRAY_SIZE],
+    }
+}
+
+/// The configuration a GPU has now.
+fn current_config(e: &Engine, gpu: u32) -> dcgmConfig_v2 {
+    let g = &e.machine.cfg.gpus[gpu as usize];
+    let target = e.config_targets.get(&gpu);
+    let mut c = blank_config(gpu);
+    c.eccMode = 1;
+    let mode = target.map_or(0, |t| t.computeMode);
+    c.computeMode = if is_blank(mode) { 0 } else { mode };
+    c.perfState.syncBoost = 0;
+    c.perfState.targetClocks.memClock = g.mem_clock_mhz as u32;
+    c.perfState.targetClocks.smClock = e.dynamics.app_sm_clock[gpu as usize] as u32;
+    c.powerLimit.val = e.dynamics.power_limit_w[gpu as usize].round() as u32;
+    c.workloadPowerProfiles = [0; DCGM_POWER_PROFILE_ARRAY_SIZE];
+    c
+}
+
+/// Checks a requested configuration for one GPU: the errors it would cause, as
+/// (field, status) pairs.
+fn validate(e: &Engine, gpu: u32, req: &dcgmConfig_v2, power_w: u32) -> Vec<(u16, dcgmReturn_t)> {
+    let g = &e.machine.cfg.gpus[gpu as usize];
+    let mut errs = Vec::new();
+    if !is_blank(req.eccMode) && req.eccMode != 1 {
+        // ECC cannot be turned off on the simulated GPUs.
+        errs.push((DCGM_FI_DEV_ECC_MODE, DCGM_ST_NOT_SUPPORTED));
+    }
+    if !is_blank(req.computeMode) && req.computeMode > 3 {
+        errs.push((DCGM_FI_DEV_GPU_COMPUTE_MODE, DCGM_ST_BADPARAM));
+    }
+    let clocks = req.perfState.targetClocks;
+    if !is_blank(clocks.memClock) && i64::from(clocks.memClock) != g.mem_clock_mhz {
+        errs.push((DCGM_FI_DEV_APP_MEM_CLOCK, DCGM_ST_BADPARAM));
+    }
+    if !is_blank(clocks.smClock) && (clocks.smClock < 210 || i64::from(clocks.smClock) > g.max_sm_clock_mhz) {
+        errs.push((DCGM_FI_DEV_APP_SM_CLOCK, DCGM_ST_BADPARAM));
+    }
+    if !is_blank(power_w) && (power_w < MIN_POWER_LIMIT_W || f64::from(power_w) > g.power_limit_w) {
+        errs.push((DCGM_FI_DEV_BOARD_POWER_LIMIT_REQUESTED_WATTS, DCGM_ST_BADPARAM));
+    }
+    errs
+}
+
+/// Applies a GPU's target configuration to the simulation.
+fn apply(e: &mut Engine, gpu: u32) {
+    let Some(t) = e.config_targets.get(&gpu).copied() else {
+        return;
+    };
+    let i = gpu as usize;
+    if !is_blank(t.perfState.targetClocks.smClock) {
+        e.dynamics.app_sm_clock[i] = i64::from(t.perfState.targetClocks.smClock);
+    }
+    if !is_blank(t.powerLimit.val) {
+        e.dynamics.power_limit_w[i] = f64::from(t.powerLimit.val);
+    }
+}
+
+/// Records errors in a status object (if it exists).
+fn record(status: dcgmStatus_t, errors: &[dcgmErrorInfo_t]) {
+    if status == 0 || errors.is_empty() {
+        return;
+    }
+    if let Some(list) = lock().statuses.get_mut(&status) {
+        list.extend_from_slice(errors);
+    }
+}
+
+/// # Safety
+///
+/// `pDeviceConfig` must be NULL or a versioned `dcgmConfig_v2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmConfigSet(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    pDeviceConfig: *mut dcgmConfig_t,
+    statusHandle: dcgmStatus_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let req = *unsafe { versioned(pDeviceConfig, &[dcgmConfig_version2]) }?;
+        if !is_blank(req.powerLimit.val)
+            && req.powerLimit.type_ != DCGM_CONFIG_POWER_CAP_INDIVIDUAL
+            && req.powerLimit.type_ != DCGM_CONFIG_POWER_BUDGET_GROUP
+        {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        let errors = with_engine(pDcgmHandle, |e| {
+            module_ok(e, DcgmModuleIdConfig)?;
+            let gpus = group_gpus(e, groupId)?;
+            if gpus.is_empty() {
+                return Err(DCGM_ST_GROUP_IS_EMPTY);
+            }
+            let power_w = if is_blank(req.powerLimit.val) || req.powerLimit.type_ == DCGM_CONFIG_POWER_CAP_INDIVIDUAL {
+                req.powerLimit.val
+            } else {
+                // A group budget is shared evenly.
+                req.powerLimit.val / gpus.len() as u32
+            };
+            let mut errors = Vec::new();
+            for &gpu in &gpus {
+                let errs = validate(e, gpu, &req, power_w);
+                if !errs.is_empty() {
+                    errors.extend(errs.into_iter().map(|(field, status)| dcgmErrorInfo_t {
+                        gpuId: gpu,
+                        fieldId: field as i16,
+                        status,
+                    }));
+                    continue;
+                }
+                let t = e.config_targets.entry(gpu).or_insert_with(|| blank_config(gpu));
+                let set = |dst: &mut u32, v: u32| {
+                    if !is_blank(v) {
+                        *dst = v;
+                    }
+                };
+                set(&mut t.eccMode, req.eccMode);
+                set(&mut t.computeMode, req.computeMode);
+                set(&mut t.perfState.syncBoost, req.perfState.syncBoost);
+                set(&mut t.perfState.targetClocks.memClock, req.perfState.targetClocks.memClock);
+                set(&mut t.perfState.targetClocks.smClock, req.perfState.targetClocks.smClock);
+                if !is_blank(power_w) {
+                    t.powerLimit = dcgmConfigPowerLimit_t {
+                        type_: DCGM_CONFIG_POWER_CAP_INDIVIDUAL,
+                        val: power_w,
+                    };
+                }
+                apply(e, gpu);
+            }
+            Ok(errors)
+        })?;
+        record(statusHandle, &errors);
+        match errors.first() {
+            Some(err) => Err(err.status),
+            None => Ok(()),
+        }
+    })
+}
+
+/// # Safety
+///
+/// `deviceConfigList` must be NULL or point to `count` configurations, the first with its
+/// version set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmConfigGet(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    type_: dcgmConfigType_t,
+    count: c_int,
+    deviceConfigList: *mut dcgmConfig_t,
+    statusHandle: dcgmStatus_t,
+) -> dcgmReturn_t {
+    let _ = statusHandle;
+    guard(|| {
+        if count <= 0 || (type_ != DCGM_CONFIG_TARGET_STATE && type_ != DCGM_CONFIG_CURRENT_STATE) {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        // SAFETY: per this function's contract.
+        unsafe { versioned(deviceConfigList, &[dcgmConfig_version2]) }?;
+        // SAFETY: `count` configurations per the contract.
+        let list = unsafe { std::slice::from_raw_parts_mut(deviceConfigList, count as usize) };
+        with_engine(pDcgmHandle, |e| {
+            module_ok(e, DcgmModuleIdConfig)?;
+            let gpus = group_gpus(e, groupId)?;
+            for (dst, &gpu) in list.iter_mut().zip(&gpus) {
+                *dst = if type_ == DCGM_CONFIG_TARGET_STATE {
+                    e.config_targets.get(&gpu).copied().unwrap_or_else(|| blank_config(gpu))
+                } else {
+                    current_config(e, gpu)
+                };
+            }
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmConfigEnforce(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    statusHandle: dcgmStatus_t,
+) -> dcgmReturn_t {
+    let _ = statusHandle;
+    guard(|| {
+        with_engine(pDcgmHandle, |e| {
+            module_ok(e, DcgmModuleIdConfig)?;
+            for gpu in group_gpus(e, groupId)? {
+                apply(e, gpu);
+            }
+            Ok(())
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status objects (process-wide, no connection needed)
+
+/// # Safety
+///
+/// `statusHandle` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmStatusCreate(statusHandle: *mut dcgmStatus_t) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let h = unsafe { out(statusHandle) }?;
+        let mut s = lock();
+        let id = s.next_status.max(1);
+        s.next_status = id + 1;
+        s.statuses.insert(id, Vec::new());
+        *h = id;
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmStatusDestroy(statusHandle: dcgmStatus_t) -> dcgmReturn_t {
+    guard(|| lock().statuses.remove(&statusHandle).map(|_| ()).ok_or(DCGM_ST_BADPARAM))
+}
+
+/// # Safety
+///
+/// `count` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmStatusGetCount(statusHandle: dcgmStatus_t, count: *mut u32) -> dcgmReturn_t {
+    guard(|| {
+        let s = lock();
+        let list = s.statuses.get(&statusHandle).ok_or(DCGM_ST_BADPARAM)?;
+        // SAFETY: per this function's contract.
+        let c = unsafe { out(count) }?;
+        *c = list.len() as u32;
+        Ok(())
+    })
+}
+
+/// # Safety
+///
+/// `pDcgmErrorInfo` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmStatusPopError(
+    statusHandle: dcgmStatus_t,
+    pDcgmErrorInfo: *mut dcgmErrorInfo_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        let mut s = lock();
+        let list = s.statuses.get_mut(&statusHandle).ok_or(DCGM_ST_BADPARAM)?;
+        // SAFETY: per this function's contract.
+        let dst = unsafe { out(pDcgmErrorInfo) }?;
+        if list.is_empty() {
+            return Err(DCGM_ST_NO_DATA);
+        }
+        *dst = list.remove(0);
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmStatusClear(statusHandle: dcgmStatus_t) -> dcgmReturn_t {
+    guard(|| {
+        lock()
+            .statuses
+            .get_mut(&statusHandle)
+            .map(Vec::clear)
+            .ok_or(DCGM_ST_BADPARAM)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workload power profiles
+
+/// The simulated GPUs have no workload power profiles: not supported (after the usual checks).
+///
+/// # Safety
+///
+/// `workloadPowerProfile` must be NULL or a versioned `dcgmWorkloadPowerProfile_v1`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmConfigSetWorkloadPowerProfile(
+    pDcgmHandle: dcgmHandle_t,
+    workloadPowerProfile: *mut dcgmWorkloadPowerProfile_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let p = unsafe { versioned(workloadPowerProfile, &[dcgmWorkloadPowerProfile_version1]) }?;
+        let group = p.groupId;
+        with_engine(pDcgmHandle, |e| {
+            module_ok(e, DcgmModuleIdConfig)?;
+            e.group_entities(group)?;
+            Err(DCGM_ST_NOT_SUPPORTED)
+        })
+    })
+}
+
+/// The simulated GPUs have no workload power profiles: not supported.
+///
+/// # Safety
+///
+/// Both pointers must be NULL or versioned structs of their type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmGetDeviceWorkloadPowerProfileInfo(
+    pDcgmHandle: dcgmHandle_t,
+    gpuId: u32,
+    profilesInfo: *mut dcgmWorkloadPowerProfileProfilesInfo_v1,
+    profilesStatus: *mut dcgmDeviceWorkloadPowerProfilesStatus_v1,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        unsafe {
+            versioned(profilesInfo, &[dcgmWorkloadPowerProfileProfilesInfo_version1])?;
+            versioned(profilesStatus, &[dcgmDeviceWorkloadPowerProfilesStatus_version1])?;
+        }
+        with_engine(pDcgmHandle, |e| {
+            if gpuId >= e.machine.gpu_count() {
+                return Err(DCGM_ST_BADPARAM);
+            }
+            Err(DCGM_ST_NOT_SUPPORTED)
+        })
+    })
+}
+
+/// Names of the workload power profiles, indexed by profile id.
+const PROFILE_NAMES: [&CStr; DCGM_POWER_PROFILE_MAX as usize] = [
+    c"POWER_PROFILE_MAX_P",
+    c"POWER_PROFILE_MAX_Q",
+    c"POWER_PROFILE_COMPUTE",
+    c"POWER_PROFILE_MEMORY_BOUND",
+    c"POWER_PROFILE_NETWORK",
+    c"POWER_PROFILE_BALANCED",
+    c"POWER_PROFILE_LLM_INFERENCE",
+    c"POWER_PROFILE_LLM_TRAINING",
+    c"POWER_PROFILE_RBM",
+    c"POWER_PROFILE_DCPCIE",
+    c"POWER_PROFILE_HMMA_SPARSE",
+    c"POWER_PROFILE_HMMA_DENSE",
+    c"POWER_PROFILE_SYNC_BALANCED",
+    c"POWER_PROFILE_HPC",
+    c"POWER_PROFILE_MIG",
+];
+
+/// # Safety
+///
+/// `name` must be NULL or writable; the string written belongs to the library.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmPowerProfileIdToName(id: dcgmPowerProfileType_t, name: *mut *const c_char) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let n = unsafe { out(name) }?;
+        *n = PROFILE_NAMES.get(id as usize).ok_or(DCGM_ST_BADPARAM)?.as_ptr();
+        Ok(())
+    })
+}

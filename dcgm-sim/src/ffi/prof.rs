@@ -1,0 +1,90 @@
+//! Profiling: the metric groups of the simulated (Hopper) GPUs, and pausing profiling.
+
+use dcgm_sys::*;
+
+use super::misc::module_ok;
+use super::{guard, versioned};
+use crate::engine::with_engine;
+
+/// Metric groups as (major id, minor id, fields). On Hopper every group can be watched at the
+/// same time; the grouping follows the hardware units the counters come from.
+const METRIC_GROUPS: [(u16, u16, &[u16]); 5] = [
+    (0, 0, &[DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO]),
+    (0, 1, &[DCGM_FI_PROF_SM_UTIL_RATIO, DCGM_FI_PROF_SM_OCCUPANCY_RATIO]),
+    (
+        0,
+        2,
+        &[
+            DCGM_FI_PROF_TENSOR_UTIL_RATIO,
+            DCGM_FI_PROF_DRAM_UTIL_RATIO,
+            DCGM_FI_PROF_FP64_UTIL_RATIO,
+            DCGM_FI_PROF_FP32_UTIL_RATIO,
+            DCGM_FI_PROF_FP16_UTIL_RATIO,
+        ],
+    ),
+    (1, 0, &[DCGM_FI_PROF_PCIE_TX_BYTES, DCGM_FI_PROF_PCIE_RX_BYTES]),
+    (2, 0, &[DCGM_FI_PROF_NVLINK_TX_BYTES, DCGM_FI_PROF_NVLINK_RX_BYTES]),
+];
+
+/// # Safety
+///
+/// `metricGroups` must be NULL or a versioned `dcgmProfGetMetricGroups_v3` with `gpuId` set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmProfGetSupportedMetricGroups(
+    pDcgmHandle: dcgmHandle_t,
+    metricGroups: *mut dcgmProfGetMetricGroups_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let mg = unsafe { versioned(metricGroups, &[dcgmProfGetMetricGroups_version3]) }?;
+        let gpu = mg.gpuId;
+        with_engine(pDcgmHandle, |e| {
+            module_ok(e, DcgmModuleIdProfiling)?;
+            let faults = &e.machine.cfg.faults;
+            if faults.profiling_in_use {
+                return Err(DCGM_ST_IN_USE);
+            }
+            if gpu >= e.machine.gpu_count() {
+                return Err(DCGM_ST_BADPARAM);
+            }
+            let mut n = 0;
+            for (major, minor, fields) in METRIC_GROUPS {
+                let ids: Vec<u16> = fields
+                    .iter()
+                    .copied()
+                    .filter(|f| !faults.unsupported_fields.contains(f))
+                    .collect();
+                if ids.is_empty() || n >= mg.metricGroups.len() {
+                    continue;
+                }
+                let g = &mut mg.metricGroups[n];
+                g.majorId = major;
+                g.minorId = minor;
+                g.fieldIds = [0; DCGM_PROF_MAX_FIELD_IDS_PER_GROUP_V2];
+                g.fieldIds[..ids.len()].copy_from_slice(&ids);
+                g.numFieldIds = ids.len() as u32;
+                n += 1;
+            }
+            mg.numMetricGroups = n as u32;
+            Ok(())
+        })
+    })
+}
+
+fn set_paused(handle: dcgmHandle_t, paused: bool) -> Result<(), dcgmReturn_t> {
+    with_engine(handle, |e| {
+        module_ok(e, DcgmModuleIdProfiling)?;
+        e.dynamics.prof_paused = paused;
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmProfPause(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
+    guard(|| set_paused(pDcgmHandle, true))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmProfResume(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
+    guard(|| set_paused(pDcgmHandle, false))
+}

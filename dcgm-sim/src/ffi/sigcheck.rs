@@ -1,0 +1,132 @@
+//! Compile-time checks that every exported function has exactly the type `dcgm-sys` declares
+//! for it (`dcgm_sys::pfn::<name>`, i.e. the C prototype of DCGM 4.6): a signature that drifts
+//! from the C API stops the build.
+//!
+//! Functions of `dcgm_sys::DcgmApi::SYMBOLS` the simulator does not export, on purpose: they
+//! come from DCGM's internal test header or `dcgm_helpers.h` (value injection, cache and
+//! telemetry control, module reloading, single-field watches, a header-only helper), which
+//! clients of the public API do not need. A client resolving them sees missing symbols, as
+//! `DcgmApi::missing_symbols` reports:
+//! - `dcgmCpuHierarchyCpuOwnsCore`
+//! - `dcgmGetFieldValuesSince`
+//! - `dcgmWatchFieldValue`
+//! - `dcgmUnwatchFieldValue`
+//! - `dcgmInjectFieldValue`
+//! - `dcgmEntityInjectFieldValue`
+//! - `dcgmEmptyCache`
+//! - `dcgmPauseTelemetryForDiag`
+//! - `dcgmResumeTelemetryForDiag`
+//! - `dcgmMarkModulesReloadable`
+//! - `dcgmNvswitchGetBackend`
+//!
+//! One line per exported function of the table; add a line with every new export.
+
+const _: dcgm_sys::pfn::DcgmFieldGetById = crate::ffi::fields::DcgmFieldGetById;
+const _: dcgm_sys::pfn::DcgmFieldGetByTag = crate::ffi::fields::DcgmFieldGetByTag;
+const _: dcgm_sys::pfn::DcgmFieldsGetEntityGroupString = crate::ffi::fields::DcgmFieldsGetEntityGroupString;
+const _: dcgm_sys::pfn::DcgmFieldsInit = crate::ffi::fields::DcgmFieldsInit;
+const _: dcgm_sys::pfn::DcgmFieldsTerm = crate::ffi::fields::DcgmFieldsTerm;
+const _: dcgm_sys::pfn::dcgmActionValidate = crate::ffi::diag::dcgmActionValidate;
+const _: dcgm_sys::pfn::dcgmActionValidate_v2 = crate::ffi::diag::dcgmActionValidate_v2;
+const _: dcgm_sys::pfn::dcgmAddFakeInstances = crate::ffi::misc::dcgmAddFakeInstances;
+const _: dcgm_sys::pfn::dcgmAttachDriver = crate::ffi::misc::dcgmAttachDriver;
+const _: dcgm_sys::pfn::dcgmConfigEnforce = crate::ffi::config::dcgmConfigEnforce;
+const _: dcgm_sys::pfn::dcgmConfigGet = crate::ffi::config::dcgmConfigGet;
+const _: dcgm_sys::pfn::dcgmConfigSet = crate::ffi::config::dcgmConfigSet;
+const _: dcgm_sys::pfn::dcgmConfigSetWorkloadPowerProfile = crate::ffi::config::dcgmConfigSetWorkloadPowerProfile;
+const _: dcgm_sys::pfn::dcgmConnect = crate::ffi::lifecycle::dcgmConnect;
+const _: dcgm_sys::pfn::dcgmConnect_v2 = crate::ffi::lifecycle::dcgmConnect_v2;
+const _: dcgm_sys::pfn::dcgmConnect_v3 = crate::ffi::lifecycle::dcgmConnect_v3;
+const _: dcgm_sys::pfn::dcgmDetachDriver = crate::ffi::misc::dcgmDetachDriver;
+const _: dcgm_sys::pfn::dcgmDiagSendHeartbeat = crate::ffi::diag::dcgmDiagSendHeartbeat;
+const _: dcgm_sys::pfn::dcgmDisconnect = crate::ffi::lifecycle::dcgmDisconnect;
+const _: dcgm_sys::pfn::dcgmEngineRun = crate::ffi::misc::dcgmEngineRun;
+const _: dcgm_sys::pfn::dcgmEntitiesGetLatestValues = crate::ffi::values::dcgmEntitiesGetLatestValues;
+const _: dcgm_sys::pfn::dcgmEntityGetLatestValues = crate::ffi::values::dcgmEntityGetLatestValues;
+const _: dcgm_sys::pfn::dcgmErrorGetCategoryByCode = crate::ffi::misc::dcgmErrorGetCategoryByCode;
+const _: dcgm_sys::pfn::dcgmErrorGetFormatMsgByCode = crate::ffi::misc::dcgmErrorGetFormatMsgByCode;
+const _: dcgm_sys::pfn::dcgmErrorGetPriorityByCode = crate::ffi::misc::dcgmErrorGetPriorityByCode;
+const _: dcgm_sys::pfn::dcgmFieldGroupCreate = crate::ffi::groups::dcgmFieldGroupCreate;
+const _: dcgm_sys::pfn::dcgmFieldGroupDestroy = crate::ffi::groups::dcgmFieldGroupDestroy;
+const _: dcgm_sys::pfn::dcgmFieldGroupGetAll = crate::ffi::groups::dcgmFieldGroupGetAll;
+const _: dcgm_sys::pfn::dcgmFieldGroupGetInfo = crate::ffi::groups::dcgmFieldGroupGetInfo;
+const _: dcgm_sys::pfn::dcgmGetAllDevices = crate::ffi::discovery::dcgmGetAllDevices;
+const _: dcgm_sys::pfn::dcgmGetAllSupportedDevices = crate::ffi::discovery::dcgmGetAllSupportedDevices;
+const _: dcgm_sys::pfn::dcgmGetCpuHierarchy = crate::ffi::discovery::dcgmGetCpuHierarchy;
+const _: dcgm_sys::pfn::dcgmGetCpuHierarchy_v2 = crate::ffi::discovery::dcgmGetCpuHierarchy_v2;
+const _: dcgm_sys::pfn::dcgmGetDeviceAttributes = crate::ffi::discovery::dcgmGetDeviceAttributes;
+const _: dcgm_sys::pfn::dcgmGetDeviceTopology = crate::ffi::discovery::dcgmGetDeviceTopology;
+const _: dcgm_sys::pfn::dcgmGetDeviceWorkloadPowerProfileInfo = crate::ffi::config::dcgmGetDeviceWorkloadPowerProfileInfo;
+const _: dcgm_sys::pfn::dcgmGetEntityGroupEntities = crate::ffi::discovery::dcgmGetEntityGroupEntities;
+const _: dcgm_sys::pfn::dcgmGetErrorMeta = crate::ffi::misc::dcgmGetErrorMeta;
+const _: dcgm_sys::pfn::dcgmGetFieldSummary = crate::ffi::misc::dcgmGetFieldSummary;
+const _: dcgm_sys::pfn::dcgmGetGpuChipArchitecture = crate::ffi::discovery::dcgmGetGpuChipArchitecture;
+const _: dcgm_sys::pfn::dcgmGetGpuInstanceHierarchy = crate::ffi::discovery::dcgmGetGpuInstanceHierarchy;
+const _: dcgm_sys::pfn::dcgmGetGpuStatus = crate::ffi::discovery::dcgmGetGpuStatus;
+const _: dcgm_sys::pfn::dcgmGetGroupTopology = crate::ffi::discovery::dcgmGetGroupTopology;
+const _: dcgm_sys::pfn::dcgmGetLatestValues = crate::ffi::values::dcgmGetLatestValues;
+const _: dcgm_sys::pfn::dcgmGetLatestValuesForFields = crate::ffi::values::dcgmGetLatestValuesForFields;
+const _: dcgm_sys::pfn::dcgmGetLatestValues_v2 = crate::ffi::values::dcgmGetLatestValues_v2;
+const _: dcgm_sys::pfn::dcgmGetMultipleValuesForField = crate::ffi::misc::dcgmGetMultipleValuesForField;
+const _: dcgm_sys::pfn::dcgmGetNvLinkLinkStatus = crate::ffi::discovery::dcgmGetNvLinkLinkStatus;
+const _: dcgm_sys::pfn::dcgmGetNvLinkP2PStatus = crate::ffi::misc::dcgmGetNvLinkP2PStatus;
+const _: dcgm_sys::pfn::dcgmGetPidInfo = crate::ffi::stats::dcgmGetPidInfo;
+const _: dcgm_sys::pfn::dcgmGetValuesSince = crate::ffi::values::dcgmGetValuesSince;
+const _: dcgm_sys::pfn::dcgmGetValuesSince_v2 = crate::ffi::values::dcgmGetValuesSince_v2;
+const _: dcgm_sys::pfn::dcgmGroupAddDevice = crate::ffi::groups::dcgmGroupAddDevice;
+const _: dcgm_sys::pfn::dcgmGroupAddEntity = crate::ffi::groups::dcgmGroupAddEntity;
+const _: dcgm_sys::pfn::dcgmGroupCreate = crate::ffi::groups::dcgmGroupCreate;
+const _: dcgm_sys::pfn::dcgmGroupDestroy = crate::ffi::groups::dcgmGroupDestroy;
+const _: dcgm_sys::pfn::dcgmGroupGetAllIds = crate::ffi::groups::dcgmGroupGetAllIds;
+const _: dcgm_sys::pfn::dcgmGroupGetInfo = crate::ffi::groups::dcgmGroupGetInfo;
+const _: dcgm_sys::pfn::dcgmGroupRemoveDevice = crate::ffi::groups::dcgmGroupRemoveDevice;
+const _: dcgm_sys::pfn::dcgmGroupRemoveEntity = crate::ffi::groups::dcgmGroupRemoveEntity;
+const _: dcgm_sys::pfn::dcgmHealthCheck = crate::ffi::health::dcgmHealthCheck;
+const _: dcgm_sys::pfn::dcgmHealthGet = crate::ffi::health::dcgmHealthGet;
+const _: dcgm_sys::pfn::dcgmHealthSet = crate::ffi::health::dcgmHealthSet;
+const _: dcgm_sys::pfn::dcgmHealthSet_v2 = crate::ffi::health::dcgmHealthSet_v2;
+const _: dcgm_sys::pfn::dcgmHostengineEnvironmentVariableInfo = crate::ffi::misc::dcgmHostengineEnvironmentVariableInfo;
+const _: dcgm_sys::pfn::dcgmHostengineIsHealthy = crate::ffi::lifecycle::dcgmHostengineIsHealthy;
+const _: dcgm_sys::pfn::dcgmHostengineSetLoggingSeverity = crate::ffi::misc::dcgmHostengineSetLoggingSeverity;
+const _: dcgm_sys::pfn::dcgmHostengineVersionInfo = crate::ffi::lifecycle::dcgmHostengineVersionInfo;
+const _: dcgm_sys::pfn::dcgmInit = crate::ffi::lifecycle::dcgmInit;
+const _: dcgm_sys::pfn::dcgmIntrospectGetHostengineCpuUtilization = crate::ffi::misc::dcgmIntrospectGetHostengineCpuUtilization;
+const _: dcgm_sys::pfn::dcgmIntrospectGetHostengineMemoryUsage = crate::ffi::misc::dcgmIntrospectGetHostengineMemoryUsage;
+const _: dcgm_sys::pfn::dcgmJobGetStats = crate::ffi::stats::dcgmJobGetStats;
+const _: dcgm_sys::pfn::dcgmJobRemove = crate::ffi::stats::dcgmJobRemove;
+const _: dcgm_sys::pfn::dcgmJobRemoveAll = crate::ffi::stats::dcgmJobRemoveAll;
+const _: dcgm_sys::pfn::dcgmJobStartStats = crate::ffi::stats::dcgmJobStartStats;
+const _: dcgm_sys::pfn::dcgmJobStopStats = crate::ffi::stats::dcgmJobStopStats;
+const _: dcgm_sys::pfn::dcgmModuleDenylist = crate::ffi::misc::dcgmModuleDenylist;
+const _: dcgm_sys::pfn::dcgmModuleGetStatuses = crate::ffi::misc::dcgmModuleGetStatuses;
+const _: dcgm_sys::pfn::dcgmModuleIdToName = crate::ffi::misc::dcgmModuleIdToName;
+const _: dcgm_sys::pfn::dcgmPolicyGet = crate::ffi::policy::dcgmPolicyGet;
+const _: dcgm_sys::pfn::dcgmPolicyRegister_v2 = crate::ffi::policy::dcgmPolicyRegister_v2;
+const _: dcgm_sys::pfn::dcgmPolicySet = crate::ffi::policy::dcgmPolicySet;
+const _: dcgm_sys::pfn::dcgmPolicyTrigger = crate::ffi::policy::dcgmPolicyTrigger;
+const _: dcgm_sys::pfn::dcgmPolicyUnregister = crate::ffi::policy::dcgmPolicyUnregister;
+const _: dcgm_sys::pfn::dcgmPowerProfileIdToName = crate::ffi::config::dcgmPowerProfileIdToName;
+const _: dcgm_sys::pfn::dcgmProfGetSupportedMetricGroups = crate::ffi::prof::dcgmProfGetSupportedMetricGroups;
+const _: dcgm_sys::pfn::dcgmProfPause = crate::ffi::prof::dcgmProfPause;
+const _: dcgm_sys::pfn::dcgmProfResume = crate::ffi::prof::dcgmProfResume;
+const _: dcgm_sys::pfn::dcgmRunDiagnostic = crate::ffi::diag::dcgmRunDiagnostic;
+const _: dcgm_sys::pfn::dcgmRunMnDiagnostic = crate::ffi::diag::dcgmRunMnDiagnostic;
+const _: dcgm_sys::pfn::dcgmSelectGpusByTopology = crate::ffi::misc::dcgmSelectGpusByTopology;
+const _: dcgm_sys::pfn::dcgmShutdown = crate::ffi::lifecycle::dcgmShutdown;
+const _: dcgm_sys::pfn::dcgmStartEmbedded = crate::ffi::lifecycle::dcgmStartEmbedded;
+const _: dcgm_sys::pfn::dcgmStartEmbedded_v2 = crate::ffi::lifecycle::dcgmStartEmbedded_v2;
+const _: dcgm_sys::pfn::dcgmStatusClear = crate::ffi::config::dcgmStatusClear;
+const _: dcgm_sys::pfn::dcgmStatusCreate = crate::ffi::config::dcgmStatusCreate;
+const _: dcgm_sys::pfn::dcgmStatusDestroy = crate::ffi::config::dcgmStatusDestroy;
+const _: dcgm_sys::pfn::dcgmStatusGetCount = crate::ffi::config::dcgmStatusGetCount;
+const _: dcgm_sys::pfn::dcgmStatusPopError = crate::ffi::config::dcgmStatusPopError;
+const _: dcgm_sys::pfn::dcgmStopDiagnostic = crate::ffi::diag::dcgmStopDiagnostic;
+const _: dcgm_sys::pfn::dcgmStopEmbedded = crate::ffi::lifecycle::dcgmStopEmbedded;
+const _: dcgm_sys::pfn::dcgmStopMnDiagnostic = crate::ffi::diag::dcgmStopMnDiagnostic;
+const _: dcgm_sys::pfn::dcgmUnwatchFields = crate::ffi::values::dcgmUnwatchFields;
+const _: dcgm_sys::pfn::dcgmUpdateAllFields = crate::ffi::lifecycle::dcgmUpdateAllFields;
+const _: dcgm_sys::pfn::dcgmVersionInfo = crate::ffi::lifecycle::dcgmVersionInfo;
+const _: dcgm_sys::pfn::dcgmWatchFields = crate::ffi::values::dcgmWatchFields;
+const _: dcgm_sys::pfn::dcgmWatchJobFields = crate::ffi::stats::dcgmWatchJobFields;
+const _: dcgm_sys::pfn::dcgmWatchPidFields = crate::ffi::stats::dcgmWatchPidFields;
+const _: dcgm_sys::pfn::errorString = crate::ffi::lifecycle::errorString;

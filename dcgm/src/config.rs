@@ -1,0 +1,199 @@
+//! GPU configuration: ECC, compute mode, power limit, application clocks and sync boost, set
+//! on a group and enforced by DCGM.
+
+use std::ffi::c_int;
+
+use dcgm_sys::*;
+
+use crate::error::{Error, Result};
+use crate::group::Group;
+use crate::lib_ref::ffi;
+use crate::status::Status;
+
+/// Who may create CUDA contexts on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ComputeMode {
+    /// Any number of processes.
+    Default,
+    /// No CUDA context at all.
+    Prohibited,
+    /// One process at a time.
+    ExclusiveProcess,
+}
+
+impl ComputeMode {
+    fn raw(self) -> u32 {
+        match self {
+            Self::Default => DCGM_CONFIG_COMPUTEMODE_DEFAULT,
+            Self::Prohibited => DCGM_CONFIG_COMPUTEMODE_PROHIBITED,
+            Self::ExclusiveProcess => DCGM_CONFIG_COMPUTEMODE_EXCLUSIVE_PROCESS,
+        }
+    }
+
+    fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            DCGM_CONFIG_COMPUTEMODE_DEFAULT => Some(Self::Default),
+            DCGM_CONFIG_COMPUTEMODE_PROHIBITED => Some(Self::Prohibited),
+            DCGM_CONFIG_COMPUTEMODE_EXCLUSIVE_PROCESS => Some(Self::ExclusiveProcess),
+            _ => None,
+        }
+    }
+}
+
+/// Which configuration [`Group::config_get`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConfigKind {
+    /// What DCGM was asked to apply (and re-applies with [`Group::config_enforce`]).
+    Target,
+    /// What the GPU has now.
+    Current,
+}
+
+/// A GPU configuration. `None` means "leave unchanged" when setting, and "not set / not
+/// reported" when reading.
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// use dcgm::{ConfigKind, GpuConfig, Group};
+/// let gpus = Group::with_gpus(&handle, "doc-config", &[0, 1])?;
+/// gpus.config_set(&GpuConfig { power_limit_w: Some(500), ..GpuConfig::default() })?;
+/// for c in gpus.config_get(ConfigKind::Target)? {
+///     println!("GPU {}: power limit {:?} W", c.gpu, c.power_limit_w);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GpuConfig {
+    /// The GPU (ignored by [`Group::config_set`], which applies to the whole group).
+    pub gpu: u32,
+    /// ECC on or off (takes effect after a GPU reset).
+    pub ecc_mode: Option<bool>,
+    /// Compute mode.
+    pub compute_mode: Option<ComputeMode>,
+    /// Power limit in watts, per GPU.
+    pub power_limit_w: Option<u32>,
+    /// Application SM clock in MHz (set together with the memory clock).
+    pub sm_app_clock_mhz: Option<u32>,
+    /// Application memory clock in MHz.
+    pub mem_app_clock_mhz: Option<u32>,
+    /// Sync boost across the group's GPUs.
+    pub sync_boost: Option<bool>,
+}
+
+/// The value DCGM stores for "unchanged".
+const BLANK: u32 = DCGM_INT32_BLANK as u32;
+
+fn opt_u32(v: u32) -> Option<u32> {
+    int32_blank_kind(v as i32).is_none().then_some(v)
+}
+
+fn opt_bool(v: u32) -> Option<bool> {
+    opt_u32(v).map(|v| v != 0)
+}
+
+impl GpuConfig {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.ecc_mode.is_none()
+            && self.compute_mode.is_none()
+            && self.power_limit_w.is_none()
+            && self.sm_app_clock_mhz.is_none()
+            && self.mem_app_clock_mhz.is_none()
+            && self.sync_boost.is_none()
+    }
+
+    fn to_raw(self) -> Result<dcgmConfig_v2> {
+        let check = |what: &str, v: Option<u32>| -> Result<u32> {
+            match v {
+                Some(x) if x >= BLANK => Err(Error::InvalidArgument(format!(
+                    "{what} {x} is out of range (DCGM reserves values from {BLANK})"
+                ))),
+                Some(x) => Ok(x),
+                None => Ok(BLANK),
+            }
+        };
+        let mut c = dcgmConfig_v2::new_versioned();
+        c.gpuId = BLANK;
+        c.eccMode = self.ecc_mode.map_or(BLANK, u32::from);
+        c.computeMode = self.compute_mode.map_or(BLANK, ComputeMode::raw);
+        c.perfState.syncBoost = self.sync_boost.map_or(BLANK, u32::from);
+        c.perfState.targetClocks.version = dcgmClockSet_version1 as i32;
+        c.perfState.targetClocks.smClock = check("SM clock", self.sm_app_clock_mhz)?;
+        c.perfState.targetClocks.memClock = check("memory clock", self.mem_app_clock_mhz)?;
+        c.powerLimit.type_ = DCGM_CONFIG_POWER_CAP_INDIVIDUAL;
+        c.powerLimit.val = check("power limit", self.power_limit_w)?;
+        c.workloadPowerProfiles = [BLANK; DCGM_POWER_PROFILE_ARRAY_SIZE];
+        Ok(c)
+    }
+
+    fn from_raw(c: &dcgmConfig_v2) -> Self {
+        Self {
+            gpu: c.gpuId,
+            ecc_mode: opt_bool(c.eccMode),
+            compute_mode: opt_u32(c.computeMode).and_then(ComputeMode::from_raw),
+            power_limit_w: opt_u32(c.powerLimit.val),
+            sm_app_clock_mhz: opt_u32(c.perfState.targetClocks.smClock),
+            mem_app_clock_mhz: opt_u32(c.perfState.targetClocks.memClock),
+            sync_boost: opt_bool(c.perfState.syncBoost),
+        }
+    }
+}
+
+impl Group {
+    /// Applies the settings that are `Some` to every GPU of the group. Errors for single GPUs
+    /// are listed in the returned error's message.
+    pub fn config_set(&self, config: &GpuConfig) -> Result<()> {
+        if config.is_empty() {
+            return Err(Error::InvalidArgument(
+                "the configuration sets nothing: fill at least one field".into(),
+            ));
+        }
+        let mut raw = config.to_raw()?;
+        let (h, lib) = (self.handle(), self.handle().lib());
+        let status = Status::new(lib)?;
+        // SAFETY: a versioned config valid for the call and a live status handle.
+        let r = unsafe { ffi!(lib, dcgmConfigSet(h.raw(), self.id(), &mut raw, status.raw())) };
+        status.finish("dcgmConfigSet", r)
+    }
+
+    /// The target or current configuration of each GPU of the group.
+    pub fn config_get(&self, kind: ConfigKind) -> Result<Vec<GpuConfig>> {
+        let n = self.gpu_ids()?.len();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut list: Vec<dcgmConfig_v2> = (0..n)
+            .map(|_| {
+                let mut c = dcgmConfig_v2::new_versioned();
+                c.gpuId = BLANK;
+                c
+            })
+            .collect();
+        let kind = match kind {
+            ConfigKind::Target => DCGM_CONFIG_TARGET_STATE,
+            ConfigKind::Current => DCGM_CONFIG_CURRENT_STATE,
+        };
+        let (h, lib) = (self.handle(), self.handle().lib());
+        let status = Status::new(lib)?;
+        // SAFETY: `list` holds `n` versioned configs; the status handle is live.
+        let r = unsafe {
+            ffi!(lib, dcgmConfigGet(h.raw(), self.id(), kind, n as c_int, list.as_mut_ptr(), status.raw()))
+        };
+        status.finish("dcgmConfigGet", r)?;
+        Ok(list
+            .iter()
+            .filter(|c| opt_u32(c.gpuId).is_some())
+            .map(GpuConfig::from_raw)
+            .collect())
+    }
+
+    /// Re-applies the target configuration (after a GPU reset, for example).
+    pub fn config_enforce(&self) -> Result<()> {
+        let (h, lib) = (self.handle(), self.handle().lib());
+        let status = Status::new(lib)?;
+        // SAFETY: plain arguments and a live status handle.
+        let r = unsafe { ffi!(lib, dcgmConfigEnforce(h.raw(), self.id(), status.raw())) };
+        status.finish("dcgmConfigEnforce", r)
+    }
+}
