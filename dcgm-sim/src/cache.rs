@@ -89,7 +89,14 @@ impl Watch {
     }
 
     fn push(&mut self, ts: i64, value: SimValue) {
-        self.samples.push_back(Sample { ts, value });
+        match value {
+            SimValue::Multi(values) => {
+                for value in values {
+                    self.samples.push_back(Sample { ts, value });
+                }
+            }
+            value => self.samples.push_back(Sample { ts, value }),
+        }
     }
 
     fn trim(&mut self, now: i64) {
@@ -104,10 +111,25 @@ impl Watch {
             }
         }
         if self.max_samples > 0 {
-            while self.samples.len() > self.max_samples {
+            // Samples of one time (one per process) count as one.
+            while self.distinct_times() > self.max_samples {
                 self.samples.pop_front();
             }
         }
+    }
+}
+
+impl Watch {
+    fn distinct_times(&self) -> usize {
+        let mut n = 0;
+        let mut last = None;
+        for s in &self.samples {
+            if last != Some(s.ts) {
+                n += 1;
+                last = Some(s.ts);
+            }
+        }
+        n
     }
 }
 

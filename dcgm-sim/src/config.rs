@@ -286,14 +286,15 @@ impl SimConfig {
         let seed = self.seed;
         for (i, g) in self.gpus.iter_mut().enumerate() {
             let h = crate::values::mix(seed ^ 0x5555, i as u64, 0);
+            let h2 = crate::values::mix(seed ^ 0xaaaa, i as u64, 1);
             if g.uuid.is_empty() {
                 g.uuid = format!(
                     "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
                     (h >> 32) as u32,
                     (h >> 16) as u16,
                     h as u16,
-                    (h >> 48) as u16,
-                    h & 0xffff_ffff_ffff
+                    (h2 >> 48) as u16,
+                    h2 & 0xffff_ffff_ffff
                 );
             }
             if g.pci_bus_id.is_empty() {

@@ -18,6 +18,8 @@ pub enum SimValue {
     NotSupported,
     /// No value (blank).
     Blank,
+    /// Several samples at the same time (one per running process for the PID-list fields).
+    Multi(Vec<SimValue>),
 }
 
 /// A scripted incident, resolved to an absolute time.
@@ -364,8 +366,27 @@ pub fn sample(
             (util * 3.1e9) as i64
         }
         DCGM_FI_DEV_GPM_SUPPORT => 1,
+        DCGM_FI_DEV_COMPUTE_PIDS => {
+            return Multi(
+                cfg.processes
+                    .iter()
+                    .filter(|p| p.gpus.contains(&gpu))
+                    .map(|p| Blob(running_process(p.pid, p.memory_mib)))
+                    .collect(),
+            );
+        }
+        DCGM_FI_DEV_GRAPHICS_PIDS => return Multi(Vec::new()),
         _ => return NotSupported,
     })
+}
+
+/// The bytes of a `dcgmRunningProcess_v1` (the sample type of the PID-list fields).
+fn running_process(pid: u32, memory_mib: i64) -> Vec<u8> {
+    let mut b = Vec::with_capacity(16);
+    b.extend_from_slice(&dcgmRunningProcess_version1.to_ne_bytes());
+    b.extend_from_slice(&pid.to_ne_bytes());
+    b.extend_from_slice(&((memory_mib.max(0) as u64) << 20).to_ne_bytes());
+    b
 }
 
 fn switch_sample(m: &Machine, id: u32, field: u16, t_s: f64) -> SimValue {

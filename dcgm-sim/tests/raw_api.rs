@@ -715,8 +715,10 @@ fn same_seed_and_time_give_the_same_values() {
             sample(&m, &d, DCGM_FE_GPU, 3, f, ts)
         );
     }
-    let mut other = SimConfig::default();
-    other.seed = 43;
+    let other = SimConfig {
+        seed: 43,
+        ..SimConfig::default()
+    };
     let m2 = Machine::new(other);
     let differs = (0..50).any(|i| {
         let t = ts + i * 1_000_000;

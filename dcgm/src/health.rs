@@ -54,9 +54,10 @@ flag_set! {
 }
 
 /// The outcome of a health check or of one incident, ordered from best to worst.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum HealthResult {
     /// Healthy.
+    #[default]
     Pass,
     /// Something to look at.
     Warn,

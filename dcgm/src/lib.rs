@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod binary;
 mod entity;
 mod error;
 mod field;
@@ -41,7 +42,24 @@ mod lib_ref;
 mod system;
 pub mod testing;
 mod value;
+mod config;
+mod cpu;
+mod diag;
+mod failure;
+mod flags;
+mod gpu_status;
+mod health;
+mod introspect;
+mod mig;
+mod modules;
+mod nvlink;
+mod policy;
+mod prof;
+mod stats;
+mod status;
+mod topology;
 
+pub use binary::{AccountingStats, RunningProcess};
 pub use entity::{Entity, EntityGroup};
 pub use error::{Error, Result, ReturnCode};
 pub use field::{FieldId, FieldMeta, FieldType};
@@ -53,5 +71,26 @@ pub use handle::{
 };
 pub use system::{DeviceAttributes, System, VersionInfo};
 pub use value::{BlankKind, FieldValue, Value};
+
+pub use config::{ComputeMode, ConfigKind, GpuConfig};
+pub use cpu::Cpu;
+pub use diag::{DiagEntity, DiagError, DiagLevel, DiagRequest, DiagResponse, DiagResult, DiagTest};
+pub use failure::{ErrorCategory, ErrorSeverity};
+pub use gpu_status::{ChipArchitecture, GpuStatus};
+pub use health::{HealthReport, HealthResult, HealthSystems, Incident};
+pub use introspect::CpuUtilization;
+pub use mig::{ComputeInstance, GpuInstance, MigGpu};
+pub use modules::{Module, ModuleStatus};
+pub use nvlink::{LinkState, NvLinkStatus, P2pStatus};
+pub use policy::{
+    DEFAULT_POLICY_CHANNEL_CAPACITY, DbeLocation, Policy, PolicyCondition, PolicyRegistration,
+    PolicyViolation, ViolationDetail,
+};
+pub use prof::MetricGroup;
+pub use stats::{
+    JobGpuStats, JobStats, MAX_JOB_ID_LEN, PidGpuInfo, PidInfo, ProcessUtil, StatSummary,
+    ViolationTimes,
+};
+pub use topology::{DeviceTopology, GpuPath, GroupTopology, PciPath};
 
 pub use dcgm_sys as sys;

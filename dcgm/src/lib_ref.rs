@@ -80,3 +80,14 @@ pub(crate) fn c_buf(buf: &[std::ffi::c_char]) -> String {
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
+
+/// Writes a string into a fixed C buffer (truncating, NUL-terminated).
+pub(crate) fn write_c_buf(dst: &mut [std::ffi::c_char], s: &str) {
+    let n = s.len().min(dst.len().saturating_sub(1));
+    for (d, b) in dst.iter_mut().zip(&s.as_bytes()[..n]) {
+        *d = *b as std::ffi::c_char;
+    }
+    if let Some(d) = dst.get_mut(n) {
+        *d = 0;
+    }
+}

@@ -74,11 +74,16 @@ fn validate(e: &Engine, gpu: u32, req: &dcgmConfig_v2, power_w: u32) -> Vec<(u16
     if !is_blank(clocks.memClock) && i64::from(clocks.memClock) != g.mem_clock_mhz {
         errs.push((DCGM_FI_DEV_APP_MEM_CLOCK, DCGM_ST_BADPARAM));
     }
-    if !is_blank(clocks.smClock) && (clocks.smClock < 210 || i64::from(clocks.smClock) > g.max_sm_clock_mhz) {
+    if !is_blank(clocks.smClock)
+        && (clocks.smClock < 210 || i64::from(clocks.smClock) > g.max_sm_clock_mhz)
+    {
         errs.push((DCGM_FI_DEV_APP_SM_CLOCK, DCGM_ST_BADPARAM));
     }
     if !is_blank(power_w) && (power_w < MIN_POWER_LIMIT_W || f64::from(power_w) > g.power_limit_w) {
-        errs.push((DCGM_FI_DEV_BOARD_POWER_LIMIT_REQUESTED_WATTS, DCGM_ST_BADPARAM));
+        errs.push((
+            DCGM_FI_DEV_BOARD_POWER_LIMIT_REQUESTED_WATTS,
+            DCGM_ST_BADPARAM,
+        ));
     }
     errs
 }
@@ -132,7 +137,9 @@ pub unsafe extern "C" fn dcgmConfigSet(
             if gpus.is_empty() {
                 return Err(DCGM_ST_GROUP_IS_EMPTY);
             }
-            let power_w = if is_blank(req.powerLimit.val) || req.powerLimit.type_ == DCGM_CONFIG_POWER_CAP_INDIVIDUAL {
+            let power_w = if is_blank(req.powerLimit.val)
+                || req.powerLimit.type_ == DCGM_CONFIG_POWER_CAP_INDIVIDUAL
+            {
                 req.powerLimit.val
             } else {
                 // A group budget is shared evenly.
@@ -149,7 +156,10 @@ pub unsafe extern "C" fn dcgmConfigSet(
                     }));
                     continue;
                 }
-                let t = e.config_targets.entry(gpu).or_insert_with(|| blank_config(gpu));
+                let t = e
+                    .config_targets
+                    .entry(gpu)
+                    .or_insert_with(|| blank_config(gpu));
                 let set = |dst: &mut u32, v: u32| {
                     if !is_blank(v) {
                         *dst = v;
@@ -158,8 +168,14 @@ pub unsafe extern "C" fn dcgmConfigSet(
                 set(&mut t.eccMode, req.eccMode);
                 set(&mut t.computeMode, req.computeMode);
                 set(&mut t.perfState.syncBoost, req.perfState.syncBoost);
-                set(&mut t.perfState.targetClocks.memClock, req.perfState.targetClocks.memClock);
-                set(&mut t.perfState.targetClocks.smClock, req.perfState.targetClocks.smClock);
+                set(
+                    &mut t.perfState.targetClocks.memClock,
+                    req.perfState.targetClocks.memClock,
+                );
+                set(
+                    &mut t.perfState.targetClocks.smClock,
+                    req.perfState.targetClocks.smClock,
+                );
                 if !is_blank(power_w) {
                     t.powerLimit = dcgmConfigPowerLimit_t {
                         type_: DCGM_CONFIG_POWER_CAP_INDIVIDUAL,
@@ -205,7 +221,10 @@ pub unsafe extern "C" fn dcgmConfigGet(
             let gpus = group_gpus(e, groupId)?;
             for (dst, &gpu) in list.iter_mut().zip(&gpus) {
                 *dst = if type_ == DCGM_CONFIG_TARGET_STATE {
-                    e.config_targets.get(&gpu).copied().unwrap_or_else(|| blank_config(gpu))
+                    e.config_targets
+                        .get(&gpu)
+                        .copied()
+                        .unwrap_or_else(|| blank_config(gpu))
                 } else {
                     current_config(e, gpu)
                 };
@@ -255,14 +274,23 @@ pub unsafe extern "C" fn dcgmStatusCreate(statusHandle: *mut dcgmStatus_t) -> dc
 
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmStatusDestroy(statusHandle: dcgmStatus_t) -> dcgmReturn_t {
-    guard(|| lock().statuses.remove(&statusHandle).map(|_| ()).ok_or(DCGM_ST_BADPARAM))
+    guard(|| {
+        lock()
+            .statuses
+            .remove(&statusHandle)
+            .map(|_| ())
+            .ok_or(DCGM_ST_BADPARAM)
+    })
 }
 
 /// # Safety
 ///
 /// `count` must be NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmStatusGetCount(statusHandle: dcgmStatus_t, count: *mut u32) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmStatusGetCount(
+    statusHandle: dcgmStatus_t,
+    count: *mut u32,
+) -> dcgmReturn_t {
     guard(|| {
         let s = lock();
         let list = s.statuses.get(&statusHandle).ok_or(DCGM_ST_BADPARAM)?;
@@ -345,8 +373,14 @@ pub unsafe extern "C" fn dcgmGetDeviceWorkloadPowerProfileInfo(
     guard(|| {
         // SAFETY: per this function's contract.
         unsafe {
-            versioned(profilesInfo, &[dcgmWorkloadPowerProfileProfilesInfo_version1])?;
-            versioned(profilesStatus, &[dcgmDeviceWorkloadPowerProfilesStatus_version1])?;
+            versioned(
+                profilesInfo,
+                &[dcgmWorkloadPowerProfileProfilesInfo_version1],
+            )?;
+            versioned(
+                profilesStatus,
+                &[dcgmDeviceWorkloadPowerProfilesStatus_version1],
+            )?;
         }
         with_engine(pDcgmHandle, |e| {
             if gpuId >= e.machine.gpu_count() {
@@ -380,11 +414,17 @@ const PROFILE_NAMES: [&CStr; DCGM_POWER_PROFILE_MAX as usize] = [
 ///
 /// `name` must be NULL or writable; the string written belongs to the library.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmPowerProfileIdToName(id: dcgmPowerProfileType_t, name: *mut *const c_char) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmPowerProfileIdToName(
+    id: dcgmPowerProfileType_t,
+    name: *mut *const c_char,
+) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
         let n = unsafe { out(name) }?;
-        *n = PROFILE_NAMES.get(id as usize).ok_or(DCGM_ST_BADPARAM)?.as_ptr();
+        *n = PROFILE_NAMES
+            .get(id as usize)
+            .ok_or(DCGM_ST_BADPARAM)?
+            .as_ptr();
         Ok(())
     })
 }

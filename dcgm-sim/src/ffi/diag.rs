@@ -43,7 +43,10 @@ fn level_tests(level: u32) -> Result<Vec<&'static str>, dcgmReturn_t> {
 }
 
 fn category_of(test: &str) -> &'static str {
-    TESTS.iter().find(|t| t.0 == test).map_or("Hardware", |t| t.1)
+    TESTS
+        .iter()
+        .find(|t| t.0 == test)
+        .map_or("Hardware", |t| t.1)
 }
 
 /// The outcome of one test on one GPU.
@@ -93,7 +96,11 @@ fn run_test(e: &Engine, test: &'static str, gpus: &[u32], now: i64) -> TestOutco
     let d = &e.dynamics;
     let mut results = Vec::new();
     for &g in gpus {
-        let evs: Vec<_> = d.events.iter().filter(|ev| ev.gpu == g && ev.ts <= now).collect();
+        let evs: Vec<_> = d
+            .events
+            .iter()
+            .filter(|ev| ev.gpu == g && ev.ts <= now)
+            .collect();
         let of = |kind: &'static str| evs.iter().filter(move |ev| ev.kind == kind);
         let mut o = EntityOutcome {
             gpu: g,
@@ -119,7 +126,9 @@ fn run_test(e: &Engine, test: &'static str, gpus: &[u32], now: i64) -> TestOutco
                 if dbe > 0 {
                     fail(
                         DCGM_FR_VOLATILE_DBE_DETECTED,
-                        format!("GPU {g} has {dbe} uncorrectable ECC error(s); the memory test cannot trust its memory"),
+                        format!(
+                            "GPU {g} has {dbe} uncorrectable ECC error(s); the memory test cannot trust its memory"
+                        ),
                     );
                 }
                 if let Some(x) = of("xid").find(|x| MEMORY_XIDS.contains(&x.value)) {
@@ -129,34 +138,44 @@ fn run_test(e: &Engine, test: &'static str, gpus: &[u32], now: i64) -> TestOutco
                     );
                 }
             }
-            "memtest" => {
-                if dbe > 0 {
-                    fail(
-                        DCGM_FR_FAULTY_MEMORY,
-                        format!("memtest found faulty memory on GPU {g} ({dbe} uncorrectable error(s))"),
-                    );
-                }
+            "memtest" if dbe > 0 => {
+                fail(
+                    DCGM_FR_FAULTY_MEMORY,
+                    format!(
+                        "memtest found faulty memory on GPU {g} ({dbe} uncorrectable error(s))"
+                    ),
+                );
             }
             "pcie" => {
                 if of("xid").any(|x| x.value == 79) {
-                    fail(DCGM_FR_FALLEN_OFF_BUS, format!("GPU {g} fell off the PCIe bus (XID 79)"));
+                    fail(
+                        DCGM_FR_FALLEN_OFF_BUS,
+                        format!("GPU {g} fell off the PCIe bus (XID 79)"),
+                    );
                 }
                 let replays = d.event_total(g, "pcie_replay", now, false);
                 if replays > 0 && o.result == DCGM_DIAG_RESULT_PASS {
                     o.result = DCGM_DIAG_RESULT_WARN;
-                    o.info = Some(format!("GPU {g} logged {replays} PCIe replay(s); check the link"));
+                    o.info = Some(format!(
+                        "GPU {g} logged {replays} PCIe replay(s); check the link"
+                    ));
                 }
             }
             "diagnostic" | "targeted_stress" => {
-                if let Some(x) = of("xid").find(|x| x.value != 79 && !MEMORY_XIDS.contains(&x.value)) {
+                if let Some(x) =
+                    of("xid").find(|x| x.value != 79 && !MEMORY_XIDS.contains(&x.value))
+                {
                     fail(
                         DCGM_FR_XID_ERROR,
-                        format!("GPU {g} reported XID {} while under load in {test}", x.value),
+                        format!(
+                            "GPU {g} reported XID {} while under load in {test}",
+                            x.value
+                        ),
                     );
                 }
             }
             "targeted_power" => {
-                if let Some(p) = of("power").last() {
+                if let Some(p) = of("power").next_back() {
                     o.result = DCGM_DIAG_RESULT_WARN;
                     o.info = Some(format!(
                         "GPU {g} hit its power limit at {} W and lowered its clocks",
@@ -168,7 +187,10 @@ fn run_test(e: &Engine, test: &'static str, gpus: &[u32], now: i64) -> TestOutco
         }
         results.push(o);
     }
-    TestOutcome { name: test, results }
+    TestOutcome {
+        name: test,
+        results,
+    }
 }
 
 /// What a run covers.
@@ -197,7 +219,11 @@ fn parse_entity_ids(s: &str, count: u32) -> Result<Vec<u32>, dcgmReturn_t> {
 }
 
 /// Runs the tests on the target, after checking that no other run is going on.
-fn execute(handle: dcgmHandle_t, target: Target, tests: Vec<&'static str>) -> Result<Plan, dcgmReturn_t> {
+fn execute(
+    handle: dcgmHandle_t,
+    target: Target,
+    tests: Vec<&'static str>,
+) -> Result<Plan, dcgmReturn_t> {
     with_engine(handle, |e| {
         module_ok(e, DcgmModuleIdDiag)?;
         if e.diag_running {
@@ -239,7 +265,12 @@ fn execute(handle: dcgmHandle_t, target: Target, tests: Vec<&'static str>) -> Re
             gpus: gpus
                 .iter()
                 .map(|&g| {
-                    let serial = e.machine.cfg.gpus.get(g as usize).map_or_else(String::new, |c| c.serial.clone());
+                    let serial = e
+                        .machine
+                        .cfg
+                        .gpus
+                        .get(g as usize)
+                        .map_or_else(String::new, |c| c.serial.clone());
                     (g, serial)
                 })
                 .collect(),
@@ -591,7 +622,11 @@ pub unsafe extern "C" fn dcgmActionValidate_v2(
             };
             (group, validate, names, ids)
         };
-        let names: Vec<String> = names.iter().map(|n| read_str(n)).filter(|n| !n.is_empty()).collect();
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| read_str(n))
+            .filter(|n| !n.is_empty())
+            .collect();
         let tests = requested_tests(&names, validate)?;
         let target = if group == DCGM_GROUP_NULL {
             let count = with_engine(pDcgmHandle, |e| Ok(e.machine.gpu_count()))?;

@@ -10,7 +10,11 @@ use crate::engine::with_engine;
 /// same time; the grouping follows the hardware units the counters come from.
 const METRIC_GROUPS: [(u16, u16, &[u16]); 5] = [
     (0, 0, &[DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO]),
-    (0, 1, &[DCGM_FI_PROF_SM_UTIL_RATIO, DCGM_FI_PROF_SM_OCCUPANCY_RATIO]),
+    (
+        0,
+        1,
+        &[DCGM_FI_PROF_SM_UTIL_RATIO, DCGM_FI_PROF_SM_OCCUPANCY_RATIO],
+    ),
     (
         0,
         2,
@@ -22,8 +26,16 @@ const METRIC_GROUPS: [(u16, u16, &[u16]); 5] = [
             DCGM_FI_PROF_FP16_UTIL_RATIO,
         ],
     ),
-    (1, 0, &[DCGM_FI_PROF_PCIE_TX_BYTES, DCGM_FI_PROF_PCIE_RX_BYTES]),
-    (2, 0, &[DCGM_FI_PROF_NVLINK_TX_BYTES, DCGM_FI_PROF_NVLINK_RX_BYTES]),
+    (
+        1,
+        0,
+        &[DCGM_FI_PROF_PCIE_TX_BYTES, DCGM_FI_PROF_PCIE_RX_BYTES],
+    ),
+    (
+        2,
+        0,
+        &[DCGM_FI_PROF_NVLINK_TX_BYTES, DCGM_FI_PROF_NVLINK_RX_BYTES],
+    ),
 ];
 
 /// # Safety

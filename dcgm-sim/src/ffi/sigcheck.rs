@@ -23,7 +23,8 @@
 
 const _: dcgm_sys::pfn::DcgmFieldGetById = crate::ffi::fields::DcgmFieldGetById;
 const _: dcgm_sys::pfn::DcgmFieldGetByTag = crate::ffi::fields::DcgmFieldGetByTag;
-const _: dcgm_sys::pfn::DcgmFieldsGetEntityGroupString = crate::ffi::fields::DcgmFieldsGetEntityGroupString;
+const _: dcgm_sys::pfn::DcgmFieldsGetEntityGroupString =
+    crate::ffi::fields::DcgmFieldsGetEntityGroupString;
 const _: dcgm_sys::pfn::DcgmFieldsInit = crate::ffi::fields::DcgmFieldsInit;
 const _: dcgm_sys::pfn::DcgmFieldsTerm = crate::ffi::fields::DcgmFieldsTerm;
 const _: dcgm_sys::pfn::dcgmActionValidate = crate::ffi::diag::dcgmActionValidate;
@@ -33,7 +34,8 @@ const _: dcgm_sys::pfn::dcgmAttachDriver = crate::ffi::misc::dcgmAttachDriver;
 const _: dcgm_sys::pfn::dcgmConfigEnforce = crate::ffi::config::dcgmConfigEnforce;
 const _: dcgm_sys::pfn::dcgmConfigGet = crate::ffi::config::dcgmConfigGet;
 const _: dcgm_sys::pfn::dcgmConfigSet = crate::ffi::config::dcgmConfigSet;
-const _: dcgm_sys::pfn::dcgmConfigSetWorkloadPowerProfile = crate::ffi::config::dcgmConfigSetWorkloadPowerProfile;
+const _: dcgm_sys::pfn::dcgmConfigSetWorkloadPowerProfile =
+    crate::ffi::config::dcgmConfigSetWorkloadPowerProfile;
 const _: dcgm_sys::pfn::dcgmConnect = crate::ffi::lifecycle::dcgmConnect;
 const _: dcgm_sys::pfn::dcgmConnect_v2 = crate::ffi::lifecycle::dcgmConnect_v2;
 const _: dcgm_sys::pfn::dcgmConnect_v3 = crate::ffi::lifecycle::dcgmConnect_v3;
@@ -41,7 +43,8 @@ const _: dcgm_sys::pfn::dcgmDetachDriver = crate::ffi::misc::dcgmDetachDriver;
 const _: dcgm_sys::pfn::dcgmDiagSendHeartbeat = crate::ffi::diag::dcgmDiagSendHeartbeat;
 const _: dcgm_sys::pfn::dcgmDisconnect = crate::ffi::lifecycle::dcgmDisconnect;
 const _: dcgm_sys::pfn::dcgmEngineRun = crate::ffi::misc::dcgmEngineRun;
-const _: dcgm_sys::pfn::dcgmEntitiesGetLatestValues = crate::ffi::values::dcgmEntitiesGetLatestValues;
+const _: dcgm_sys::pfn::dcgmEntitiesGetLatestValues =
+    crate::ffi::values::dcgmEntitiesGetLatestValues;
 const _: dcgm_sys::pfn::dcgmEntityGetLatestValues = crate::ffi::values::dcgmEntityGetLatestValues;
 const _: dcgm_sys::pfn::dcgmErrorGetCategoryByCode = crate::ffi::misc::dcgmErrorGetCategoryByCode;
 const _: dcgm_sys::pfn::dcgmErrorGetFormatMsgByCode = crate::ffi::misc::dcgmErrorGetFormatMsgByCode;
@@ -51,23 +54,30 @@ const _: dcgm_sys::pfn::dcgmFieldGroupDestroy = crate::ffi::groups::dcgmFieldGro
 const _: dcgm_sys::pfn::dcgmFieldGroupGetAll = crate::ffi::groups::dcgmFieldGroupGetAll;
 const _: dcgm_sys::pfn::dcgmFieldGroupGetInfo = crate::ffi::groups::dcgmFieldGroupGetInfo;
 const _: dcgm_sys::pfn::dcgmGetAllDevices = crate::ffi::discovery::dcgmGetAllDevices;
-const _: dcgm_sys::pfn::dcgmGetAllSupportedDevices = crate::ffi::discovery::dcgmGetAllSupportedDevices;
+const _: dcgm_sys::pfn::dcgmGetAllSupportedDevices =
+    crate::ffi::discovery::dcgmGetAllSupportedDevices;
 const _: dcgm_sys::pfn::dcgmGetCpuHierarchy = crate::ffi::discovery::dcgmGetCpuHierarchy;
 const _: dcgm_sys::pfn::dcgmGetCpuHierarchy_v2 = crate::ffi::discovery::dcgmGetCpuHierarchy_v2;
 const _: dcgm_sys::pfn::dcgmGetDeviceAttributes = crate::ffi::discovery::dcgmGetDeviceAttributes;
 const _: dcgm_sys::pfn::dcgmGetDeviceTopology = crate::ffi::discovery::dcgmGetDeviceTopology;
-const _: dcgm_sys::pfn::dcgmGetDeviceWorkloadPowerProfileInfo = crate::ffi::config::dcgmGetDeviceWorkloadPowerProfileInfo;
-const _: dcgm_sys::pfn::dcgmGetEntityGroupEntities = crate::ffi::discovery::dcgmGetEntityGroupEntities;
+const _: dcgm_sys::pfn::dcgmGetDeviceWorkloadPowerProfileInfo =
+    crate::ffi::config::dcgmGetDeviceWorkloadPowerProfileInfo;
+const _: dcgm_sys::pfn::dcgmGetEntityGroupEntities =
+    crate::ffi::discovery::dcgmGetEntityGroupEntities;
 const _: dcgm_sys::pfn::dcgmGetErrorMeta = crate::ffi::misc::dcgmGetErrorMeta;
 const _: dcgm_sys::pfn::dcgmGetFieldSummary = crate::ffi::misc::dcgmGetFieldSummary;
-const _: dcgm_sys::pfn::dcgmGetGpuChipArchitecture = crate::ffi::discovery::dcgmGetGpuChipArchitecture;
-const _: dcgm_sys::pfn::dcgmGetGpuInstanceHierarchy = crate::ffi::discovery::dcgmGetGpuInstanceHierarchy;
+const _: dcgm_sys::pfn::dcgmGetGpuChipArchitecture =
+    crate::ffi::discovery::dcgmGetGpuChipArchitecture;
+const _: dcgm_sys::pfn::dcgmGetGpuInstanceHierarchy =
+    crate::ffi::discovery::dcgmGetGpuInstanceHierarchy;
 const _: dcgm_sys::pfn::dcgmGetGpuStatus = crate::ffi::discovery::dcgmGetGpuStatus;
 const _: dcgm_sys::pfn::dcgmGetGroupTopology = crate::ffi::discovery::dcgmGetGroupTopology;
 const _: dcgm_sys::pfn::dcgmGetLatestValues = crate::ffi::values::dcgmGetLatestValues;
-const _: dcgm_sys::pfn::dcgmGetLatestValuesForFields = crate::ffi::values::dcgmGetLatestValuesForFields;
+const _: dcgm_sys::pfn::dcgmGetLatestValuesForFields =
+    crate::ffi::values::dcgmGetLatestValuesForFields;
 const _: dcgm_sys::pfn::dcgmGetLatestValues_v2 = crate::ffi::values::dcgmGetLatestValues_v2;
-const _: dcgm_sys::pfn::dcgmGetMultipleValuesForField = crate::ffi::misc::dcgmGetMultipleValuesForField;
+const _: dcgm_sys::pfn::dcgmGetMultipleValuesForField =
+    crate::ffi::misc::dcgmGetMultipleValuesForField;
 const _: dcgm_sys::pfn::dcgmGetNvLinkLinkStatus = crate::ffi::discovery::dcgmGetNvLinkLinkStatus;
 const _: dcgm_sys::pfn::dcgmGetNvLinkP2PStatus = crate::ffi::misc::dcgmGetNvLinkP2PStatus;
 const _: dcgm_sys::pfn::dcgmGetPidInfo = crate::ffi::stats::dcgmGetPidInfo;
@@ -85,13 +95,18 @@ const _: dcgm_sys::pfn::dcgmHealthCheck = crate::ffi::health::dcgmHealthCheck;
 const _: dcgm_sys::pfn::dcgmHealthGet = crate::ffi::health::dcgmHealthGet;
 const _: dcgm_sys::pfn::dcgmHealthSet = crate::ffi::health::dcgmHealthSet;
 const _: dcgm_sys::pfn::dcgmHealthSet_v2 = crate::ffi::health::dcgmHealthSet_v2;
-const _: dcgm_sys::pfn::dcgmHostengineEnvironmentVariableInfo = crate::ffi::misc::dcgmHostengineEnvironmentVariableInfo;
+const _: dcgm_sys::pfn::dcgmHostengineEnvironmentVariableInfo =
+    crate::ffi::misc::dcgmHostengineEnvironmentVariableInfo;
 const _: dcgm_sys::pfn::dcgmHostengineIsHealthy = crate::ffi::lifecycle::dcgmHostengineIsHealthy;
-const _: dcgm_sys::pfn::dcgmHostengineSetLoggingSeverity = crate::ffi::misc::dcgmHostengineSetLoggingSeverity;
-const _: dcgm_sys::pfn::dcgmHostengineVersionInfo = crate::ffi::lifecycle::dcgmHostengineVersionInfo;
+const _: dcgm_sys::pfn::dcgmHostengineSetLoggingSeverity =
+    crate::ffi::misc::dcgmHostengineSetLoggingSeverity;
+const _: dcgm_sys::pfn::dcgmHostengineVersionInfo =
+    crate::ffi::lifecycle::dcgmHostengineVersionInfo;
 const _: dcgm_sys::pfn::dcgmInit = crate::ffi::lifecycle::dcgmInit;
-const _: dcgm_sys::pfn::dcgmIntrospectGetHostengineCpuUtilization = crate::ffi::misc::dcgmIntrospectGetHostengineCpuUtilization;
-const _: dcgm_sys::pfn::dcgmIntrospectGetHostengineMemoryUsage = crate::ffi::misc::dcgmIntrospectGetHostengineMemoryUsage;
+const _: dcgm_sys::pfn::dcgmIntrospectGetHostengineCpuUtilization =
+    crate::ffi::misc::dcgmIntrospectGetHostengineCpuUtilization;
+const _: dcgm_sys::pfn::dcgmIntrospectGetHostengineMemoryUsage =
+    crate::ffi::misc::dcgmIntrospectGetHostengineMemoryUsage;
 const _: dcgm_sys::pfn::dcgmJobGetStats = crate::ffi::stats::dcgmJobGetStats;
 const _: dcgm_sys::pfn::dcgmJobRemove = crate::ffi::stats::dcgmJobRemove;
 const _: dcgm_sys::pfn::dcgmJobRemoveAll = crate::ffi::stats::dcgmJobRemoveAll;
@@ -106,7 +121,8 @@ const _: dcgm_sys::pfn::dcgmPolicySet = crate::ffi::policy::dcgmPolicySet;
 const _: dcgm_sys::pfn::dcgmPolicyTrigger = crate::ffi::policy::dcgmPolicyTrigger;
 const _: dcgm_sys::pfn::dcgmPolicyUnregister = crate::ffi::policy::dcgmPolicyUnregister;
 const _: dcgm_sys::pfn::dcgmPowerProfileIdToName = crate::ffi::config::dcgmPowerProfileIdToName;
-const _: dcgm_sys::pfn::dcgmProfGetSupportedMetricGroups = crate::ffi::prof::dcgmProfGetSupportedMetricGroups;
+const _: dcgm_sys::pfn::dcgmProfGetSupportedMetricGroups =
+    crate::ffi::prof::dcgmProfGetSupportedMetricGroups;
 const _: dcgm_sys::pfn::dcgmProfPause = crate::ffi::prof::dcgmProfPause;
 const _: dcgm_sys::pfn::dcgmProfResume = crate::ffi::prof::dcgmProfResume;
 const _: dcgm_sys::pfn::dcgmRunDiagnostic = crate::ffi::diag::dcgmRunDiagnostic;

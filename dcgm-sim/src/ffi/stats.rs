@@ -167,7 +167,11 @@ fn usage(e: &Engine, gpu: u32, start: i64, end: i64) -> Usage {
             .collect(),
         power_violation: delta(e, gpu, DCGM_FI_DEV_POWER_VIOLATION, start, end),
         thermal_violation: delta(e, gpu, DCGM_FI_DEV_THERMAL_VIOLATION, start, end),
-        health: found.iter().map(|i| i.health).max().unwrap_or(DCGM_HEALTH_RESULT_PASS),
+        health: found
+            .iter()
+            .map(|i| i.health)
+            .max()
+            .unwrap_or(DCGM_HEALTH_RESULT_PASS),
         systems,
         incident_count: found.len() as u32,
     }
@@ -175,7 +179,8 @@ fn usage(e: &Engine, gpu: u32, start: i64, end: i64) -> Usage {
 
 /// Merges per-GPU usages into the summary over GPUs.
 fn merge_usage(all: &[Usage]) -> Usage {
-    let m = |f: fn(&Usage) -> Option<Summary>| Summary::merge(&all.iter().map(f).collect::<Vec<_>>());
+    let m =
+        |f: fn(&Usage) -> Option<Summary>| Summary::merge(&all.iter().map(f).collect::<Vec<_>>());
     let mut systems: Vec<(u32, u32)> = Vec::new();
     for (sys, h) in all.iter().flat_map(|u| u.systems.iter().copied()) {
         match systems.iter_mut().find(|s| s.0 == sys) {
@@ -201,7 +206,11 @@ fn merge_usage(all: &[Usage]) -> Usage {
         xid_ts,
         power_violation: all.iter().map(|u| u.power_violation).sum(),
         thermal_violation: all.iter().map(|u| u.thermal_violation).sum(),
-        health: all.iter().map(|u| u.health).max().unwrap_or(DCGM_HEALTH_RESULT_PASS),
+        health: all
+            .iter()
+            .map(|u| u.health)
+            .max()
+            .unwrap_or(DCGM_HEALTH_RESULT_PASS),
         systems,
         incident_count: all.iter().map(|u| u.incident_count).sum(),
     }
@@ -306,8 +315,17 @@ pub unsafe extern "C" fn dcgmGetPidInfo(
                 return Err(DCGM_ST_NOT_WATCHED);
             }
             let cfg = &e.machine.cfg;
-            let proc_ = cfg.processes.iter().find(|p| p.pid == pid).ok_or(DCGM_ST_NO_DATA)?;
-            let gpus: Vec<u32> = proc_.gpus.iter().copied().filter(|g| group.contains(g)).collect();
+            let proc_ = cfg
+                .processes
+                .iter()
+                .find(|p| p.pid == pid)
+                .ok_or(DCGM_ST_NO_DATA)?;
+            let gpus: Vec<u32> = proc_
+                .gpus
+                .iter()
+                .copied()
+                .filter(|g| group.contains(g))
+                .collect();
             if gpus.is_empty() {
                 return Err(DCGM_ST_NO_DATA);
             }
@@ -427,7 +445,10 @@ pub unsafe extern "C" fn dcgmJobStartStats(
 ///
 /// As for [`dcgmJobStartStats`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmJobStopStats(pDcgmHandle: dcgmHandle_t, jobId: *mut c_char) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmJobStopStats(
+    pDcgmHandle: dcgmHandle_t,
+    jobId: *mut c_char,
+) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
         let id = unsafe { job_id(jobId) }?;
@@ -480,7 +501,8 @@ pub unsafe extern "C" fn dcgmJobGetStats(
                 }
                 d.numComputePids = procs.len().min(DCGM_MAX_PID_INFO_NUM) as i32;
                 d.numGraphicsPids = 0;
-                d.maxGpuMemoryUsed = procs.iter().map(|p| p.memory_mib).max().unwrap_or(0) * 1024 * 1024;
+                d.maxGpuMemoryUsed =
+                    procs.iter().map(|p| p.memory_mib).max().unwrap_or(0) * 1024 * 1024;
             };
             let n = usages.len().min(info.gpus.len());
             for (i, u) in usages.iter().take(n).enumerate() {
@@ -497,11 +519,16 @@ pub unsafe extern "C" fn dcgmJobGetStats(
 ///
 /// As for [`dcgmJobStartStats`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmJobRemove(pDcgmHandle: dcgmHandle_t, jobId: *mut c_char) -> dcgmReturn_t {
+pub unsafe extern "C" fn dcgmJobRemove(
+    pDcgmHandle: dcgmHandle_t,
+    jobId: *mut c_char,
+) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
         let id = unsafe { job_id(jobId) }?;
-        with_engine(pDcgmHandle, |e| e.jobs.remove(&id).map(|_| ()).ok_or(DCGM_ST_NO_DATA))
+        with_engine(pDcgmHandle, |e| {
+            e.jobs.remove(&id).map(|_| ()).ok_or(DCGM_ST_NO_DATA)
+        })
     })
 }
 

@@ -1,0 +1,72 @@
+//! CPU hierarchy: the CPUs (sockets) of the node and the cores each owns.
+
+use dcgm_sys::*;
+
+use crate::error::{Error, Result};
+use crate::lib_ref::{c_buf, ffi};
+use crate::system::System;
+
+/// A CPU (socket) and its cores.
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// for cpu in handle.system().cpu_hierarchy()? {
+///     println!("CPU {}: {} cores, serial {:?}", cpu.id, cpu.cores.len(), cpu.serial);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cpu {
+    /// The CPU entity id.
+    pub id: u32,
+    /// The cores it owns (core entity ids).
+    pub cores: Vec<u32>,
+    /// Its serial number, if the library reports it (`dcgmGetCpuHierarchy_v2`).
+    pub serial: Option<String>,
+}
+
+fn cores(bitmask: &[u64]) -> Vec<u32> {
+    bitmask
+        .iter()
+        .enumerate()
+        .flat_map(|(w, word)| (0..64u32).filter(move |b| word >> b & 1 != 0).map(move |b| w as u32 * 64 + b))
+        .collect()
+}
+
+impl System {
+    /// The node's CPUs and their cores; with serial numbers when the library has
+    /// `dcgmGetCpuHierarchy_v2`.
+    pub fn cpu_hierarchy(&self) -> Result<Vec<Cpu>> {
+        let lib = self.handle().lib();
+        let mut h2 = dcgmCpuHierarchy_v2::boxed_versioned();
+        // SAFETY: a versioned struct valid for the call.
+        match unsafe { ffi!(lib, dcgmGetCpuHierarchy_v2(self.handle().raw(), &mut *h2)) } {
+            Ok(()) => {
+                let n = (h2.numCpus as usize).min(h2.cpus.len());
+                return Ok(h2.cpus[..n]
+                    .iter()
+                    .map(|c| Cpu {
+                        id: c.cpuId,
+                        cores: cores(&c.ownedCores.bitmask),
+                        serial: Some(c_buf(&c.serial)).filter(|s| !s.is_empty() && str_blank_kind(s).is_none()),
+                    })
+                    .collect());
+            }
+            Err(Error::SymbolNotAvailable { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let mut h1 = dcgmCpuHierarchy_v1::boxed_versioned();
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmGetCpuHierarchy(self.handle().raw(), &mut *h1)) }?;
+        let n = (h1.numCpus as usize).min(h1.cpus.len());
+        Ok(h1.cpus[..n]
+            .iter()
+            .map(|c| Cpu {
+                id: c.cpuId,
+                cores: cores(&c.ownedCores.bitmask),
+                serial: None,
+            })
+            .collect())
+    }
+}

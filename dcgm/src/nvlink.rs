@@ -1,0 +1,171 @@
+//! NVLink: the state of every link of every GPU and NvSwitch, and GPU peer-to-peer status.
+
+use std::fmt;
+
+use dcgm_sys::*;
+
+use crate::error::Result;
+use crate::lib_ref::ffi;
+use crate::system::System;
+
+/// The state of one NVLink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkState {
+    /// The entity has no such link (also used for states this crate does not know).
+    NotSupported,
+    /// The link exists but is disabled.
+    Disabled,
+    /// The link is enabled but down.
+    Down,
+    /// The link is up.
+    Up,
+}
+
+impl LinkState {
+    #[allow(non_upper_case_globals)] // DCGM's C names
+    fn from_raw(v: dcgmNvLinkLinkState_t) -> Self {
+        match v {
+            DcgmNvLinkLinkStateDisabled => Self::Disabled,
+            DcgmNvLinkLinkStateDown => Self::Down,
+            DcgmNvLinkLinkStateUp => Self::Up,
+            _ => Self::NotSupported,
+        }
+    }
+}
+
+impl fmt::Display for LinkState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NotSupported => "-",
+            Self::Disabled => "disabled",
+            Self::Down => "down",
+            Self::Up => "up",
+        })
+    }
+}
+
+/// Link states per GPU and per NvSwitch, indexed by link; trailing links the entity does not
+/// have are left out.
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// use dcgm::LinkState;
+/// let status = handle.system().nvlink_status()?;
+/// for (gpu, links) in &status.gpus {
+///     let up = links.iter().filter(|l| **l == LinkState::Up).count();
+///     println!("GPU {gpu}: {up}/{} links up", links.len());
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NvLinkStatus {
+    /// `(GPU id, link states)`.
+    pub gpus: Vec<(u32, Vec<LinkState>)>,
+    /// `(NvSwitch id, link states)`.
+    pub switches: Vec<(u32, Vec<LinkState>)>,
+}
+
+impl NvLinkStatus {
+    /// The links that are down or disabled: `(is_switch, entity id, link index, state)`.
+    pub fn unhealthy_links(&self) -> Vec<(bool, u32, usize, LinkState)> {
+        let side = |sw: bool, list: &[(u32, Vec<LinkState>)]| {
+            list.iter()
+                .flat_map(move |(id, links)| {
+                    links
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| matches!(s, LinkState::Down | LinkState::Disabled))
+                        .map(move |(i, s)| (sw, *id, i, *s))
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut v = side(false, &self.gpus);
+        v.extend(side(true, &self.switches));
+        v
+    }
+}
+
+fn trimmed(raw: &[dcgmNvLinkLinkState_t]) -> Vec<LinkState> {
+    let mut v: Vec<LinkState> = raw.iter().map(|s| LinkState::from_raw(*s)).collect();
+    while v.last() == Some(&LinkState::NotSupported) {
+        v.pop();
+    }
+    v
+}
+
+/// Whether two GPUs can talk peer to peer over NVLink, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum P2pStatus {
+    /// It works.
+    Ok,
+    /// The chipset does not support it.
+    ChipsetNotSupported,
+    /// The GPU does not support it.
+    GpuNotSupported,
+    /// The topology does not allow it.
+    TopologyNotSupported,
+    /// Disabled by a driver registry key.
+    DisabledByRegKey,
+    /// Not supported for another reason.
+    NotSupported,
+    /// Not known (also used for values this crate does not know).
+    Unknown,
+}
+
+impl P2pStatus {
+    #[allow(non_upper_case_globals)] // DCGM's C names
+    fn from_raw(v: dcgmNvLinkGpuP2PStatus_t) -> Self {
+        match v {
+            DcgmNvLinkP2pStatusOK => Self::Ok,
+            DcgmNvLinkP2pStatusChipsetNotSupported => Self::ChipsetNotSupported,
+            DcgmNvLinkP2pStatusGpuNotSupported => Self::GpuNotSupported,
+            DcgmNvLinkP2pStatusTopologyNotSupported => Self::TopologyNotSupported,
+            DcgmNvLinkP2pStatusDisabledByRegKey => Self::DisabledByRegKey,
+            DcgmNvLinkP2pStatusNotSupported => Self::NotSupported,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+impl System {
+    /// The state of every NVLink of every GPU and NvSwitch.
+    pub fn nvlink_status(&self) -> Result<NvLinkStatus> {
+        let mut s = dcgmNvLinkStatus_v5::boxed_versioned();
+        let lib = self.handle().lib();
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmGetNvLinkLinkStatus(self.handle().raw(), &mut *s)) }?;
+        let ng = (s.numGpus as usize).min(s.gpus.len());
+        let ns = (s.numNvSwitches as usize).min(s.nvSwitches.len());
+        Ok(NvLinkStatus {
+            gpus: s.gpus[..ng].iter().map(|g| (g.entityId, trimmed(&g.linkState))).collect(),
+            switches: s.nvSwitches[..ns]
+                .iter()
+                .map(|w| (w.entityId, trimmed(&w.linkState)))
+                .collect(),
+        })
+    }
+
+    /// NVLink peer-to-peer status between every pair of GPUs: per GPU, `(peer, status)` for
+    /// every other GPU reported.
+    pub fn nvlink_p2p_status(&self) -> Result<Vec<(u32, Vec<(u32, P2pStatus)>)>> {
+        let mut s = dcgmNvLinkP2PStatus_v1::boxed_versioned();
+        s.numGpus = 0;
+        let lib = self.handle().lib();
+        // SAFETY: a versioned struct valid for the call (0 GPUs asks for all).
+        unsafe { ffi!(lib, dcgmGetNvLinkP2PStatus(self.handle().raw(), &mut *s)) }?;
+        let n = (s.numGpus as usize).min(s.gpus.len());
+        let ids: Vec<u32> = s.gpus[..n].iter().map(|g| g.entityId).collect();
+        Ok(s.gpus[..n]
+            .iter()
+            .map(|g| {
+                let peers = ids
+                    .iter()
+                    .filter(|&&p| p != g.entityId)
+                    .filter_map(|&p| g.linkStatus.get(p as usize).map(|st| (p, P2pStatus::from_raw(*st))))
+                    .collect();
+                (g.entityId, peers)
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,214 @@
+//! GPU topology: how GPUs connect to each other (PCIe, NVLink) and to CPUs, and
+//! topology-aware GPU selection.
+
+use std::ffi::c_ulong;
+use std::fmt;
+
+use dcgm_sys::*;
+
+use crate::error::{Error, Result};
+use crate::group::Group;
+use crate::lib_ref::ffi;
+use crate::system::System;
+
+/// The PCIe part of the path between two GPUs, from closest to farthest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PciPath {
+    /// On the same board.
+    Board,
+    /// Through one PCIe switch.
+    SingleSwitch,
+    /// Through several PCIe switches.
+    MultipleSwitches,
+    /// Through a PCIe host bridge.
+    HostBridge,
+    /// Through a CPU (same NUMA node).
+    Cpu,
+    /// Through the link between CPUs (different NUMA nodes).
+    System,
+    /// DCGM does not know.
+    Unknown,
+}
+
+impl PciPath {
+    /// From a path word (its low 8 bits).
+    fn from_path(p: dcgmGpuTopologyLevel_t) -> Self {
+        let pci = DCGM_TOPOLOGY_PATH_PCI(p);
+        // The closest relation wins if the library ever sets more than one bit.
+        if pci & DCGM_TOPOLOGY_BOARD != 0 {
+            Self::Board
+        } else if pci & DCGM_TOPOLOGY_SINGLE != 0 {
+            Self::SingleSwitch
+        } else if pci & DCGM_TOPOLOGY_MULTIPLE != 0 {
+            Self::MultipleSwitches
+        } else if pci & DCGM_TOPOLOGY_HOSTBRIDGE != 0 {
+            Self::HostBridge
+        } else if pci & DCGM_TOPOLOGY_CPU != 0 {
+            Self::Cpu
+        } else if pci & DCGM_TOPOLOGY_SYSTEM != 0 {
+            Self::System
+        } else {
+            Self::Unknown
+        }
+    }
+}
+
+impl fmt::Display for PciPath {
+    /// nvidia-smi's abbreviations: PIX, PXB, PHB, NODE, SYS.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Board => "BOARD",
+            Self::SingleSwitch => "PIX",
+            Self::MultipleSwitches => "PXB",
+            Self::HostBridge => "PHB",
+            Self::Cpu => "NODE",
+            Self::System => "SYS",
+            Self::Unknown => "?",
+        })
+    }
+}
+
+/// The number of NVLinks a path word says connect two GPUs (its one-hot `NVLINKn` bit).
+fn nvlink_count(p: dcgmGpuTopologyLevel_t) -> u32 {
+    let nv = DCGM_TOPOLOGY_PATH_NVLINK(p) >> 8;
+    if nv == 0 { 0 } else { 64 - nv.leading_zeros() }
+}
+
+/// The CPUs set in an affinity mask.
+fn cpus(mask: &[c_ulong]) -> Vec<u32> {
+    let bits = c_ulong::BITS;
+    mask.iter()
+        .enumerate()
+        .flat_map(|(w, word)| (0..bits).filter(move |b| word >> b & 1 != 0).map(move |b| w as u32 * bits + b))
+        .collect()
+}
+
+/// The path from a GPU to one peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuPath {
+    /// The peer GPU.
+    pub gpu: u32,
+    /// The PCIe relation.
+    pub pci: PciPath,
+    /// How many NVLinks connect the two (0: none).
+    pub nvlinks: u32,
+    /// Bit `n` set: this GPU's NVLink `n` leads to the peer.
+    pub local_links: u64,
+}
+
+/// A GPU's CPU affinity and its paths to every other GPU.
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// let topo = handle.system().device_topology(0)?;
+/// println!("GPU 0 is close to {} CPUs", topo.cpu_affinity.len());
+/// for p in &topo.paths {
+///     println!("  GPU {}: {} and {} NVLinks", p.gpu, p.pci, p.nvlinks);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceTopology {
+    /// The CPUs (logical CPU numbers) close to the GPU.
+    pub cpu_affinity: Vec<u32>,
+    /// The paths to the other GPUs.
+    pub paths: Vec<GpuPath>,
+}
+
+/// A group's common CPU affinity and slowest path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupTopology {
+    /// CPUs close to every GPU of the group.
+    pub cpu_affinity: Vec<u32>,
+    /// Whether every GPU of the group is on one NUMA node.
+    pub numa_optimal: bool,
+    /// The PCIe part of the slowest path between two GPUs of the group.
+    pub slowest_pci: PciPath,
+    /// The NVLinks of the slowest path (0: none).
+    pub slowest_nvlinks: u32,
+}
+
+impl System {
+    /// A GPU's CPU affinity and paths to the other GPUs.
+    pub fn device_topology(&self, gpu: u32) -> Result<DeviceTopology> {
+        let mut t = dcgmDeviceTopology_v2::new_versioned();
+        let lib = self.handle().lib();
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmGetDeviceTopology(self.handle().raw(), gpu, &mut t)) }?;
+        let n = (t.numGpus as usize).min(t.gpuPaths.len());
+        Ok(DeviceTopology {
+            cpu_affinity: cpus(&t.cpuAffinityMask),
+            paths: t.gpuPaths[..n]
+                .iter()
+                .map(|p| GpuPath {
+                    gpu: p.gpuId,
+                    pci: PciPath::from_path(p.path),
+                    nvlinks: nvlink_count(p.path),
+                    local_links: p.localNvLinkIds,
+                })
+                .collect(),
+        })
+    }
+
+    /// Picks `count` of `candidates` (GPU ids below 64; empty: every GPU) with the best
+    /// connections between them. Unhealthy GPUs are avoided unless `ignore_health`.
+    pub fn select_gpus_by_topology(&self, candidates: &[u32], count: u32, ignore_health: bool) -> Result<Vec<u32>> {
+        if count == 0 {
+            return Err(Error::InvalidArgument("select at least one GPU".into()));
+        }
+        let mut mask = 0u64;
+        for &g in candidates {
+            if g >= 64 {
+                return Err(Error::InvalidArgument(format!(
+                    "GPU id {g} cannot be a candidate: the selection takes ids below 64"
+                )));
+            }
+            mask |= 1 << g;
+        }
+        if candidates.is_empty() {
+            mask = self
+                .gpu_ids()?
+                .into_iter()
+                .filter(|g| *g < 64)
+                .fold(0, |m, g| m | 1 << g);
+        }
+        let hints = if ignore_health { DCGM_TOPO_HINT_F_IGNOREHEALTH } else { DCGM_TOPO_HINT_F_NONE };
+        let mut out = 0u64;
+        let lib = self.handle().lib();
+        // SAFETY: plain arguments and a valid out-pointer.
+        unsafe { ffi!(lib, dcgmSelectGpusByTopology(self.handle().raw(), mask, count, &mut out, hints)) }?;
+        Ok((0..64).filter(|b| out >> b & 1 != 0).collect())
+    }
+}
+
+impl Group {
+    /// The group's common CPU affinity and slowest path between its GPUs.
+    pub fn topology(&self) -> Result<GroupTopology> {
+        let mut t = dcgmGroupTopology_v2::new_versioned();
+        let (h, lib) = (self.handle(), self.handle().lib());
+        // SAFETY: a versioned struct valid for the call.
+        unsafe { ffi!(lib, dcgmGetGroupTopology(h.raw(), self.id(), &mut t)) }?;
+        Ok(GroupTopology {
+            cpu_affinity: cpus(&t.groupCpuAffinityMask),
+            numa_optimal: t.numaOptimalFlag != 0,
+            slowest_pci: PciPath::from_path(t.slowestPath),
+            slowest_nvlinks: nvlink_count(t.slowestPath),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_words_decode() {
+        assert_eq!(nvlink_count(DCGM_TOPOLOGY_NVLINK18 | DCGM_TOPOLOGY_CPU), 18);
+        assert_eq!(nvlink_count(DCGM_TOPOLOGY_NVLINK1), 1);
+        assert_eq!(nvlink_count(DCGM_TOPOLOGY_SYSTEM), 0);
+        assert_eq!(PciPath::from_path(DCGM_TOPOLOGY_NVLINK4 | DCGM_TOPOLOGY_SYSTEM), PciPath::System);
+        assert_eq!(PciPath::from_path(0), PciPath::Unknown);
+        assert_eq!(cpus(&[0b101, 1]), vec![0, 2, c_ulong::BITS]);
+    }
+}

@@ -1,0 +1,98 @@
+//! What every example tool shares: how to reach DCGM (real, remote or simulated) and how to
+//! name entities on the command line.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use clap::Args;
+use dcgm::{Entity, EntityGroup, Handle, HandleBuilder};
+use dcgm_reader::{Connection, ReaderBuilder};
+
+/// Connection options shared by the tools.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectArgs {
+    /// Use the dcgm-sim simulator instead of NVIDIA's libdcgm (output is labelled simulated).
+    #[arg(long)]
+    pub simulate: bool,
+    /// Connect to this nv-hostengine (host, host:port, unix:///path) instead of starting the
+    /// embedded engine.
+    #[arg(long, value_name = "ADDRESS")]
+    pub host: Option<String>,
+    /// Load libdcgm (or dcgm-sim) from this path.
+    #[arg(long, value_name = "PATH")]
+    pub lib: Option<PathBuf>,
+}
+
+impl ConnectArgs {
+    fn builder(&self) -> HandleBuilder {
+        let mut b = Handle::builder();
+        if let Some(p) = &self.lib {
+            b = b.library_path(p);
+        } else if self.simulate {
+            b = b.simulator();
+        }
+        b
+    }
+
+    /// Opens a handle as asked, and says on stderr when the data is simulated.
+    pub fn open(&self) -> dcgm::Result<Handle> {
+        let h = match &self.host {
+            Some(a) => self.builder().connect(a)?,
+            None => self.builder().embedded()?,
+        };
+        if h.is_simulated() {
+            eprintln!("# SIMULATED DATA: reading from dcgm-sim, not from real GPUs");
+        }
+        Ok(h)
+    }
+
+    /// A reader builder with the same connection choices.
+    pub fn reader(&self) -> ReaderBuilder {
+        let mut b = dcgm_reader::Reader::builder();
+        if let Some(p) = &self.lib {
+            b = b.library_path(p);
+        } else if self.simulate {
+            b = b.simulator();
+        }
+        b.connection(match &self.host {
+            Some(a) => Connection::Remote(a.clone()),
+            None => Connection::Embedded,
+        })
+    }
+}
+
+/// Parses an entity list: `0,1` (GPUs), `gi:0` (MIG GPU instance), `ci:1` (compute instance),
+/// `sw:0` (NvSwitch), `cpu:0`, `core:3`, `link:N` (packed link id).
+pub fn parse_entities(s: &str) -> Result<Vec<Entity>, String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            let (kind, id) = t.split_once(':').unwrap_or(("gpu", t));
+            let group = match kind {
+                "gpu" | "g" => EntityGroup::Gpu,
+                "gi" | "i" => EntityGroup::GpuInstance,
+                "ci" => EntityGroup::ComputeInstance,
+                "sw" | "switch" | "s" => EntityGroup::Switch,
+                "cpu" | "c" => EntityGroup::Cpu,
+                "core" => EntityGroup::CpuCore,
+                "link" => EntityGroup::Link,
+                other => return Err(format!("unknown entity kind {other:?} in {t:?}")),
+            };
+            let id: u32 = id.parse().map_err(|_| format!("bad entity id in {t:?}"))?;
+            Ok(Entity::new(group, id))
+        })
+        .collect()
+}
+
+/// Short label of an entity for tables (`GPU 0`, `GPU_I 1`, ...).
+pub fn entity_label(e: &Entity) -> String {
+    e.to_string()
+}
+
+/// Prints an error with its hint and exits with status 1.
+pub fn fail(e: impl std::fmt::Display) -> ! {
+    eprintln!("error: {e}");
+    std::process::exit(1)
+}

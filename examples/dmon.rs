@@ -1,0 +1,201 @@
+//! `dmon`: watch fields of GPUs (or any entities) and print a line per entity every interval,
+//! like `dcgmi dmon` / `nvidia-smi dmon`.
+//!
+//! ```text
+//! cargo run --example dmon -- --simulate -e gpu_temp,power_usage,DCGM_FI_DEV_GPU_UTIL -c 5
+//! cargo run --example dmon -- -i 0,gi:1 -e fb_used --csv | tee log.csv
+//! ```
+
+mod common;
+
+use std::io::Write;
+use std::time::Duration;
+
+use clap::Parser;
+use dcgm::{Entity, FieldId, FieldMeta, Value};
+
+#[derive(Debug, Parser)]
+#[command(name = "dmon", about = "Print DCGM field values of GPUs and other entities at an interval")]
+struct Cli {
+    #[command(flatten)]
+    conn: common::ConnectArgs,
+    /// Fields: ids, DCGM_FI_* names (4.6 or pre-4.6) or tags, comma-separated.
+    #[arg(
+        short = 'e',
+        long = "fields",
+        value_delimiter = ',',
+        default_value = "gpu_temp,power_usage,gpu_utilization,mem_copy_utilization,sm_clock,memory_clock,fb_used"
+    )]
+    fields: Vec<String>,
+    /// Delay between samples, in milliseconds.
+    #[arg(short = 'd', long = "delay", default_value_t = 1000)]
+    delay_ms: u64,
+    /// Number of samples to print (0: until interrupted).
+    #[arg(short = 'c', long = "count", default_value_t = 0)]
+    count: u64,
+    /// Entities: GPU ids and `gi:N`, `ci:N`, `sw:N`, `cpu:N`, `core:N` (default: every GPU).
+    #[arg(short = 'i', long = "entities")]
+    entities: Option<String>,
+    /// Comma-separated values instead of a table.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
+}
+
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let fields: Vec<FieldId> = cli
+        .fields
+        .iter()
+        .map(|f| FieldId::parse(f))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| common::fail(e));
+    if cli.delay_ms == 0 {
+        common::fail("the delay must be at least 1 ms");
+    }
+    let mut builder = cli
+        .conn
+        .reader()
+        .fields(&fields)
+        .update_frequency(Duration::from_millis(cli.delay_ms))
+        .max_keep_age(Duration::from_secs(60))
+        .ignore_blank(false);
+    if let Some(e) = &cli.entities {
+        let ents = common::parse_entities(e).unwrap_or_else(|e| common::fail(e));
+        builder = builder.entities(&ents);
+    }
+    let mut reader = builder.build().unwrap_or_else(|e| common::fail(e));
+    reader.connect().unwrap_or_else(|e| common::fail(e));
+    let simulated = reader.is_simulated().unwrap_or(false);
+    if simulated {
+        eprintln!("# SIMULATED DATA: reading from dcgm-sim, not from real GPUs");
+    }
+    let metas: Vec<FieldMeta> = fields
+        .iter()
+        .map(|f| FieldMeta::from_table(f.info().expect("parsed fields are known")))
+        .collect();
+    let format = if cli.csv {
+        Format::Csv
+    } else if cli.json {
+        Format::Json
+    } else {
+        Format::Table
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let width = |m: &FieldMeta| (m.width.max(4) as usize).max(m.short_name.len()).max(6);
+    match format {
+        Format::Table => {
+            let mut h = format!("{:<16}", "#Entity");
+            let mut u = format!("{:<16}", "ID");
+            for m in &metas {
+                h += &format!(" {:>w$}", m.short_name, w = width(m));
+                u += &format!(" {:>w$}", m.unit, w = width(m));
+            }
+            if simulated {
+                h += "  (simulated)";
+            }
+            let _ = writeln!(out, "{h}\n{u}");
+        }
+        Format::Csv => {
+            let names: Vec<String> = fields.iter().map(|f| f.name()).collect();
+            let _ = writeln!(out, "timestamp,entity_group,entity_id,{}", names.join(","));
+        }
+        Format::Json => {}
+    }
+    let mut n = 0u64;
+    loop {
+        let snap = match reader.latest() {
+            Ok(s) => s,
+            Err(e) => common::fail(e),
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        for (entity, values) in &snap {
+            let cells: Vec<Option<&Value>> = fields.iter().map(|f| values.get(f).map(|v| &v.value)).collect();
+            let line = render(&format, entity, &fields, &metas, &cells, now, simulated, &width);
+            if writeln!(out, "{line}").is_err() {
+                return; // stdout closed (e.g. piped into head)
+            }
+        }
+        let _ = out.flush();
+        n += 1;
+        if cli.count != 0 && n >= cli.count {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(cli.delay_ms));
+    }
+}
+
+fn cell(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Blank(_)) => "N/A".to_string(),
+        Some(Value::Double(d)) => format!("{d:.2}"),
+        Some(v) => v.to_string(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render(
+    format: &Format,
+    entity: &Entity,
+    fields: &[FieldId],
+    metas: &[FieldMeta],
+    cells: &[Option<&Value>],
+    now_ms: u128,
+    simulated: bool,
+    width: &dyn Fn(&FieldMeta) -> usize,
+) -> String {
+    match format {
+        Format::Table => {
+            let mut s = format!("{:<16}", common::entity_label(entity));
+            for (m, v) in metas.iter().zip(cells) {
+                s += &format!(" {:>w$}", cell(*v), w = width(m));
+            }
+            s
+        }
+        Format::Csv => {
+            let vals: Vec<String> = cells
+                .iter()
+                .map(|v| {
+                    let c = cell(*v);
+                    if c.contains(',') || c.contains('"') {
+                        format!("\"{}\"", c.replace('"', "\"\""))
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            format!("{now_ms},{},{},{}", entity.group.name(), entity.id, vals.join(","))
+        }
+        Format::Json => {
+            let mut obj = serde_json::Map::new();
+            obj.insert("timestamp_ms".into(), serde_json::json!(now_ms as u64));
+            obj.insert("entity_group".into(), serde_json::json!(entity.group.name()));
+            obj.insert("entity_id".into(), serde_json::json!(entity.id));
+            if simulated {
+                obj.insert("simulated".into(), serde_json::json!(true));
+            }
+            for (f, v) in fields.iter().zip(cells) {
+                let j = match v {
+                    Some(Value::Int(i)) => serde_json::json!(i),
+                    Some(Value::Double(d)) => serde_json::json!(d),
+                    Some(Value::String(s)) => serde_json::json!(s),
+                    _ => serde_json::Value::Null,
+                };
+                obj.insert(f.tag(), j);
+            }
+            serde_json::Value::Object(obj).to_string()
+        }
+    }
+}

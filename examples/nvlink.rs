@@ -1,0 +1,69 @@
+//! `nvlink`: NVLink link states of every GPU and NvSwitch, like `dcgmi nvlink -s`.
+//!
+//! ```text
+//! cargo run --example nvlink -- --simulate
+//! ```
+
+mod common;
+
+use clap::Parser;
+use dcgm::LinkState;
+
+#[derive(Debug, Parser)]
+#[command(name = "nvlink", about = "NVLink link states of GPUs and NvSwitches")]
+struct Cli {
+    #[command(flatten)]
+    conn: common::ConnectArgs,
+    /// One JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+fn code(s: LinkState) -> char {
+    match s {
+        LinkState::Up => 'U',
+        LinkState::Down => 'D',
+        LinkState::Disabled => 'X',
+        LinkState::NotSupported => '_',
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
+    let st = handle.system().nvlink_status().unwrap_or_else(|e| common::fail(e));
+    if cli.json {
+        let enc = |v: &[(u32, Vec<LinkState>)]| -> Vec<serde_json::Value> {
+            v.iter()
+                .map(|(id, links)| {
+                    serde_json::json!({"id": id, "links": links.iter().map(|l| format!("{l:?}")).collect::<Vec<_>>()})
+                })
+                .collect()
+        };
+        println!(
+            "{}",
+            serde_json::json!({"simulated": handle.is_simulated(), "gpus": enc(&st.gpus), "nvswitches": enc(&st.switches)})
+        );
+        return;
+    }
+    println!("+----------------------+");
+    println!("|  Link Status         |");
+    println!("+----------------------+");
+    println!("GPUs:");
+    for (id, links) in &st.gpus {
+        let s: String = links.iter().map(|l| format!(" {}", code(*l))).collect();
+        println!("    gpuId {id}:\n       {s}");
+    }
+    println!("NvSwitches:");
+    for (id, links) in &st.switches {
+        let s: String = links.iter().map(|l| format!(" {}", code(*l))).collect();
+        println!("    physicalId {id}:\n       {s}");
+    }
+    println!();
+    println!("Key: Up=U, Down=D, Disabled=X, Not Supported=_");
+    let bad = st.unhealthy_links();
+    if !bad.is_empty() {
+        println!("{} link(s) down", bad.len());
+        std::process::exit(2);
+    }
+}

@@ -1,0 +1,398 @@
+//! `dcgm.Handle` and `dcgm.System`.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use dcgm::{ConnectionKind, EntityGroup, Handle, LogSeverity, OperationMode};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::{self, ResultExt};
+use crate::group::{PyFieldGroup, PyGroup};
+use crate::sim;
+use crate::tables::{PyFieldMeta, entity_tuple, extract_entities, extract_fields};
+use crate::value::{PyFieldValue, values_to_list};
+
+/// Drops a value that may call into DCGM with the GIL released: a DCGM thread (a policy
+/// callback) may need the GIL before the call it blocks returns.
+pub fn drop_detached<T: Send>(v: T) {
+    Python::attach(|py| py.detach(move || drop(v)));
+}
+
+/// Seconds (a float) to a `Duration`; negative, NaN or huge values raise `DCGMError_Badparam`.
+pub fn seconds(py: Python<'_>, what: &str, s: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| errors::badparam(py, format!("{what} must be a non-negative number of seconds, not {s}")))
+}
+
+fn severity(py: Python<'_>, s: &str) -> PyResult<LogSeverity> {
+    Ok(match s.to_ascii_lowercase().as_str() {
+        "none" => LogSeverity::None,
+        "fatal" => LogSeverity::Fatal,
+        "error" => LogSeverity::Error,
+        "warning" | "warn" => LogSeverity::Warning,
+        "info" => LogSeverity::Info,
+        "debug" => LogSeverity::Debug,
+        "verbose" => LogSeverity::Verbose,
+        other => {
+            return Err(errors::badparam(
+                py,
+                format!("unknown log severity {other:?}: none, fatal, error, warning, info, debug or verbose"),
+            ));
+        }
+    })
+}
+
+/// A connection to DCGM: the engine embedded in this process, or an nv-hostengine.
+#[pyclass(frozen, name = "Handle", module = "dcgm")]
+pub struct PyHandle {
+    inner: Mutex<Option<Handle>>,
+}
+
+impl PyHandle {
+    pub fn wrap(h: Handle) -> Self {
+        Self {
+            inner: Mutex::new(Some(h)),
+        }
+    }
+
+    /// The handle, or `DCGMError_Uninitialized` once closed.
+    pub fn get(&self, py: Python<'_>) -> PyResult<Handle> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| errors::closed(py, "handle"))
+    }
+}
+
+impl Drop for PyHandle {
+    fn drop(&mut self) {
+        if let Some(h) = self.inner.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+            drop_detached(h);
+        }
+    }
+}
+
+#[pymethods]
+impl PyHandle {
+    /// Starts (or shares) the DCGM engine inside this process. `simulate=True` loads the
+    /// simulator shipped in this package; `library_path` loads that libdcgm file; otherwise
+    /// libdcgm is searched for as NVIDIA's bindings do. `manual=True` selects MANUAL operation
+    /// mode (nothing is sampled until `update_all_fields`).
+    #[staticmethod]
+    #[pyo3(signature = (simulate=false, library_path=None, manual=false, *, log_file=None, log_severity=None))]
+    fn embedded(
+        py: Python<'_>,
+        simulate: bool,
+        library_path: Option<PathBuf>,
+        manual: bool,
+        log_file: Option<String>,
+        log_severity: Option<String>,
+    ) -> PyResult<Self> {
+        let lib = sim::resolve(simulate, library_path).py(py)?;
+        let mut b = Handle::builder().operation_mode(if manual {
+            OperationMode::Manual
+        } else {
+            OperationMode::Auto
+        });
+        if let Some(p) = lib {
+            b = b.library_path(p);
+        }
+        if let Some(f) = log_file {
+            b = b.log_file(f);
+        }
+        if let Some(s) = log_severity {
+            b = b.log_severity(severity(py, &s)?);
+        }
+        let h = py.detach(move || b.embedded()).py(py)?;
+        Ok(Self::wrap(h))
+    }
+
+    /// Connects to an nv-hostengine: `host`, `host:port`, `/path/to/socket`, `tcp://…`,
+    /// `unix://…`. `timeout` is in seconds.
+    #[staticmethod]
+    #[pyo3(signature = (address, *, simulate=false, library_path=None, timeout=None, persist_after_disconnect=false))]
+    fn connect(
+        py: Python<'_>,
+        address: String,
+        simulate: bool,
+        library_path: Option<PathBuf>,
+        timeout: Option<f64>,
+        persist_after_disconnect: bool,
+    ) -> PyResult<Self> {
+        let lib = sim::resolve(simulate, library_path).py(py)?;
+        let mut b = Handle::builder().persist_after_disconnect(persist_after_disconnect);
+        if let Some(p) = lib {
+            b = b.library_path(p);
+        }
+        if let Some(t) = timeout {
+            b = b.timeout(seconds(py, "timeout", t)?);
+        }
+        let h = py.detach(move || b.connect(&address)).py(py)?;
+        Ok(Self::wrap(h))
+    }
+
+    /// Whether the values come from the dcgm-sim simulator (label them so).
+    #[getter]
+    fn is_simulated(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.get(py)?.is_simulated())
+    }
+
+    /// `"embedded"` or `"standalone"`.
+    #[getter]
+    fn kind(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(match self.get(py)?.kind() {
+            ConnectionKind::Embedded => "embedded",
+            ConnectionKind::Standalone(_) => "standalone",
+        })
+    }
+
+    /// The host engine's address, for a standalone connection.
+    #[getter]
+    fn address(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        Ok(match self.get(py)?.kind() {
+            ConnectionKind::Embedded => None,
+            ConnectionKind::Standalone(a) => Some(a.clone()),
+        })
+    }
+
+    /// The libdcgm file in use.
+    #[getter]
+    fn library_path(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.get(py)?.library().path().display().to_string())
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).is_none()
+    }
+
+    /// Node-wide queries.
+    fn system(&self, py: Python<'_>) -> PyResult<PySystem> {
+        Ok(PySystem {
+            inner: self.get(py)?.system(),
+        })
+    }
+
+    /// Creates a group of these GPUs and entities (empty if neither is given).
+    #[pyo3(signature = (name, gpus=None, entities=None))]
+    fn group(
+        &self,
+        py: Python<'_>,
+        name: String,
+        gpus: Option<Vec<u32>>,
+        entities: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyGroup> {
+        let h = self.get(py)?;
+        let mut all: Vec<dcgm::Entity> = gpus.unwrap_or_default().into_iter().map(dcgm::Entity::gpu).collect();
+        if let Some(e) = entities {
+            all.extend(extract_entities(e)?);
+        }
+        let g = py.detach(move || dcgm::Group::with_entities(&h, &name, &all)).py(py)?;
+        Ok(PyGroup::wrap(g))
+    }
+
+    /// DCGM's built-in group of every GPU.
+    fn all_gpus(&self, py: Python<'_>) -> PyResult<PyGroup> {
+        Ok(PyGroup::wrap(dcgm::Group::all_gpus(&self.get(py)?)))
+    }
+
+    /// DCGM's built-in group of every NvSwitch.
+    fn all_nvswitches(&self, py: Python<'_>) -> PyResult<PyGroup> {
+        Ok(PyGroup::wrap(dcgm::Group::all_nvswitches(&self.get(py)?)))
+    }
+
+    /// Creates a field group of these fields (ids, names, aliases or tags; at most 127).
+    fn field_group(&self, py: Python<'_>, name: String, fields: &Bound<'_, PyAny>) -> PyResult<PyFieldGroup> {
+        let h = self.get(py)?;
+        let ids = extract_fields(py, fields)?;
+        let fg = py.detach(move || dcgm::FieldGroup::create(&h, &name, &ids)).py(py)?;
+        Ok(PyFieldGroup::wrap(fg))
+    }
+
+    /// Samples every watched field now; with `wait`, returns once done.
+    #[pyo3(signature = (wait=true))]
+    fn update_all_fields(&self, py: Python<'_>, wait: bool) -> PyResult<()> {
+        let h = self.get(py)?;
+        py.detach(move || h.update_all_fields(wait)).py(py)
+    }
+
+    /// Runs the policy checks now (needed in MANUAL mode).
+    fn policy_trigger(&self, py: Python<'_>) -> PyResult<()> {
+        let h = self.get(py)?;
+        py.detach(move || h.policy_trigger()).py(py)
+    }
+
+    /// Stops a running diagnostic.
+    fn stop_diagnostic(&self, py: Python<'_>) -> PyResult<()> {
+        let h = self.get(py)?;
+        py.detach(move || h.stop_diagnostic()).py(py)
+    }
+
+    /// Releases this object's reference on the connection and reports errors. Groups, field
+    /// groups, watches and readers created from it keep the connection open until they are
+    /// closed or collected.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let h = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match h {
+            Some(h) => py.detach(move || h.close()).py(py),
+            None => Ok(()),
+        }
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        match &*self.inner.lock().unwrap_or_else(|p| p.into_inner()) {
+            None => "Handle(closed)".into(),
+            Some(h) => format!(
+                "Handle({}, library={:?}{})",
+                match h.kind() {
+                    ConnectionKind::Embedded => "embedded".to_string(),
+                    ConnectionKind::Standalone(a) => format!("standalone {a:?}"),
+                },
+                h.library().path().display().to_string(),
+                if h.is_simulated() { ", simulated" } else { "" }
+            ),
+        }
+    }
+}
+
+/// Node-wide queries on a handle.
+#[pyclass(frozen, name = "System", module = "dcgm")]
+pub struct PySystem {
+    inner: dcgm::System,
+}
+
+fn version_dict<'py>(py: Python<'py>, v: dcgm::VersionInfo) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("version", v.version)?;
+    let fields = PyDict::new(py);
+    for (k, val) in v.fields {
+        fields.set_item(k, val)?;
+    }
+    d.set_item("fields", fields)?;
+    d.set_item("raw", v.raw)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl PySystem {
+    /// Every GPU id.
+    fn gpu_ids(&self, py: Python<'_>) -> PyResult<Vec<u32>> {
+        let s = self.inner.clone();
+        py.detach(move || s.gpu_ids()).py(py)
+    }
+
+    /// GPU ids DCGM supports.
+    fn supported_gpu_ids(&self, py: Python<'_>) -> PyResult<Vec<u32>> {
+        let s = self.inner.clone();
+        py.detach(move || s.supported_gpu_ids()).py(py)
+    }
+
+    /// Entities of one group (`DCGM_FE_*`) as `(entity_group, entity_id)` pairs.
+    #[pyo3(signature = (group, only_supported=false))]
+    fn entities(&self, py: Python<'_>, group: u32, only_supported: bool) -> PyResult<Vec<(u32, u32)>> {
+        let s = self.inner.clone();
+        let e = py
+            .detach(move || s.entities(EntityGroup::from_raw(group), only_supported))
+            .py(py)?;
+        Ok(e.into_iter().map(entity_tuple).collect())
+    }
+
+    /// Identity and static properties of a GPU, as a dict.
+    fn device_attributes<'py>(&self, py: Python<'py>, gpu: u32) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.clone();
+        let a = py.detach(move || s.device_attributes(gpu)).py(py)?;
+        let d = PyDict::new(py);
+        d.set_item("name", a.name)?;
+        d.set_item("brand", a.brand)?;
+        d.set_item("uuid", a.uuid)?;
+        d.set_item("serial", a.serial)?;
+        d.set_item("pci_bus_id", a.pci_bus_id)?;
+        d.set_item("pci_device_id", a.pci_device_id)?;
+        d.set_item("vbios", a.vbios)?;
+        d.set_item("inforom_image_version", a.inforom_image_version)?;
+        d.set_item("driver_version", a.driver_version)?;
+        d.set_item("memory_total_mib", a.memory_total_mib)?;
+        d.set_item("memory_used_mib", a.memory_used_mib)?;
+        d.set_item("memory_free_mib", a.memory_free_mib)?;
+        d.set_item("power_limit_w", a.power_limit_w)?;
+        d.set_item("power_limit_default_w", a.power_limit_default_w)?;
+        d.set_item("power_limit_min_w", a.power_limit_min_w)?;
+        d.set_item("power_limit_max_w", a.power_limit_max_w)?;
+        d.set_item("power_limit_enforced_w", a.power_limit_enforced_w)?;
+        d.set_item("slowdown_temp_c", a.slowdown_temp_c)?;
+        d.set_item("shutdown_temp_c", a.shutdown_temp_c)?;
+        d.set_item("persistence_mode", a.persistence_mode)?;
+        d.set_item("mig_mode", a.mig_mode)?;
+        d.set_item("confidential_compute", a.confidential_compute)?;
+        d.set_item("supported_clocks", a.supported_clocks)?;
+        Ok(d)
+    }
+
+    /// Field metadata as the library reports it (by id, name, alias or tag); `None` if the
+    /// library does not know the field.
+    fn field_meta(&self, py: Python<'_>, field: &Bound<'_, PyAny>) -> PyResult<Option<PyFieldMeta>> {
+        let s = self.inner.clone();
+        let m = if let Ok(id) = field.extract::<u16>() {
+            py.detach(move || s.field_meta(dcgm::FieldId(id))).py(py)?
+        } else {
+            let name: String = field.extract()?;
+            py.detach(move || s.field_meta_by_name(&name)).py(py)?
+        };
+        Ok(m.as_ref().map(PyFieldMeta::from_meta))
+    }
+
+    /// Version of the client library: `{"version": ..., "fields": {...}, "raw": ...}`.
+    fn library_version<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.clone();
+        let v = py.detach(move || s.library_version()).py(py)?;
+        version_dict(py, v)
+    }
+
+    /// Version of the host engine.
+    fn hostengine_version<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.clone();
+        let v = py.detach(move || s.hostengine_version()).py(py)?;
+        version_dict(py, v)
+    }
+
+    /// Whether the host engine reports itself healthy.
+    fn hostengine_healthy(&self, py: Python<'_>) -> PyResult<bool> {
+        let s = self.inner.clone();
+        py.detach(move || s.hostengine_healthy()).py(py)
+    }
+
+    /// Samples every watched field now.
+    #[pyo3(signature = (wait=true))]
+    fn update_all_fields(&self, py: Python<'_>, wait: bool) -> PyResult<()> {
+        let s = self.inner.clone();
+        py.detach(move || s.update_all_fields(wait)).py(py)
+    }
+
+    /// Latest values of watched fields for any list of entities, in one call.
+    fn entities_latest_values(
+        &self,
+        py: Python<'_>,
+        entities: &Bound<'_, PyAny>,
+        fields: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<Py<PyFieldValue>>> {
+        let ents = extract_entities(entities)?;
+        let ids = extract_fields(py, fields)?;
+        let s = self.inner.clone();
+        let vals = py.detach(move || s.entities_latest_values(&ents, &ids)).py(py)?;
+        values_to_list(py, vals)
+    }
+}

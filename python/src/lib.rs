@@ -1,0 +1,1 @@
+//! Placeholder while the Python bindings are written.

@@ -1,0 +1,162 @@
+//! The example tools run against the simulator, output checked.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn tool(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let p = dir.join("examples").join(name);
+    assert!(p.exists(), "{} not built (cargo test builds the examples)", p.display());
+    p
+}
+
+fn run(name: &str, args: &[&str]) -> Output {
+    let out = Command::new(tool(name))
+        .args(args)
+        .env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .output()
+        .unwrap();
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn dmon_prints_a_labelled_table_with_na_for_blanks() {
+    let o = run("dmon", &["--simulate", "-e", "gpu_temp,power_usage,fan_speed", "-c", "2", "-d", "50"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("#Entity") && lines[0].contains("(simulated)"), "{out}");
+    assert!(lines[0].contains("TMPTR") && lines[0].contains("POWER"));
+    let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("GPU ")).collect();
+    assert_eq!(rows.len(), 16, "2 samples x 8 GPUs:\n{out}");
+    for r in rows {
+        let cols: Vec<&str> = r.split_whitespace().collect();
+        let temp: i64 = cols[2].parse().unwrap();
+        assert!((20..100).contains(&temp));
+        assert_eq!(cols[4], "N/A", "fan speed is not supported: {r}");
+    }
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SIMULATED"));
+}
+
+#[test]
+fn dmon_csv_and_json_and_mig_entities() {
+    let o = run("dmon", &["--simulate", "-e", "fb_used,fb_total", "-i", "7,gi:0,ci:1", "-c", "1", "--csv"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let mut lines = out.lines();
+    assert_eq!(lines.next().unwrap(), "timestamp,entity_group,entity_id,DCGM_FI_DEV_FB_USED,DCGM_FI_DEV_FB_TOTAL");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().any(|r| r[1] == "GPU_I" && r[2] == "0"));
+    assert!(rows.iter().any(|r| r[1] == "GPU_CI" && r[2] == "1"));
+
+    let o = run("dmon", &["--simulate", "-e", "gpu_temp,fan_speed", "-i", "0", "-c", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(v["entity_group"], "GPU");
+    assert_eq!(v["simulated"], true);
+    assert!(v["gpu_temp"].as_i64().is_some());
+    assert!(v["fan_speed"].is_null(), "blank is null, not a number");
+}
+
+#[test]
+fn dmon_rejects_unknown_fields_with_a_clear_error() {
+    let o = run("dmon", &["--simulate", "-e", "not_a_field", "-c", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown field"));
+}
+
+#[test]
+fn query_gpu_matches_nvidia_smi_csv() {
+    let o = run(
+        "query",
+        &["--simulate", "--query-gpu=index,name,utilization.gpu,memory.used,fan.speed", "--format=csv,noheader,nounits"],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split(", ").collect()).collect();
+    assert_eq!(rows.len(), 8);
+    assert_eq!(rows[3][0], "3");
+    assert!(rows[3][1].contains("H100"));
+    let util: i64 = rows[3][2].parse().unwrap();
+    assert!((0..=100).contains(&util));
+    let mem: i64 = rows[3][3].parse().unwrap();
+    assert!(mem > 0);
+    assert_eq!(rows[3][4], "[N/A]");
+
+    let o = run("query", &["--simulate", "--query-gpu=memory.used,power.draw", "--format=csv", "-i", "1"]);
+    let out = stdout(&o);
+    let mut l = out.lines();
+    assert_eq!(l.next().unwrap(), "memory.used [MiB], power.draw [W]");
+    let row = l.next().unwrap();
+    assert!(row.contains(" MiB, ") && row.ends_with(" W"), "{row}");
+}
+
+#[test]
+fn query_compute_apps_lists_the_simulated_processes() {
+    let o = run(
+        "query",
+        &["--simulate", "--query-compute-apps=pid,gpu_index,used_memory", "--format=csv,noheader,nounits"],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(rows.len(), 8, "the training job on 7 GPUs and the server on GPU 7:\n{out}");
+    assert!(rows.contains(&"4242, 0, 62000"));
+    assert!(rows.contains(&"5151, 7, 9000"));
+}
+
+#[test]
+fn discovery_shows_the_tree_and_json() {
+    let o = run("discovery", &["--simulate"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(out.starts_with("Node: 8 GPU(s) (SIMULATED)"));
+    assert!(out.contains("GPU instance 0") && out.contains("compute instance"));
+    assert!(out.contains("NvSwitches: 0, 1, 2, 3"));
+    assert!(out.contains("CPU 1: 56 cores (56-111)"));
+    let o = run("discovery", &["--simulate", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["gpus"].as_array().unwrap().len(), 8);
+    assert_eq!(v["gpus"][7]["mig_instances"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn topology_prints_the_matrix() {
+    let o = run("topology", &["--simulate"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains("GPU0") && lines[0].contains("CPU Affinity"));
+    assert!(lines[1].starts_with("GPU0") && lines[1].contains(" X ") && lines[1].contains("NV18"));
+    assert!(lines[1].ends_with("0-55"));
+    assert!(lines[8].ends_with("56-111"));
+}
+
+#[test]
+fn nvlink_shows_every_link_up() {
+    let o = run("nvlink", &["--simulate", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["gpus"].as_array().unwrap().len(), 8);
+    assert_eq!(v["gpus"][0]["links"].as_array().unwrap().len(), 18);
+    assert!(v["gpus"][0]["links"].as_array().unwrap().iter().all(|l| l == "Up"));
+    assert_eq!(v["nvswitches"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn tools_without_a_library_say_what_to_install() {
+    let o = Command::new(tool("discovery"))
+        .args(["--lib", "/nonexistent/libdcgm.so.4"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent/libdcgm.so.4") && err.contains("datacenter-gpu-manager-4-core"), "{err}");
+}
