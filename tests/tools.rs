@@ -160,3 +160,76 @@ fn tools_without_a_library_say_what_to_install() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("/nonexistent/libdcgm.so.4") && err.contains("datacenter-gpu-manager-4-core"), "{err}");
 }
+
+fn run_with_config(name: &str, args: &[&str], config: &str) -> Output {
+    let dir = std::env::temp_dir().join(format!("dcgm-rs-tools-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("node.json");
+    std::fs::write(&path, config).unwrap();
+    let out = Command::new(tool(name))
+        .args(args)
+        .env("DCGM_SIM_CONFIG", &path)
+        .env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_FAULTS")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+const EVENTS: &str = r#"{"events":[
+    {"at_ms":150,"gpu":2,"kind":"dbe","value":1},
+    {"at_ms":200,"gpu":5,"kind":"xid","value":79},
+    {"at_ms":250,"gpu":1,"kind":"thermal","value":95}]}"#;
+
+#[test]
+fn health_reports_scripted_incidents_with_severity_and_exit_status() {
+    let o = run_with_config("health", &["--simulate", "-c", "4", "-d", "150"], EVENTS);
+    assert_eq!(o.status.code(), Some(3), "failures exit with 3: {o:?}");
+    let out = stdout(&o);
+    assert!(out.contains("GPU 2") && out.contains("MEM") && out.contains("DCGM_FR_VOLATILE_DBE_DETECTED"), "{out}");
+    assert!(out.contains("GPU 5") && out.contains("PCIE"), "{out}");
+    assert!(out.contains("GPU 1") && out.contains("THERMAL"), "{out}");
+    assert!(out.trim_end().ends_with("Overall health: FAIL (SIMULATED)"));
+
+    let o = run("health", &["--simulate"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("Overall health: PASS"));
+}
+
+#[test]
+fn policy_streams_violations_as_json_lines() {
+    let o = run_with_config("policy", &["--simulate", "--json", "-n", "3", "-t", "10"], EVENTS);
+    assert!(o.status.success(), "{o:?}");
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["condition"], "DBE");
+    assert_eq!(lines[0]["gpu"], 2);
+    assert_eq!(lines[1]["detail"]["xid"], 79);
+    assert_eq!(lines[2]["detail"]["temperature_c"], 95);
+    assert!(lines.iter().all(|l| l["simulated"] == true));
+}
+
+#[test]
+fn diag_prints_per_test_per_gpu_results() {
+    let o = run("diag", &["--simulate", "-r", "1", "-g", "0,1"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains("GPU0") && lines[0].contains("GPU1"));
+    assert!(lines[1].starts_with("software") && lines[1].matches("PASS").count() == 2, "{out}");
+
+    let dbe_now = r#"{"events":[{"at_ms":0,"gpu":1,"kind":"dbe","value":2}]}"#;
+    let o = run_with_config("diag", &["--simulate", "-r", "2", "--json"], dbe_now);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["overall"], "FAIL");
+    let memory = v["tests"].as_array().unwrap().iter().find(|t| t["name"] == "memory").unwrap();
+    let gpu1 = memory["gpus"].as_array().unwrap().iter().find(|g| g["entity"] == "GPU 1").unwrap();
+    assert_eq!(gpu1["result"], "FAIL");
+    let names: Vec<&str> = v["tests"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["software", "pcie", "memory"]);
+}

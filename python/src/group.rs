@@ -266,6 +266,29 @@ impl PyGroup {
         extras::pid_info(py, self.get(py)?, pid)
     }
 
+    /// Starts the watches job statistics need.
+    #[pyo3(signature = (update_interval=1.0, max_keep_age=3600.0, max_keep_samples=0))]
+    fn watch_job_fields(
+        &self,
+        py: Python<'_>,
+        update_interval: f64,
+        max_keep_age: f64,
+        max_keep_samples: u32,
+    ) -> PyResult<()> {
+        let options = WatchOptions {
+            update_interval: seconds(py, "update_interval", update_interval)?,
+            max_keep_age: seconds(py, "max_keep_age", max_keep_age)?,
+            max_keep_samples,
+        };
+        extras::watch_job_fields(py, self.get(py)?, options)
+    }
+
+    /// Starts recording job `job_id` (at most 63 bytes) on the group's GPUs; stop it and read
+    /// it with `Handle.job_stop` / `Handle.job_stats`.
+    fn job_start(&self, py: Python<'_>, job_id: String) -> PyResult<()> {
+        extras::job_start(py, self.get(py)?, job_id)
+    }
+
     fn __repr__(&self) -> String {
         match &*self.inner.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(g) => format!("Group(id={})", g.id()),

@@ -232,6 +232,29 @@ impl PyHandle {
         py.detach(move || h.stop_diagnostic()).py(py)
     }
 
+    /// Stops recording job `job_id`; its statistics stay until removed.
+    fn job_stop(&self, py: Python<'_>, job_id: String) -> PyResult<()> {
+        let h = self.get(py)?;
+        py.detach(move || h.job_stop(&job_id)).py(py)
+    }
+
+    /// The statistics of job `job_id`, as a dict.
+    fn job_stats<'py>(&self, py: Python<'py>, job_id: String) -> PyResult<Bound<'py, PyDict>> {
+        crate::extras::job_stats(py, self.get(py)?, job_id)
+    }
+
+    /// Forgets job `job_id`.
+    fn job_remove(&self, py: Python<'_>, job_id: String) -> PyResult<()> {
+        let h = self.get(py)?;
+        py.detach(move || h.job_remove(&job_id)).py(py)
+    }
+
+    /// Forgets every job.
+    fn job_remove_all(&self, py: Python<'_>) -> PyResult<()> {
+        let h = self.get(py)?;
+        py.detach(move || h.job_remove_all()).py(py)
+    }
+
     /// Releases this object's reference on the connection and reports errors. Groups, field
     /// groups, watches and readers created from it keep the connection open until they are
     /// closed or collected.

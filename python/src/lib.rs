@@ -1,1 +1,43 @@
-//! Placeholder while the Python bindings are written.
+//! `dcgm._native`: the Rust half of the `dcgm` Python package (dcgm-rs's safe layer and
+//! reader, exposed with pyo3). The Python half (`python/pysrc/dcgm`) adds the pydcgm-compatible
+//! names (`dcgm.fields`, `dcgm.structs`, `dcgm.DcgmReader`) on top of it.
+//!
+//! Every call into DCGM releases the GIL. Objects that call into DCGM when dropped (handles,
+//! groups, watches, policy registrations) drop with the GIL released too, since a DCGM thread
+//! delivering a policy callback may be waiting for the GIL.
+
+use pyo3::prelude::*;
+
+mod errors;
+mod extras;
+mod group;
+mod handle;
+mod reader;
+mod sim;
+mod tables;
+mod value;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DCGM_FE_COUNT", tables::ENTITY_GROUP_COUNT)?;
+    m.add_class::<handle::PyHandle>()?;
+    m.add_class::<handle::PySystem>()?;
+    m.add_class::<group::PyGroup>()?;
+    m.add_class::<group::PyFieldGroup>()?;
+    m.add_class::<group::PyWatch>()?;
+    m.add_class::<group::PySinceCursor>()?;
+    m.add_class::<value::PyFieldValue>()?;
+    m.add_class::<tables::PyFieldMeta>()?;
+    m.add_class::<reader::PyReader>()?;
+    m.add_class::<extras::PyPolicyRegistration>()?;
+    m.add_function(wrap_pyfunction!(tables::field_table, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::field_info, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::return_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::python_error_suffix, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::entity_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::set_packaged_simulator, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::configure_simulator, m)?)?;
+    m.add_function(wrap_pyfunction!(extras::at_exit, m)?)?;
+    Ok(())
+}

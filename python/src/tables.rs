@@ -11,7 +11,7 @@ use pyo3::types::{PyInt, PyString, PyTuple};
 use crate::errors;
 
 /// A field's metadata: from the field table, or as a running library reports it.
-#[pyclass(frozen, name = "FieldMeta", module = "dcgm")]
+#[pyclass(frozen, skip_from_py_object, name = "FieldMeta", module = "dcgm")]
 #[derive(Clone)]
 pub struct PyFieldMeta {
     #[pyo3(get)]
@@ -160,8 +160,8 @@ fn lookup_field(key: &Bound<'_, PyAny>) -> PyResult<Option<&'static FieldInfo>> 
         return Ok(u16::try_from(n).ok().and_then(sys::field_by_id));
     }
     if let Ok(s) = key.cast::<PyString>() {
-        let s = s.to_str()?;
-        return Ok(FieldId::parse(s).ok().and_then(|f| f.info()));
+        let s = s.to_cow()?;
+        return Ok(FieldId::parse(&s).ok().and_then(|f| f.info()));
     }
     Err(PyTypeError::new_err(format!(
         "a field is an int id or a str name/tag, not {}",
