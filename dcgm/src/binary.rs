@@ -28,7 +28,9 @@ pub struct AccountingStats {
 /// The byte size of the struct a known binary field carries.
 pub(crate) fn known_size(field: u16) -> Option<usize> {
     match field {
-        DCGM_FI_DEV_COMPUTE_PIDS | DCGM_FI_DEV_GRAPHICS_PIDS => Some(size_of::<dcgmRunningProcess_v1>()),
+        DCGM_FI_DEV_COMPUTE_PIDS | DCGM_FI_DEV_GRAPHICS_PIDS => {
+            Some(size_of::<dcgmRunningProcess_v1>())
+        }
         DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS => Some(size_of::<dcgmDevicePidAccountingStats_v1>()),
         _ => None,
     }
@@ -41,7 +43,9 @@ fn read<T: Zeroable + Copy>(b: &[u8]) -> Option<T> {
     let mut v: T = zeroed();
     // SAFETY: `T` is a plain C struct valid for any bytes (Zeroable), and `b` holds at least
     // `size_of::<T>()` bytes; the copy is unaligned-safe.
-    unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), (&mut v as *mut T).cast::<u8>(), size_of::<T>()) };
+    unsafe {
+        std::ptr::copy_nonoverlapping(b.as_ptr(), (&mut v as *mut T).cast::<u8>(), size_of::<T>())
+    };
     Some(v)
 }
 

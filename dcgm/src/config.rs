@@ -153,7 +153,12 @@ impl Group {
         let (h, lib) = (self.handle(), self.handle().lib());
         let status = Status::new(lib)?;
         // SAFETY: a versioned config valid for the call and a live status handle.
-        let r = unsafe { ffi!(lib, dcgmConfigSet(h.raw(), self.id(), &mut raw, status.raw())) };
+        let r = unsafe {
+            ffi!(
+                lib,
+                dcgmConfigSet(h.raw(), self.id(), &mut raw, status.raw())
+            )
+        };
         status.finish("dcgmConfigSet", r)
     }
 
@@ -178,7 +183,17 @@ impl Group {
         let status = Status::new(lib)?;
         // SAFETY: `list` holds `n` versioned configs; the status handle is live.
         let r = unsafe {
-            ffi!(lib, dcgmConfigGet(h.raw(), self.id(), kind, n as c_int, list.as_mut_ptr(), status.raw()))
+            ffi!(
+                lib,
+                dcgmConfigGet(
+                    h.raw(),
+                    self.id(),
+                    kind,
+                    n as c_int,
+                    list.as_mut_ptr(),
+                    status.raw()
+                )
+            )
         };
         status.finish("dcgmConfigGet", r)?;
         Ok(list

@@ -2,7 +2,7 @@
 
 use dcgm_sys::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ReturnCode};
 use crate::lib_ref::{c_buf, ffi};
 use crate::system::System;
 
@@ -30,7 +30,11 @@ fn cores(bitmask: &[u64]) -> Vec<u32> {
     bitmask
         .iter()
         .enumerate()
-        .flat_map(|(w, word)| (0..64u32).filter(move |b| word >> b & 1 != 0).map(move |b| w as u32 * 64 + b))
+        .flat_map(|(w, word)| {
+            (0..64u32)
+                .filter(move |b| word >> b & 1 != 0)
+                .map(move |b| w as u32 * 64 + b)
+        })
         .collect()
 }
 
@@ -49,11 +53,15 @@ impl System {
                     .map(|c| Cpu {
                         id: c.cpuId,
                         cores: cores(&c.ownedCores.bitmask),
-                        serial: Some(c_buf(&c.serial)).filter(|s| !s.is_empty() && str_blank_kind(s).is_none()),
+                        serial: Some(c_buf(&c.serial))
+                            .filter(|s| !s.is_empty() && str_blank_kind(s).is_none()),
                     })
                     .collect());
             }
-            Err(Error::SymbolNotAvailable { .. }) => {}
+            // An older library (no `_v2`) or host engine (v2 struct unknown): ask for v1.
+            Err(e)
+                if matches!(e, Error::SymbolNotAvailable { .. })
+                    || e.code() == Some(ReturnCode(DCGM_ST_VER_MISMATCH)) => {}
             Err(e) => return Err(e),
         }
         let mut h1 = dcgmCpuHierarchy_v1::boxed_versioned();

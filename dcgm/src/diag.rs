@@ -201,7 +201,9 @@ impl DiagResponse {
 
     /// A test by name.
     pub fn test(&self, name: &str) -> Option<&DiagTest> {
-        self.tests.iter().find(|t| t.name.eq_ignore_ascii_case(name))
+        self.tests
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
     }
 
     /// Decodes a response, checking every count and index against the arrays it refers to.
@@ -427,8 +429,9 @@ impl DiagRequest {
             rd.flags |= DCGM_RUN_FLAGS_FAIL_EARLY;
         }
         if let Some(t) = self.timeout {
-            rd.timeoutSeconds = u32::try_from(t.as_secs())
-                .map_err(|_| Error::InvalidArgument(format!("diagnostic timeout {t:?} is too long")))?;
+            rd.timeoutSeconds = u32::try_from(t.as_secs()).map_err(|_| {
+                Error::InvalidArgument(format!("diagnostic timeout {t:?} is too long"))
+            })?;
         }
         Ok(rd)
     }
@@ -446,7 +449,9 @@ fn check_text(what: &str, s: &str, cap: usize) -> Result<()> {
         )));
     }
     if s.contains('\0') {
-        return Err(Error::InvalidArgument(format!("{what} {s:?} contains a NUL byte")));
+        return Err(Error::InvalidArgument(format!(
+            "{what} {s:?} contains a NUL byte"
+        )));
     }
     Ok(())
 }
@@ -458,7 +463,12 @@ impl Group {
         let mut resp = dcgmDiagResponse_v12::boxed_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a zeroed, versioned response valid for the call.
-        unsafe { ffi!(lib, dcgmRunDiagnostic(h.raw(), self.id(), level.raw(), &mut *resp)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmRunDiagnostic(h.raw(), self.id(), level.raw(), &mut *resp)
+            )
+        }?;
         Ok(DiagResponse::from_raw(&resp))
     }
 
@@ -520,8 +530,16 @@ mod tests {
     fn requests_are_checked() {
         assert!(DiagRequest::tests(Vec::<String>::new()).to_raw(1).is_err());
         assert!(DiagRequest::tests(["x".repeat(50)]).to_raw(1).is_err());
-        assert!(DiagRequest::level(DiagLevel::Short).param("nodot=1").to_raw(1).is_err());
-        let rd = DiagRequest::level(DiagLevel::Long).param("memory.is_allowed=true").to_raw(1).unwrap();
+        assert!(
+            DiagRequest::level(DiagLevel::Short)
+                .param("nodot=1")
+                .to_raw(1)
+                .is_err()
+        );
+        let rd = DiagRequest::level(DiagLevel::Long)
+            .param("memory.is_allowed=true")
+            .to_raw(1)
+            .unwrap();
         assert_eq!(rd.validate, DCGM_POLICY_VALID_SV_LONG);
     }
 }

@@ -147,11 +147,19 @@ pub(crate) fn failure_meta(lib: &Lib, code: u32) -> FailureMeta {
     };
     let suggestion = (!m.suggestion.is_null())
         // SAFETY: a non-null suggestion is a NUL-terminated static string of the library.
-        .then(|| unsafe { CStr::from_ptr(m.suggestion) }.to_string_lossy().into_owned())
+        .then(|| {
+            unsafe { CStr::from_ptr(m.suggestion) }
+                .to_string_lossy()
+                .into_owned()
+        })
         .filter(|s| !s.is_empty());
     FailureMeta {
-        severity: u32::try_from(m.severity).ok().and_then(ErrorSeverity::from_raw),
-        category: u32::try_from(m.category).ok().and_then(ErrorCategory::from_raw),
+        severity: u32::try_from(m.severity)
+            .ok()
+            .and_then(ErrorSeverity::from_raw),
+        category: u32::try_from(m.category)
+            .ok()
+            .and_then(ErrorCategory::from_raw),
         suggestion,
     }
 }

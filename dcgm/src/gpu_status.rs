@@ -122,7 +122,12 @@ impl System {
         let mut a: dcgmChipArchitecture_t = DCGM_CHIP_ARCH_UNKNOWN;
         let lib = self.handle().lib();
         // SAFETY: a valid out-pointer.
-        unsafe { ffi!(lib, dcgmGetGpuChipArchitecture(self.handle().raw(), gpu, &mut a)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGetGpuChipArchitecture(self.handle().raw(), gpu, &mut a)
+            )
+        }?;
         Ok(ChipArchitecture::from_raw(a))
     }
 }

@@ -111,7 +111,11 @@ pub struct Incident {
 
 impl fmt::Display for Incident {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {}: {}", self.result, self.entity, self.system, self.message)?;
+        write!(
+            f,
+            "{} {} {}: {}",
+            self.result, self.entity, self.system, self.message
+        )?;
         if let Some(n) = self.error_name {
             write!(f, " [{n}]")?;
         }
@@ -120,6 +124,20 @@ impl fmt::Display for Incident {
 }
 
 /// The result of [`Group::health_check`].
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// use dcgm::{Group, HealthSystems};
+/// let gpus = Group::with_gpus(&handle, "doc-health", &[0, 1])?;
+/// gpus.health_set(HealthSystems::MEM | HealthSystems::PCIE)?;
+/// assert!(gpus.health_get()?.contains(HealthSystems::MEM));
+/// let report: dcgm::HealthReport = gpus.health_check()?; // the first check starts the window
+/// for incident in &report.incidents {
+///     println!("{incident}");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HealthReport {
     /// The worst result of the incidents (`Pass` without any).
@@ -135,21 +153,6 @@ impl HealthReport {
     }
 }
 
-/// Health watches on a group.
-///
-/// ```
-/// # fn main() -> dcgm::Result<()> {
-/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
-/// use dcgm::{Group, HealthSystems};
-/// let gpus = Group::with_gpus(&handle, "doc-health", &[0, 1])?;
-/// gpus.health_set(HealthSystems::MEM | HealthSystems::PCIE)?;
-/// assert!(gpus.health_get()?.contains(HealthSystems::MEM));
-/// let report = gpus.health_check()?; // the first check only starts the window
-/// for incident in &report.incidents {
-///     println!("{incident}");
-/// }
-/// # Ok(()) }
-/// ```
 impl Group {
     /// Watches these subsystems of the group's entities, with DCGM's default sampling.
     pub fn health_set(&self, systems: HealthSystems) -> Result<()> {
@@ -160,10 +163,16 @@ impl Group {
 
     /// Watches these subsystems, sampling every `update_interval` and keeping samples for
     /// `max_keep_age` (`dcgmHealthSet_v2`).
-    pub fn health_set_with(&self, systems: HealthSystems, update_interval: Duration, max_keep_age: Duration) -> Result<()> {
+    pub fn health_set_with(
+        &self,
+        systems: HealthSystems,
+        update_interval: Duration,
+        max_keep_age: Duration,
+    ) -> Result<()> {
         if update_interval.is_zero() {
             return Err(Error::InvalidArgument(
-                "the health update interval must be above zero (use health_set for DCGM's default)".into(),
+                "the health update interval must be above zero (use health_set for DCGM's default)"
+                    .into(),
             ));
         }
         let interval = i64::try_from(update_interval.as_micros())
@@ -212,7 +221,11 @@ impl Group {
                 }
             })
             .collect();
-        let worst = incidents.iter().map(|i| i.result).max().unwrap_or(HealthResult::Pass);
+        let worst = incidents
+            .iter()
+            .map(|i| i.result)
+            .max()
+            .unwrap_or(HealthResult::Pass);
         Ok(HealthReport {
             overall: HealthResult::from_raw(r.overallHealth).max(worst),
             incidents,

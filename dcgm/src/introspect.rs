@@ -2,7 +2,7 @@
 
 use dcgm_sys::*;
 
-use crate::error::Result;
+use crate::error::{Error, Result, ReturnCode};
 use crate::lib_ref::ffi;
 use crate::system::System;
 
@@ -26,14 +26,32 @@ pub struct CpuUtilization {
     pub user: f64,
 }
 
+/// The call succeeded but carried no usable figure.
+fn no_figure(call: &'static str) -> Error {
+    Error::Dcgm {
+        code: ReturnCode(DCGM_ST_NO_DATA),
+        call,
+        message: Some("the host engine has no figure yet: retry in a second".into()),
+    }
+}
+
 impl System {
     /// Memory the host engine uses, in bytes (waits for a first sample if there is none).
     pub fn hostengine_memory_bytes(&self) -> Result<u64> {
         let mut m = dcgmIntrospectMemory_v1::new_versioned();
         let lib = self.handle().lib();
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmIntrospectGetHostengineMemoryUsage(self.handle().raw(), &mut m, 1)) }?;
-        Ok(u64::try_from(m.bytesUsed).unwrap_or(0))
+        unsafe {
+            ffi!(
+                lib,
+                dcgmIntrospectGetHostengineMemoryUsage(self.handle().raw(), &mut m, 1)
+            )
+        }?;
+        match int64_blank_kind(m.bytesUsed) {
+            None => u64::try_from(m.bytesUsed)
+                .map_err(|_| no_figure("dcgmIntrospectGetHostengineMemoryUsage")),
+            Some(_) => Err(no_figure("dcgmIntrospectGetHostengineMemoryUsage")),
+        }
     }
 
     /// CPU time the host engine uses (waits for a first sample if there is none).
@@ -41,7 +59,18 @@ impl System {
         let mut c = dcgmIntrospectCpuUtil_v1::new_versioned();
         let lib = self.handle().lib();
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmIntrospectGetHostengineCpuUtilization(self.handle().raw(), &mut c, 1)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmIntrospectGetHostengineCpuUtilization(self.handle().raw(), &mut c, 1)
+            )
+        }?;
+        if [c.total, c.kernel, c.user]
+            .iter()
+            .any(|v| fp64_blank_kind(*v).is_some() || !v.is_finite())
+        {
+            return Err(no_figure("dcgmIntrospectGetHostengineCpuUtilization"));
+        }
         Ok(CpuUtilization {
             total: c.total,
             kernel: c.kernel,

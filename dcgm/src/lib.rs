@@ -32,24 +32,21 @@
 //! ```
 
 mod binary;
-mod entity;
-mod error;
-mod field;
-mod field_group;
-mod group;
-mod handle;
-mod lib_ref;
-mod system;
-pub mod testing;
-mod value;
 mod config;
 mod cpu;
 mod diag;
+mod entity;
+mod error;
 mod failure;
+mod field;
+mod field_group;
 mod flags;
 mod gpu_status;
+mod group;
+mod handle;
 mod health;
 mod introspect;
+mod lib_ref;
 mod mig;
 mod modules;
 mod nvlink;
@@ -57,7 +54,10 @@ mod policy;
 mod prof;
 mod stats;
 mod status;
+mod system;
+pub mod testing;
 mod topology;
+mod value;
 
 pub use binary::{AccountingStats, RunningProcess};
 pub use entity::{Entity, EntityGroup};
@@ -81,7 +81,7 @@ pub use health::{HealthReport, HealthResult, HealthSystems, Incident};
 pub use introspect::CpuUtilization;
 pub use mig::{ComputeInstance, GpuInstance, MigGpu};
 pub use modules::{Module, ModuleStatus};
-pub use nvlink::{LinkState, NvLinkStatus, P2pStatus};
+pub use nvlink::{GpuP2pStatus, LinkState, NvLinkStatus, P2pStatus};
 pub use policy::{
     DEFAULT_POLICY_CHANNEL_CAPACITY, DbeLocation, Policy, PolicyCondition, PolicyRegistration,
     PolicyViolation, ViolationDetail,

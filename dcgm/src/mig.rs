@@ -68,13 +68,21 @@ impl System {
         let mut h = dcgmMigHierarchy_v2::boxed_versioned();
         let lib = self.handle().lib();
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmGetGpuInstanceHierarchy(self.handle().raw(), &mut *h)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGetGpuInstanceHierarchy(self.handle().raw(), &mut *h)
+            )
+        }?;
         let n = (h.count as usize).min(h.entityList.len());
         let list = &h.entityList[..n];
         let group = |p: dcgmGroupEntityPair_t| EntityGroup::from_raw(p.entityGroupId);
         // GPU instance entity id -> (parent GPU, instance); entries may come in any order.
         let mut instances: BTreeMap<u32, (u32, String, GpuInstance)> = BTreeMap::new();
-        for e in list.iter().filter(|e| group(e.entity) == EntityGroup::GpuInstance) {
+        for e in list
+            .iter()
+            .filter(|e| group(e.entity) == EntityGroup::GpuInstance)
+        {
             if group(e.parent) != EntityGroup::Gpu {
                 continue;
             }
@@ -93,7 +101,10 @@ impl System {
                 ),
             );
         }
-        for e in list.iter().filter(|e| group(e.entity) == EntityGroup::ComputeInstance) {
+        for e in list
+            .iter()
+            .filter(|e| group(e.entity) == EntityGroup::ComputeInstance)
+        {
             if group(e.parent) != EntityGroup::GpuInstance {
                 continue;
             }

@@ -128,6 +128,15 @@ impl P2pStatus {
     }
 }
 
+/// NVLink peer-to-peer status from one GPU to the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuP2pStatus {
+    /// The GPU.
+    pub gpu: u32,
+    /// `(peer GPU, status)` for every other GPU reported.
+    pub peers: Vec<(u32, P2pStatus)>,
+}
+
 impl System {
     /// The state of every NVLink of every GPU and NvSwitch.
     pub fn nvlink_status(&self) -> Result<NvLinkStatus> {
@@ -138,7 +147,10 @@ impl System {
         let ng = (s.numGpus as usize).min(s.gpus.len());
         let ns = (s.numNvSwitches as usize).min(s.nvSwitches.len());
         Ok(NvLinkStatus {
-            gpus: s.gpus[..ng].iter().map(|g| (g.entityId, trimmed(&g.linkState))).collect(),
+            gpus: s.gpus[..ng]
+                .iter()
+                .map(|g| (g.entityId, trimmed(&g.linkState)))
+                .collect(),
             switches: s.nvSwitches[..ns]
                 .iter()
                 .map(|w| (w.entityId, trimmed(&w.linkState)))
@@ -146,9 +158,8 @@ impl System {
         })
     }
 
-    /// NVLink peer-to-peer status between every pair of GPUs: per GPU, `(peer, status)` for
-    /// every other GPU reported.
-    pub fn nvlink_p2p_status(&self) -> Result<Vec<(u32, Vec<(u32, P2pStatus)>)>> {
+    /// NVLink peer-to-peer status between every pair of GPUs.
+    pub fn nvlink_p2p_status(&self) -> Result<Vec<GpuP2pStatus>> {
         let mut s = dcgmNvLinkP2PStatus_v1::boxed_versioned();
         s.numGpus = 0;
         let lib = self.handle().lib();
@@ -162,9 +173,16 @@ impl System {
                 let peers = ids
                     .iter()
                     .filter(|&&p| p != g.entityId)
-                    .filter_map(|&p| g.linkStatus.get(p as usize).map(|st| (p, P2pStatus::from_raw(*st))))
+                    .filter_map(|&p| {
+                        g.linkStatus
+                            .get(p as usize)
+                            .map(|st| (p, P2pStatus::from_raw(*st)))
+                    })
                     .collect();
-                (g.entityId, peers)
+                GpuP2pStatus {
+                    gpu: g.entityId,
+                    peers,
+                }
             })
             .collect())
     }

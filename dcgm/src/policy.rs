@@ -103,7 +103,10 @@ impl Policy {
         };
         add(self.dbe, PolicyCondition::DBE);
         add(self.pci, PolicyCondition::PCI);
-        add(self.max_retired_pages.is_some(), PolicyCondition::MAX_PAGES_RETIRED);
+        add(
+            self.max_retired_pages.is_some(),
+            PolicyCondition::MAX_PAGES_RETIRED,
+        );
         add(self.thermal_max_c.is_some(), PolicyCondition::THERMAL);
         add(self.power_max_w.is_some(), PolicyCondition::POWER);
         add(self.nvlink, PolicyCondition::NVLINK);
@@ -133,7 +136,10 @@ impl Policy {
             c.tag = LLONG;
             c.val.llval = v.map_or(0, u64::from);
         };
-        number(DCGM_POLICY_COND_IDX_MAX_PAGES_RETIRED, self.max_retired_pages);
+        number(
+            DCGM_POLICY_COND_IDX_MAX_PAGES_RETIRED,
+            self.max_retired_pages,
+        );
         number(DCGM_POLICY_COND_IDX_THERMAL, self.thermal_max_c);
         number(DCGM_POLICY_COND_IDX_POWER, self.power_max_w);
         p
@@ -144,14 +150,23 @@ impl Policy {
         let value = |idx: dcgmPolicyConditionIdx_t| {
             let c = &p.parms[idx as usize];
             // SAFETY: both union members are plain integers; the tag says which was written.
-            let v = unsafe { if c.tag == LLONG { c.val.llval } else { u64::from(c.val.boolean) } };
+            let v = unsafe {
+                if c.tag == LLONG {
+                    c.val.llval
+                } else {
+                    u64::from(c.val.boolean)
+                }
+            };
             u32::try_from(v).unwrap_or(u32::MAX)
         };
         let number = |bit, idx| on(bit).then(|| value(idx));
         Self {
             dbe: on(DCGM_POLICY_COND_DBE),
             pci: on(DCGM_POLICY_COND_PCI),
-            max_retired_pages: number(DCGM_POLICY_COND_MAX_PAGES_RETIRED, DCGM_POLICY_COND_IDX_MAX_PAGES_RETIRED),
+            max_retired_pages: number(
+                DCGM_POLICY_COND_MAX_PAGES_RETIRED,
+                DCGM_POLICY_COND_IDX_MAX_PAGES_RETIRED,
+            ),
             thermal_max_c: number(DCGM_POLICY_COND_THERMAL, DCGM_POLICY_COND_IDX_THERMAL),
             power_max_w: number(DCGM_POLICY_COND_POWER, DCGM_POLICY_COND_IDX_POWER),
             nvlink: on(DCGM_POLICY_COND_NVLINK),
@@ -194,19 +209,46 @@ impl DbeLocation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ViolationDetail {
     /// Uncorrectable ECC errors.
-    Dbe { location: DbeLocation, count: u32 },
+    Dbe {
+        /// Where.
+        location: DbeLocation,
+        /// How many.
+        count: u32,
+    },
     /// PCIe replays.
-    Pci { counter: u32 },
-    /// Pages pending retirement for correctable and uncorrectable errors.
-    RetiredPages { sbe: u32, dbe: u32 },
+    Pci {
+        /// The replay counter.
+        counter: u32,
+    },
+    /// Pages pending retirement.
+    RetiredPages {
+        /// Pages retired for correctable (single-bit) errors.
+        sbe: u32,
+        /// Pages retired for uncorrectable (double-bit) errors.
+        dbe: u32,
+    },
     /// The temperature that crossed the threshold.
-    Thermal { temperature_c: u32 },
+    Thermal {
+        /// In °C.
+        temperature_c: u32,
+    },
     /// The power draw that crossed the threshold.
-    Power { watts: u32 },
+    Power {
+        /// In watts.
+        watts: u32,
+    },
     /// The NVLink error counter that crossed the threshold.
-    Nvlink { field: FieldId, counter: u32 },
+    Nvlink {
+        /// The counter's field.
+        field: FieldId,
+        /// Its value.
+        counter: u32,
+    },
     /// An XID error.
-    Xid { xid: u32 },
+    Xid {
+        /// The XID number.
+        xid: u32,
+    },
 }
 
 /// One policy violation, as delivered to a callback or channel.
@@ -242,7 +284,12 @@ impl PolicyViolation {
                         count: v.dbe.numerrors,
                     },
                 ),
-                DCGM_POLICY_COND_PCI => (v.pci.timestamp, ViolationDetail::Pci { counter: v.pci.counter }),
+                DCGM_POLICY_COND_PCI => (
+                    v.pci.timestamp,
+                    ViolationDetail::Pci {
+                        counter: v.pci.counter,
+                    },
+                ),
                 DCGM_POLICY_COND_MAX_PAGES_RETIRED => (
                     v.mpr.timestamp,
                     ViolationDetail::RetiredPages {
@@ -269,7 +316,9 @@ impl PolicyViolation {
                         counter: v.nvlink.counter,
                     },
                 ),
-                DCGM_POLICY_COND_XID => (v.xid.timestamp, ViolationDetail::Xid { xid: v.xid.errnum }),
+                DCGM_POLICY_COND_XID => {
+                    (v.xid.timestamp, ViolationDetail::Xid { xid: v.xid.errnum })
+                }
                 _ => return None,
             }
         };
@@ -286,10 +335,15 @@ impl fmt::Display for PolicyViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "GPU {} {}: ", self.gpu, self.condition)?;
         match self.detail {
-            ViolationDetail::Dbe { location, count } => write!(f, "{count} uncorrectable ECC error(s) in {location:?}"),
+            ViolationDetail::Dbe { location, count } => {
+                write!(f, "{count} uncorrectable ECC error(s) in {location:?}")
+            }
             ViolationDetail::Pci { counter } => write!(f, "PCIe replay counter at {counter}"),
             ViolationDetail::RetiredPages { sbe, dbe } => {
-                write!(f, "{sbe} page(s) retired for correctable, {dbe} for uncorrectable errors")
+                write!(
+                    f,
+                    "{sbe} page(s) retired for correctable, {dbe} for uncorrectable errors"
+                )
             }
             ViolationDetail::Thermal { temperature_c } => write!(f, "{temperature_c} °C"),
             ViolationDetail::Power { watts } => write!(f, "{watts} W"),
@@ -421,7 +475,12 @@ impl PolicyRegistration {
         self.active = false;
         let (h, lib) = (self.group.handle(), self.group.handle().lib());
         // SAFETY: plain arguments on the live handle and group this registration holds.
-        let r = unsafe { ffi!(lib, dcgmPolicyUnregister(h.raw(), self.group.id(), self.conditions.bits())) };
+        let r = unsafe {
+            ffi!(
+                lib,
+                dcgmPolicyUnregister(h.raw(), self.group.id(), self.conditions.bits())
+            )
+        };
         registry().remove(&self.key);
         r
     }
@@ -440,7 +499,12 @@ impl Group {
         let (h, lib) = (self.handle(), self.handle().lib());
         let status = Status::new(lib)?;
         // SAFETY: a versioned policy valid for the call and a live status handle.
-        let r = unsafe { ffi!(lib, dcgmPolicySet(h.raw(), self.id(), &mut raw, status.raw())) };
+        let r = unsafe {
+            ffi!(
+                lib,
+                dcgmPolicySet(h.raw(), self.id(), &mut raw, status.raw())
+            )
+        };
         status.finish("dcgmPolicySet", r)
     }
 
@@ -450,15 +514,30 @@ impl Group {
         if gpus.is_empty() {
             return Ok(Vec::new());
         }
-        let mut list: Vec<dcgmPolicy_v1> = gpus.iter().map(|_| dcgmPolicy_v1::new_versioned()).collect();
+        let mut list: Vec<dcgmPolicy_v1> = gpus
+            .iter()
+            .map(|_| dcgmPolicy_v1::new_versioned())
+            .collect();
         let (h, lib) = (self.handle(), self.handle().lib());
         let status = Status::new(lib)?;
         // SAFETY: `list` holds `gpus.len()` versioned policies; the status handle is live.
         let r = unsafe {
-            ffi!(lib, dcgmPolicyGet(h.raw(), self.id(), list.len() as c_int, list.as_mut_ptr(), status.raw()))
+            ffi!(
+                lib,
+                dcgmPolicyGet(
+                    h.raw(),
+                    self.id(),
+                    list.len() as c_int,
+                    list.as_mut_ptr(),
+                    status.raw()
+                )
+            )
         };
         status.finish("dcgmPolicyGet", r)?;
-        Ok(gpus.into_iter().zip(list.iter().map(Policy::from_raw)).collect())
+        Ok(gpus
+            .into_iter()
+            .zip(list.iter().map(Policy::from_raw))
+            .collect())
     }
 
     /// Calls `callback` for each violation of `conditions` on the group's GPUs. It runs on a
@@ -468,7 +547,11 @@ impl Group {
     /// DCGM unregisters per group and condition, so a second registration on the same group
     /// with an overlapping condition is refused: register once with the union, or use
     /// another group.
-    pub fn policy_register<F>(&self, conditions: PolicyCondition, callback: F) -> Result<PolicyRegistration>
+    pub fn policy_register<F>(
+        &self,
+        conditions: PolicyCondition,
+        callback: F,
+    ) -> Result<PolicyRegistration>
     where
         F: Fn(PolicyViolation) + Send + Sync + 'static,
     {
@@ -515,11 +598,16 @@ impl Group {
         dropped: Arc<AtomicU64>,
     ) -> Result<PolicyRegistration> {
         if conditions.is_empty() {
-            return Err(Error::InvalidArgument("register for at least one policy condition".into()));
+            return Err(Error::InvalidArgument(
+                "register for at least one policy condition".into(),
+            ));
         }
         let unknown = conditions - PolicyCondition::ALL;
         if !unknown.is_empty() {
-            return Err(Error::InvalidArgument(format!("unknown policy condition bits {:#x}", unknown.bits())));
+            return Err(Error::InvalidArgument(format!(
+                "unknown policy condition bits {:#x}",
+                unknown.bits()
+            )));
         }
         let (h, lib) = (self.handle(), self.handle().lib());
         let entry = Arc::new(Entry {
@@ -535,7 +623,10 @@ impl Group {
         {
             let mut reg = registry();
             let clash = reg.values().find(|e| {
-                e.lib == entry.lib && e.handle == entry.handle && e.group == entry.group && e.conditions & entry.conditions != 0
+                e.lib == entry.lib
+                    && e.handle == entry.handle
+                    && e.group == entry.group
+                    && e.conditions & entry.conditions != 0
             });
             if let Some(e) = clash {
                 return Err(Error::InvalidArgument(format!(
@@ -550,7 +641,16 @@ impl Group {
         }
         // SAFETY: the callback never unwinds and only uses `key` as a registry lookup.
         let r = unsafe {
-            ffi!(lib, dcgmPolicyRegister_v2(h.raw(), self.id(), conditions.bits(), Some(on_violation), key))
+            ffi!(
+                lib,
+                dcgmPolicyRegister_v2(
+                    h.raw(),
+                    self.id(),
+                    conditions.bits(),
+                    Some(on_violation),
+                    key
+                )
+            )
         };
         if let Err(e) = r {
             registry().remove(&key);
@@ -590,7 +690,10 @@ mod tests {
             ..Policy::default()
         };
         assert_eq!(Policy::from_raw(&p.to_raw()), p);
-        assert_eq!(Policy::from_raw(&Policy::default().to_raw()), Policy::default());
+        assert_eq!(
+            Policy::from_raw(&Policy::default().to_raw()),
+            Policy::default()
+        );
     }
 
     #[test]

@@ -77,7 +77,9 @@ fn time(us: i64) -> Option<SystemTime> {
 }
 
 fn span(us: i64) -> Option<Duration> {
-    long(us).filter(|t| *t >= 0).map(|t| Duration::from_micros(t as u64))
+    long(us)
+        .filter(|t| *t >= 0)
+        .map(|t| Duration::from_micros(t as u64))
 }
 
 fn energy(mj: i64) -> Option<f64> {
@@ -161,8 +163,15 @@ fn pids(n: i32, list: &[u32]) -> Vec<u32> {
 }
 
 fn xids(n: i32, ts: &[i64]) -> (u32, Vec<SystemTime>) {
-    let n = int32_blank_kind(n).is_none().then_some(n).unwrap_or(0).max(0);
-    let times = ts[..(n as usize).min(ts.len())].iter().filter_map(|t| time(*t)).collect();
+    let n = if int32_blank_kind(n).is_none() {
+        n.max(0)
+    } else {
+        0
+    };
+    let times = ts[..(n as usize).min(ts.len())]
+        .iter()
+        .filter_map(|t| time(*t))
+        .collect();
     (n as u32, times)
 }
 
@@ -376,7 +385,9 @@ fn job_id(id: &str) -> Result<[c_char; 64]> {
         )));
     }
     if id.contains('\0') {
-        return Err(Error::InvalidArgument(format!("job id {id:?} contains a NUL byte")));
+        return Err(Error::InvalidArgument(format!(
+            "job id {id:?} contains a NUL byte"
+        )));
     }
     let mut buf = [0 as c_char; 64];
     crate::lib_ref::write_c_buf(&mut buf, id);
@@ -385,7 +396,9 @@ fn job_id(id: &str) -> Result<[c_char; 64]> {
 
 fn watch_args(o: WatchOptions) -> Result<(i64, f64, c_int)> {
     if o.update_interval.is_zero() {
-        return Err(Error::InvalidArgument("the update interval must be above zero".into()));
+        return Err(Error::InvalidArgument(
+            "the update interval must be above zero".into(),
+        ));
     }
     let freq = i64::try_from(o.update_interval.as_micros())
         .map_err(|_| Error::InvalidArgument("update interval too long".into()))?;
@@ -401,7 +414,12 @@ impl Group {
         let (freq, age, samples) = watch_args(options)?;
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: plain arguments.
-        unsafe { ffi!(lib, dcgmWatchPidFields(h.raw(), self.id(), freq, age, samples)) }
+        unsafe {
+            ffi!(
+                lib,
+                dcgmWatchPidFields(h.raw(), self.id(), freq, age, samples)
+            )
+        }
     }
 
     /// What process `pid` did on the group's GPUs. Call [`Group::watch_pid_fields`] first.
@@ -411,10 +429,15 @@ impl Group {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a versioned struct valid for the call.
         unsafe { ffi!(lib, dcgmGetPidInfo(h.raw(), self.id(), &mut *info)) }?;
-        let n = usize::try_from(info.numGpus).unwrap_or(0).min(info.gpus.len());
+        let n = usize::try_from(info.numGpus)
+            .unwrap_or(0)
+            .min(info.gpus.len());
         Ok(PidInfo {
             pid,
-            gpus: info.gpus[..n].iter().map(|g| PidGpuInfo::from_raw(g, false)).collect(),
+            gpus: info.gpus[..n]
+                .iter()
+                .map(|g| PidGpuInfo::from_raw(g, false))
+                .collect(),
             summary: PidGpuInfo::from_raw(&info.summary, true),
         })
     }
@@ -424,7 +447,12 @@ impl Group {
         let (freq, age, samples) = watch_args(options)?;
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: plain arguments.
-        unsafe { ffi!(lib, dcgmWatchJobFields(h.raw(), self.id(), freq, age, samples)) }
+        unsafe {
+            ffi!(
+                lib,
+                dcgmWatchJobFields(h.raw(), self.id(), freq, age, samples)
+            )
+        }
     }
 
     /// Starts recording job `id` (at most 63 bytes) on the group's GPUs.
@@ -451,10 +479,20 @@ impl Handle {
         let mut info = dcgmJobInfo_v3::boxed_versioned();
         let lib = self.lib();
         // SAFETY: a NUL-terminated buffer and a versioned struct, both valid for the call.
-        unsafe { ffi!(lib, dcgmJobGetStats(self.raw(), buf.as_mut_ptr(), &mut *info)) }?;
-        let n = usize::try_from(info.numGpus).unwrap_or(0).min(info.gpus.len());
+        unsafe {
+            ffi!(
+                lib,
+                dcgmJobGetStats(self.raw(), buf.as_mut_ptr(), &mut *info)
+            )
+        }?;
+        let n = usize::try_from(info.numGpus)
+            .unwrap_or(0)
+            .min(info.gpus.len());
         Ok(JobStats {
-            gpus: info.gpus[..n].iter().map(|g| JobGpuStats::from_raw(g, false)).collect(),
+            gpus: info.gpus[..n]
+                .iter()
+                .map(|g| JobGpuStats::from_raw(g, false))
+                .collect(),
             summary: JobGpuStats::from_raw(&info.summary, true),
         })
     }

@@ -57,7 +57,10 @@ impl<'a> Status<'a> {
             }
             out.push(StatusError {
                 gpu: e.gpuId,
-                field: u16::try_from(e.fieldId).ok().filter(|f| *f != 0).map(FieldId),
+                field: u16::try_from(e.fieldId)
+                    .ok()
+                    .filter(|f| *f != 0)
+                    .map(FieldId),
                 code: ReturnCode(e.status),
             });
         }
@@ -71,9 +74,17 @@ impl<'a> Status<'a> {
         if errors.is_empty() {
             return r;
         }
-        let list = errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+        let list = errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
         match r {
-            Err(Error::Dcgm { code, call, message }) => Err(Error::Dcgm {
+            Err(Error::Dcgm {
+                code,
+                call,
+                message,
+            }) => Err(Error::Dcgm {
                 code,
                 call,
                 message: Some(match message {
@@ -85,7 +96,9 @@ impl<'a> Status<'a> {
             Ok(()) => Err(Error::Dcgm {
                 code: errors[0].code,
                 call,
-                message: Some(format!("the call succeeded for some GPUs only; per GPU: {list}")),
+                message: Some(format!(
+                    "the call succeeded for some GPUs only; per GPU: {list}"
+                )),
             }),
         }
     }

@@ -45,7 +45,8 @@ pub fn configure_simulator(json: Option<&str>) -> crate::Result<()> {
     static CONFIGURE: OnceLock<Option<ConfigureFn>> = OnceLock::new();
     let path = simulator_path();
     let configure = CONFIGURE.get_or_init(|| {
-        let lib = LIB.get_or_init(|| dcgm_sys::DcgmLibrary::open_path(&path).expect("load dcgm-sim"));
+        let lib =
+            LIB.get_or_init(|| dcgm_sys::DcgmLibrary::open_path(&path).expect("load dcgm-sim"));
         libloading_symbol(lib.path())
     });
     let Some(f) = configure else {
@@ -68,14 +69,18 @@ pub fn configure_simulator(json: Option<&str>) -> crate::Result<()> {
     Ok(())
 }
 
-fn libloading_symbol(path: &std::path::Path) -> Option<unsafe extern "C" fn(*const std::ffi::c_char) -> i32> {
+fn libloading_symbol(
+    path: &std::path::Path,
+) -> Option<unsafe extern "C" fn(*const std::ffi::c_char) -> i32> {
     // The library is already loaded (kept in a static above), so this only bumps its count.
     // SAFETY: dcgm-sim has no initialisers with preconditions.
     let lib = unsafe { libloading::Library::new(path) }.ok()?;
     // SAFETY: dcgm-sim exports dcgmSimConfigure with this signature.
-    let f = unsafe { lib.get::<unsafe extern "C" fn(*const std::ffi::c_char) -> i32>(b"dcgmSimConfigure\0") }
-        .ok()
-        .map(|s| *s);
+    let f = unsafe {
+        lib.get::<unsafe extern "C" fn(*const std::ffi::c_char) -> i32>(b"dcgmSimConfigure\0")
+    }
+    .ok()
+    .map(|s| *s);
     // Keep this reference too: the function pointer must outlive the process's use of it.
     std::mem::forget(lib);
     f

@@ -79,7 +79,11 @@ fn cpus(mask: &[c_ulong]) -> Vec<u32> {
     let bits = c_ulong::BITS;
     mask.iter()
         .enumerate()
-        .flat_map(|(w, word)| (0..bits).filter(move |b| word >> b & 1 != 0).map(move |b| w as u32 * bits + b))
+        .flat_map(|(w, word)| {
+            (0..bits)
+                .filter(move |b| word >> b & 1 != 0)
+                .map(move |b| w as u32 * bits + b)
+        })
         .collect()
 }
 
@@ -153,7 +157,12 @@ impl System {
 
     /// Picks `count` of `candidates` (GPU ids below 64; empty: every GPU) with the best
     /// connections between them. Unhealthy GPUs are avoided unless `ignore_health`.
-    pub fn select_gpus_by_topology(&self, candidates: &[u32], count: u32, ignore_health: bool) -> Result<Vec<u32>> {
+    pub fn select_gpus_by_topology(
+        &self,
+        candidates: &[u32],
+        count: u32,
+        ignore_health: bool,
+    ) -> Result<Vec<u32>> {
         if count == 0 {
             return Err(Error::InvalidArgument("select at least one GPU".into()));
         }
@@ -173,11 +182,20 @@ impl System {
                 .filter(|g| *g < 64)
                 .fold(0, |m, g| m | 1 << g);
         }
-        let hints = if ignore_health { DCGM_TOPO_HINT_F_IGNOREHEALTH } else { DCGM_TOPO_HINT_F_NONE };
+        let hints = if ignore_health {
+            DCGM_TOPO_HINT_F_IGNOREHEALTH
+        } else {
+            DCGM_TOPO_HINT_F_NONE
+        };
         let mut out = 0u64;
         let lib = self.handle().lib();
         // SAFETY: plain arguments and a valid out-pointer.
-        unsafe { ffi!(lib, dcgmSelectGpusByTopology(self.handle().raw(), mask, count, &mut out, hints)) }?;
+        unsafe {
+            ffi!(
+                lib,
+                dcgmSelectGpusByTopology(self.handle().raw(), mask, count, &mut out, hints)
+            )
+        }?;
         Ok((0..64).filter(|b| out >> b & 1 != 0).collect())
     }
 }
@@ -207,7 +225,10 @@ mod tests {
         assert_eq!(nvlink_count(DCGM_TOPOLOGY_NVLINK18 | DCGM_TOPOLOGY_CPU), 18);
         assert_eq!(nvlink_count(DCGM_TOPOLOGY_NVLINK1), 1);
         assert_eq!(nvlink_count(DCGM_TOPOLOGY_SYSTEM), 0);
-        assert_eq!(PciPath::from_path(DCGM_TOPOLOGY_NVLINK4 | DCGM_TOPOLOGY_SYSTEM), PciPath::System);
+        assert_eq!(
+            PciPath::from_path(DCGM_TOPOLOGY_NVLINK4 | DCGM_TOPOLOGY_SYSTEM),
+            PciPath::System
+        );
         assert_eq!(PciPath::from_path(0), PciPath::Unknown);
         assert_eq!(cpus(&[0b101, 1]), vec![0, 2, c_ulong::BITS]);
     }

@@ -159,7 +159,11 @@ pub(crate) fn decode(
             // SAFETY: any byte pattern is a valid c_char array.
             let blob = unsafe { &v.blob };
             let len = crate::binary::known_size(field)
-                .or_else(|| field_by_id(field).map(|f| f.size as usize).filter(|n| *n > 0))
+                .or_else(|| {
+                    field_by_id(field)
+                        .map(|f| f.size as usize)
+                        .filter(|n| *n > 0)
+                })
                 .unwrap_or(blob.len())
                 .min(blob.len());
             Value::Bytes(blob[..len].iter().map(|c| *c as u8).collect())

@@ -2,39 +2,19 @@
 //! CPUs, introspection and modules, against dcgm-sim.
 //!
 //! The simulator is process-global and reads its configuration (`dcgmSimConfigure`) at the
-//! next `dcgmInit`: every test takes `SIM`, configures, opens its handle, and closes every
-//! handle before returning.
+//! next `dcgmInit`: every test takes the simulator lock, configures, opens its handle, and
+//! closes every handle before returning.
 
-use std::ffi::{CString, c_char};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dcgm::sys::*;
 use dcgm::*;
 
-static SIM: Mutex<()> = Mutex::new(());
-
-type Configure = unsafe extern "C" fn(*const c_char) -> i32;
-
-/// The simulator library, loaded once and kept loaded, so that its configuration survives
-/// between `dcgmSimConfigure` and the `dcgmInit` of the next handle.
-fn sim_lib() -> &'static libloading::Library {
-    static LIB: OnceLock<libloading::Library> = OnceLock::new();
-    // SAFETY: the simulator is a plain Rust cdylib without load-time side effects.
-    LIB.get_or_init(|| unsafe { libloading::Library::new(testing::simulator_path()) }.expect("load dcgm-sim"))
-}
-
 /// Takes the simulator for one test and configures it (`None`: the default node).
-fn sim(json: Option<&str>) -> MutexGuard<'static, ()> {
-    let guard = SIM.lock().unwrap_or_else(|p| p.into_inner());
-    let json = json.map(|j| CString::new(j).unwrap());
-    // SAFETY: the exported configuration function has this signature.
-    let f = unsafe { sim_lib().get::<Configure>(b"dcgmSimConfigure\0") }.expect("dcgmSimConfigure");
-    // SAFETY: NULL or a NUL-terminated JSON string.
-    let rc = unsafe { f(json.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())) };
-    assert_eq!(rc, DCGM_ST_OK, "dcgmSimConfigure rejected {json:?}");
-    guard
+fn sim(json: Option<&str>) -> testing::SimulatorLock {
+    testing::SimulatorLock::new(json).expect("configure dcgm-sim")
 }
 
 fn open(mode: OperationMode) -> Handle {
@@ -56,6 +36,23 @@ fn until(t0: Instant, ms: u64) {
     if target > now {
         std::thread::sleep(target - now);
     }
+}
+
+/// Keeps the panic the policy test provokes out of the test output; other panics still print.
+fn quiet_deliberate_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let deliberate = info
+                .payload()
+                .downcast_ref::<&str>()
+                .is_some_and(|m| m.starts_with("deliberate panic"));
+            if !deliberate {
+                previous(info);
+            }
+        }));
+    });
 }
 
 /// Polls `f` every 10 ms until it is true or `limit` passes.
@@ -86,16 +83,30 @@ fn health_incidents_carry_severity_and_category() {
     let t0 = Instant::now();
     let h = open(OperationMode::Auto);
     let g = Group::with_gpus(&h, "beyond-health", &[1, 2, 3]).unwrap();
-    g.health_set(HealthSystems::MEM | HealthSystems::PCIE).unwrap();
-    assert_eq!(g.health_get().unwrap(), HealthSystems::MEM | HealthSystems::PCIE);
+    g.health_set(HealthSystems::MEM | HealthSystems::PCIE)
+        .unwrap();
+    assert_eq!(
+        g.health_get().unwrap(),
+        HealthSystems::MEM | HealthSystems::PCIE
+    );
     let first = g.health_check().unwrap();
     assert!(first.is_healthy(), "nothing happened yet: {first:?}");
 
     until(t0, 900);
     let r = g.health_check().unwrap();
     assert_eq!(r.overall, HealthResult::Fail);
-    assert_eq!(r.incidents.len(), 3, "GPU 4 is not in the group: {:#?}", r.incidents);
-    let of = |gpu| r.incidents.iter().find(|i| i.entity == Entity::gpu(gpu)).unwrap();
+    assert_eq!(
+        r.incidents.len(),
+        3,
+        "GPU 4 is not in the group: {:#?}",
+        r.incidents
+    );
+    let of = |gpu| {
+        r.incidents
+            .iter()
+            .find(|i| i.entity == Entity::gpu(gpu))
+            .unwrap()
+    };
 
     let dbe = of(2);
     assert_eq!(dbe.system, HealthSystems::MEM);
@@ -121,8 +132,12 @@ fn health_incidents_carry_severity_and_category() {
     // Incidents are reported once.
     assert!(g.health_check().unwrap().is_healthy());
 
-    g.health_set_with(HealthSystems::ALL, Duration::from_millis(500), Duration::from_secs(60))
-        .unwrap();
+    g.health_set_with(
+        HealthSystems::ALL,
+        Duration::from_millis(500),
+        Duration::from_secs(60),
+    )
+    .unwrap();
     assert_eq!(g.health_get().unwrap(), HealthSystems::ALL);
     let e = g
         .health_set_with(HealthSystems::ALL, Duration::ZERO, Duration::from_secs(60))
@@ -132,11 +147,27 @@ fn health_incidents_carry_severity_and_category() {
 }
 
 #[test]
+fn long_lived_objects_are_send_and_sync() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<PolicyRegistration>();
+    send_sync::<PolicyViolation>();
+    send_sync::<DiagResponse>();
+    send_sync::<DiagRequest>();
+    send_sync::<HealthReport>();
+}
+
+#[test]
 fn health_systems_are_a_bit_set() {
     let s = HealthSystems::NVLINK | HealthSystems::THERMAL;
-    assert_eq!(s.bits(), DCGM_HEALTH_WATCH_NVLINK | DCGM_HEALTH_WATCH_THERMAL);
+    assert_eq!(
+        s.bits(),
+        DCGM_HEALTH_WATCH_NVLINK | DCGM_HEALTH_WATCH_THERMAL
+    );
     assert!(s.contains(HealthSystems::NVLINK) && !s.contains(HealthSystems::MEM));
-    assert_eq!(s.iter().collect::<Vec<_>>(), vec![HealthSystems::NVLINK, HealthSystems::THERMAL]);
+    assert_eq!(
+        s.iter().collect::<Vec<_>>(),
+        vec![HealthSystems::NVLINK, HealthSystems::THERMAL]
+    );
     assert_eq!((s - HealthSystems::NVLINK), HealthSystems::THERMAL);
     assert_eq!(HealthSystems::ALL.to_string(), "ALL");
     assert_eq!(HealthSystems::empty().to_string(), "-");
@@ -148,14 +179,21 @@ fn health_systems_are_a_bit_set() {
 
 #[test]
 fn diagnostic_levels_and_typed_results() {
-    let _sim = sim(Some(r#"{"events":[{"at_ms":0,"gpu":1,"kind":"dbe","value":2}]}"#));
+    let _sim = sim(Some(
+        r#"{"events":[{"at_ms":0,"gpu":1,"kind":"dbe","value":2}]}"#,
+    ));
     let h = open(OperationMode::Auto);
     let g = Group::with_gpus(&h, "beyond-diag", &[0, 1]).unwrap();
 
-    let counts: Vec<usize> = [DiagLevel::Short, DiagLevel::Medium, DiagLevel::Long, DiagLevel::ExtraLong]
-        .iter()
-        .map(|l| g.run_diagnostic(*l).unwrap().tests.len())
-        .collect();
+    let counts: Vec<usize> = [
+        DiagLevel::Short,
+        DiagLevel::Medium,
+        DiagLevel::Long,
+        DiagLevel::ExtraLong,
+    ]
+    .iter()
+    .map(|l| g.run_diagnostic(*l).unwrap().tests.len())
+    .collect();
     assert_eq!(counts, vec![1, 3, 7, 9]);
 
     let short = g.run_diagnostic(DiagLevel::Short).unwrap();
@@ -165,7 +203,11 @@ fn diagnostic_levels_and_typed_results() {
     let r = g.run_diagnostic(DiagLevel::Medium).unwrap();
     assert_eq!(r.overall(), DiagResult::Fail);
     assert_eq!(r.entities.len(), 2);
-    assert!(r.entities.iter().all(|e| e.serial.is_some() && e.sku_device_id.is_some()));
+    assert!(
+        r.entities
+            .iter()
+            .all(|e| e.serial.is_some() && e.sku_device_id.is_some())
+    );
     assert!(!r.dcgm_version.is_empty());
     assert_eq!(r.driver_version, "570.133.20");
     assert!(r.other_errors.is_empty());
@@ -174,7 +216,10 @@ fn diagnostic_levels_and_typed_results() {
     assert_eq!(mem.category.as_deref(), Some("Hardware"));
     assert_eq!(
         mem.results,
-        vec![(Entity::gpu(0), DiagResult::Pass), (Entity::gpu(1), DiagResult::Fail)]
+        vec![
+            (Entity::gpu(0), DiagResult::Pass),
+            (Entity::gpu(1), DiagResult::Fail)
+        ]
     );
     assert_eq!(mem.errors.len(), 1);
     let err = &mem.errors[0];
@@ -202,13 +247,22 @@ fn diagnostic_levels_and_typed_results() {
     let r = mig.run_diagnostic(DiagLevel::Medium).unwrap();
     let pcie = r.test("pcie").unwrap();
     assert_eq!(pcie.result, DiagResult::Skip);
-    assert!(pcie.info.iter().any(|m| m.contains("MIG")), "{:?}", pcie.info);
+    assert!(
+        pcie.info.iter().any(|m| m.contains("MIG")),
+        "{:?}",
+        pcie.info
+    );
 
     // Wrong inputs.
-    let e = g.run_diag(&DiagRequest::tests(["no_such_test"])).unwrap_err();
+    let e = g
+        .run_diag(&DiagRequest::tests(["no_such_test"]))
+        .unwrap_err();
     assert_eq!(code(&e), DCGM_ST_BADPARAM, "{e}");
     let many: Vec<String> = (0..21).map(|i| format!("t{i}")).collect();
-    assert!(matches!(g.run_diag(&DiagRequest::tests(many)), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        g.run_diag(&DiagRequest::tests(many)),
+        Err(Error::InvalidArgument(_))
+    ));
     assert!(matches!(
         g.run_diag(&DiagRequest::level(DiagLevel::Short).param("no-equals-sign")),
         Err(Error::InvalidArgument(_))
@@ -235,6 +289,7 @@ fn panicking_policy_callback_is_caught_and_later_events_arrive() {
             {"at_ms":1900,"gpu":0,"kind":"xid","value":45}
         ]}"#,
     ));
+    quiet_deliberate_panics();
     let t0 = Instant::now();
     let h = open(OperationMode::Auto);
     let g = Group::with_gpus(&h, "beyond-policy-cb", &[0]).unwrap();
@@ -251,14 +306,27 @@ fn panicking_policy_callback_is_caught_and_later_events_arrive() {
         .unwrap();
     assert_eq!(reg.conditions(), PolicyCondition::XID);
 
-    assert!(wait_for(Duration::from_secs(3), || seen.lock().unwrap().len() >= 2));
+    assert!(wait_for(Duration::from_secs(3), || seen
+        .lock()
+        .unwrap()
+        .len()
+        >= 2));
     assert_eq!(reg.panics(), 1);
     assert_eq!(reg.dropped(), 0);
     {
         let seen = seen.lock().unwrap();
         let xids: Vec<ViolationDetail> = seen.iter().map(|v| v.detail).collect();
-        assert_eq!(xids, [ViolationDetail::Xid { xid: 31 }, ViolationDetail::Xid { xid: 43 }]);
-        assert!(seen.iter().all(|v| v.gpu == 0 && v.condition == PolicyCondition::XID));
+        assert_eq!(
+            xids,
+            [
+                ViolationDetail::Xid { xid: 31 },
+                ViolationDetail::Xid { xid: 43 }
+            ]
+        );
+        assert!(
+            seen.iter()
+                .all(|v| v.gpu == 0 && v.condition == PolicyCondition::XID)
+        );
         assert!(seen.iter().all(|v| v.timestamp_us > 0));
     }
 
@@ -296,12 +364,17 @@ fn policy_channel_delivers_typed_violations_and_counts_drops() {
     let (reg, rx) = g.policy_subscribe(PolicyCondition::ALL).unwrap();
     // A second group on the same GPUs, with a one-slot channel nobody reads.
     let g2 = Group::with_gpus(&h, "beyond-policy-ch2", &[2, 3]).unwrap();
-    let (small, _rx2) = g2.policy_subscribe_with_capacity(PolicyCondition::ALL, 1).unwrap();
+    let (small, _rx2) = g2
+        .policy_subscribe_with_capacity(PolicyCondition::ALL, 1)
+        .unwrap();
 
     // Overlapping registrations on one group are refused (DCGM unregisters per condition).
     let e = g.policy_subscribe(PolicyCondition::XID).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
-    assert!(matches!(g.policy_subscribe(PolicyCondition::empty()), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        g.policy_subscribe(PolicyCondition::empty()),
+        Err(Error::InvalidArgument(_))
+    ));
     assert!(matches!(
         g.policy_subscribe_with_capacity(PolicyCondition::POWER, 0),
         Err(Error::InvalidArgument(_))
@@ -318,7 +391,13 @@ fn policy_channel_delivers_typed_violations_and_counts_drops() {
     assert_eq!(
         details,
         [
-            (2, ViolationDetail::Dbe { location: DbeLocation::Device, count: 1 }),
+            (
+                2,
+                ViolationDetail::Dbe {
+                    location: DbeLocation::Device,
+                    count: 1
+                }
+            ),
             (2, ViolationDetail::Thermal { temperature_c: 95 }),
             (3, ViolationDetail::Xid { xid: 79 }),
         ],
@@ -338,15 +417,22 @@ fn policy_channel_delivers_typed_violations_and_counts_drops() {
 
 #[test]
 fn manual_mode_delivers_on_trigger() {
-    let _sim = sim(Some(r#"{"events":[{"at_ms":300,"gpu":5,"kind":"power","value":720}]}"#));
+    let _sim = sim(Some(
+        r#"{"events":[{"at_ms":300,"gpu":5,"kind":"power","value":720}]}"#,
+    ));
     let t0 = Instant::now();
     let h = open(OperationMode::Manual);
     let g = Group::with_gpus(&h, "beyond-policy-manual", &[5]).unwrap();
     let (reg, rx) = g.policy_subscribe(PolicyCondition::POWER).unwrap();
     until(t0, 600);
-    assert!(rx.recv_timeout(Duration::from_millis(100)).is_err(), "manual mode checks nothing by itself");
+    assert!(
+        rx.recv_timeout(Duration::from_millis(100)).is_err(),
+        "manual mode checks nothing by itself"
+    );
     h.policy_trigger().unwrap();
-    let v = rx.recv_timeout(Duration::from_secs(2)).expect("the triggered violation");
+    let v = rx
+        .recv_timeout(Duration::from_secs(2))
+        .expect("the triggered violation");
     assert_eq!(v.detail, ViolationDetail::Power { watts: 720 });
     assert!(v.time() > std::time::UNIX_EPOCH);
     drop(reg);
@@ -371,7 +457,10 @@ fn pid_and_job_statistics() {
     let p = all.pid_info(4242).unwrap();
     assert_eq!(p.pid, 4242);
     assert_eq!(p.gpus.len(), 7);
-    assert_eq!(p.gpus.iter().map(|g| g.gpu.unwrap()).collect::<Vec<_>>(), (0..7).collect::<Vec<_>>());
+    assert_eq!(
+        p.gpus.iter().map(|g| g.gpu.unwrap()).collect::<Vec<_>>(),
+        (0..7).collect::<Vec<_>>()
+    );
     let g0 = &p.gpus[0];
     assert!(g0.energy_joules.is_some_and(|j| j > 0.0));
     assert_eq!(g0.max_memory_bytes, Some(62_000 * 1024 * 1024));
@@ -381,7 +470,13 @@ fn pid_and_job_statistics() {
     assert_eq!(p.summary.gpu, None);
     let e = all.pid_info(1).unwrap_err();
     assert_eq!(code(&e), DCGM_ST_NO_DATA, "{e}");
-    assert!(matches!(all.watch_pid_fields(WatchOptions { update_interval: Duration::ZERO, ..Default::default() }), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        all.watch_pid_fields(WatchOptions {
+            update_interval: Duration::ZERO,
+            ..Default::default()
+        }),
+        Err(Error::InvalidArgument(_))
+    ));
 
     let g = Group::with_gpus(&h, "beyond-job", &[0, 1]).unwrap();
     g.watch_job_fields(WatchOptions::default()).unwrap();
@@ -402,9 +497,15 @@ fn pid_and_job_statistics() {
     assert_eq!(code(&h.job_stats("train-1").unwrap_err()), DCGM_ST_NO_DATA);
 
     let long_id = "x".repeat(MAX_JOB_ID_LEN + 1);
-    assert!(matches!(g.job_start(&long_id), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        g.job_start(&long_id),
+        Err(Error::InvalidArgument(_))
+    ));
     assert!(matches!(h.job_stop(""), Err(Error::InvalidArgument(_))));
-    assert!(matches!(h.job_stats("a\0b"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        h.job_stats("a\0b"),
+        Err(Error::InvalidArgument(_))
+    ));
     g.job_start(&"y".repeat(MAX_JOB_ID_LEN)).unwrap();
     g.job_start("second").unwrap();
     h.job_remove_all().unwrap();
@@ -423,7 +524,11 @@ fn config_set_is_reflected_and_errors_name_the_gpu() {
     let g = Group::with_gpus(&h, "beyond-config", &[0, 1]).unwrap();
     let before = g.config_get(ConfigKind::Target).unwrap();
     assert_eq!(before.len(), 2);
-    assert!(before.iter().all(|c| c.power_limit_w.is_none() && c.ecc_mode.is_none()));
+    assert!(
+        before
+            .iter()
+            .all(|c| c.power_limit_w.is_none() && c.ecc_mode.is_none())
+    );
 
     let want = GpuConfig {
         power_limit_w: Some(500),
@@ -442,20 +547,33 @@ fn config_set_is_reflected_and_errors_name_the_gpu() {
         assert_eq!(c.mem_app_clock_mhz, None);
     }
     let current = g.config_get(ConfigKind::Current).unwrap();
-    assert!(current.iter().all(|c| c.power_limit_w == Some(500) && c.ecc_mode == Some(true)));
+    assert!(
+        current
+            .iter()
+            .all(|c| c.power_limit_w == Some(500) && c.ecc_mode == Some(true))
+    );
     assert_eq!(h.system().device_attributes(1).unwrap().power_limit_w, 500);
     g.config_enforce().unwrap();
 
     // 100 W is below what the GPUs accept: the error lists each GPU.
     let e = g
-        .config_set(&GpuConfig { power_limit_w: Some(100), ..GpuConfig::default() })
+        .config_set(&GpuConfig {
+            power_limit_w: Some(100),
+            ..GpuConfig::default()
+        })
         .unwrap_err();
     assert_eq!(code(&e), DCGM_ST_BADPARAM);
     let msg = e.to_string();
     assert!(msg.contains("GPU 0") && msg.contains("GPU 1"), "{msg}");
-    assert!(matches!(g.config_set(&GpuConfig::default()), Err(Error::InvalidArgument(_))));
     assert!(matches!(
-        g.config_set(&GpuConfig { power_limit_w: Some(u32::MAX), ..GpuConfig::default() }),
+        g.config_set(&GpuConfig::default()),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        g.config_set(&GpuConfig {
+            power_limit_w: Some(u32::MAX),
+            ..GpuConfig::default()
+        }),
         Err(Error::InvalidArgument(_))
     ));
     let empty = Group::create(&h, "beyond-config-empty", GroupType::Empty).unwrap();
@@ -474,11 +592,22 @@ fn profiling_metric_groups_and_pause() {
     let groups = Group::all_gpus(&h).profiling_metric_groups().unwrap();
     assert!(!groups.is_empty());
     assert!(groups.iter().all(|g| !g.fields.is_empty()));
-    assert!(groups.iter().flat_map(|g| &g.fields).all(|f| f.info().is_some()));
+    assert!(
+        groups
+            .iter()
+            .flat_map(|g| &g.fields)
+            .all(|f| f.info().is_some())
+    );
     assert_eq!(h.system().profiling_metric_groups(3).unwrap(), groups);
     let empty = Group::create(&h, "beyond-prof-empty", GroupType::Empty).unwrap();
-    assert!(matches!(empty.profiling_metric_groups(), Err(Error::InvalidArgument(_))));
-    assert_eq!(code(&h.system().profiling_metric_groups(99).unwrap_err()), DCGM_ST_BADPARAM);
+    assert!(matches!(
+        empty.profiling_metric_groups(),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert_eq!(
+        code(&h.system().profiling_metric_groups(99).unwrap_err()),
+        DCGM_ST_BADPARAM
+    );
     h.profiling_pause().unwrap();
     h.profiling_resume().unwrap();
     drop(empty);
@@ -506,9 +635,19 @@ fn topology_of_devices_and_groups() {
     let t = sys.device_topology(0).unwrap();
     assert_eq!(t.paths.len(), 7);
     assert_eq!(t.cpu_affinity.len(), 56);
-    assert!(t.paths.iter().all(|p| p.nvlinks == 18 && p.local_links == (1 << 18) - 1));
-    assert_eq!(t.paths.iter().find(|p| p.gpu == 1).unwrap().pci, PciPath::Cpu);
-    assert_eq!(t.paths.iter().find(|p| p.gpu == 7).unwrap().pci, PciPath::System);
+    assert!(
+        t.paths
+            .iter()
+            .all(|p| p.nvlinks == 18 && p.local_links == (1 << 18) - 1)
+    );
+    assert_eq!(
+        t.paths.iter().find(|p| p.gpu == 1).unwrap().pci,
+        PciPath::Cpu
+    );
+    assert_eq!(
+        t.paths.iter().find(|p| p.gpu == 7).unwrap().pci,
+        PciPath::System
+    );
     assert!(sys.device_topology(99).is_err());
 
     let near = Group::with_gpus(&h, "beyond-topo-near", &[0, 1]).unwrap();
@@ -523,9 +662,18 @@ fn topology_of_devices_and_groups() {
     assert_eq!(tf.cpu_affinity.len(), 112);
 
     assert_eq!(sys.select_gpus_by_topology(&[], 2, false).unwrap(), [0, 1]);
-    assert_eq!(sys.select_gpus_by_topology(&[3, 5, 6], 2, true).unwrap(), [3, 5]);
-    assert!(matches!(sys.select_gpus_by_topology(&[64], 1, false), Err(Error::InvalidArgument(_))));
-    assert!(matches!(sys.select_gpus_by_topology(&[0], 0, false), Err(Error::InvalidArgument(_))));
+    assert_eq!(
+        sys.select_gpus_by_topology(&[3, 5, 6], 2, true).unwrap(),
+        [3, 5]
+    );
+    assert!(matches!(
+        sys.select_gpus_by_topology(&[64], 1, false),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        sys.select_gpus_by_topology(&[0], 0, false),
+        Err(Error::InvalidArgument(_))
+    ));
     drop((near, far));
     h.close().unwrap();
 }
@@ -536,13 +684,26 @@ fn nvlink_states_and_peer_to_peer() {
     let h = open(OperationMode::Auto);
     let s = h.system().nvlink_status().unwrap();
     assert_eq!(s.gpus.len(), 8);
-    assert!(s.gpus.iter().all(|(_, l)| l.len() == 18 && l.iter().all(|x| *x == LinkState::Up)));
+    assert!(
+        s.gpus
+            .iter()
+            .all(|(_, l)| l.len() == 18 && l.iter().all(|x| *x == LinkState::Up))
+    );
     assert_eq!(s.switches.len(), 4);
-    assert!(s.switches.iter().all(|(_, l)| !l.is_empty() && l.last() != Some(&LinkState::NotSupported)));
+    assert!(
+        s.switches
+            .iter()
+            .all(|(_, l)| !l.is_empty() && l.last() != Some(&LinkState::NotSupported))
+    );
     assert!(s.unhealthy_links().is_empty());
     let p2p = h.system().nvlink_p2p_status().unwrap();
     assert_eq!(p2p.len(), 8);
-    assert!(p2p.iter().all(|(g, peers)| peers.len() == 7 && peers.iter().all(|(p, st)| p != g && *st == P2pStatus::Ok)));
+    assert!(p2p.iter().all(|g| {
+        g.peers.len() == 7
+            && g.peers
+                .iter()
+                .all(|(p, st)| *p != g.gpu && *st == P2pStatus::Ok)
+    }));
     h.close().unwrap();
 }
 
@@ -555,12 +716,21 @@ fn mig_hierarchy_is_a_tree() {
     let gpu = &tree[0];
     assert_eq!(gpu.gpu, 7);
     assert_eq!(gpu.uuid, h.system().device_attributes(7).unwrap().uuid);
-    assert_eq!(gpu.instances.iter().map(|i| i.slices).collect::<Vec<_>>(), [3, 2, 1]);
     assert_eq!(
-        gpu.instances.iter().map(|i| i.compute_instances.len()).collect::<Vec<_>>(),
+        gpu.instances.iter().map(|i| i.slices).collect::<Vec<_>>(),
+        [3, 2, 1]
+    );
+    assert_eq!(
+        gpu.instances
+            .iter()
+            .map(|i| i.compute_instances.len())
+            .collect::<Vec<_>>(),
         [1, 2, 1]
     );
-    let instances = h.system().entities(EntityGroup::GpuInstance, false).unwrap();
+    let instances = h
+        .system()
+        .entities(EntityGroup::GpuInstance, false)
+        .unwrap();
     let ids: Vec<u32> = gpu.instances.iter().map(|i| i.entity_id).collect();
     assert_eq!(instances.iter().map(|e| e.id).collect::<Vec<_>>(), ids);
     h.close().unwrap();
@@ -572,7 +742,10 @@ fn cpu_hierarchy_with_serials() {
     let h = open(OperationMode::Auto);
     let cpus = h.system().cpu_hierarchy().unwrap();
     assert_eq!(cpus.len(), 2);
-    assert!(cpus.iter().all(|c| c.cores.len() == 56 && c.serial.is_some()));
+    assert!(
+        cpus.iter()
+            .all(|c| c.cores.len() == 56 && c.serial.is_some())
+    );
     assert_eq!(cpus[0].cores[0], 0);
     assert_eq!(cpus[1].cores[0], 56);
     h.close().unwrap();
@@ -594,12 +767,19 @@ fn introspection_modules_and_gpu_status() {
     assert!(statuses.contains(&(Module::Health, ModuleStatus::Loaded)));
     assert!(statuses.iter().all(|(m, _)| !matches!(m, Module::Other(_))));
     sys.module_denylist(Module::Diag).unwrap();
-    assert!(sys.module_statuses().unwrap().contains(&(Module::Diag, ModuleStatus::Denylisted)));
+    assert!(
+        sys.module_statuses()
+            .unwrap()
+            .contains(&(Module::Diag, ModuleStatus::Denylisted))
+    );
     let g = Group::with_gpus(&h, "beyond-denied", &[0]).unwrap();
     let e = g.run_diagnostic(DiagLevel::Short).unwrap_err();
     assert_eq!(code(&e), DCGM_ST_MODULE_NOT_LOADED);
     assert!(e.hint().is_some(), "{e}");
-    assert_eq!(code(&sys.module_denylist(Module::Core).unwrap_err()), DCGM_ST_BADPARAM);
+    assert_eq!(
+        code(&sys.module_denylist(Module::Core).unwrap_err()),
+        DCGM_ST_BADPARAM
+    );
     assert_eq!(Module::from_raw(Module::Profiling.raw()), Module::Profiling);
 
     assert_eq!(sys.gpu_status(0).unwrap(), GpuStatus::Ok);

@@ -21,6 +21,8 @@ mod value;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DCGM_FE_COUNT", tables::ENTITY_GROUP_COUNT)?;
+    m.add("DCGM_FI_MAX_FIELDS", dcgm::sys::DCGM_FI_MAX_FIELDS)?;
+    m.add("DEFAULT_FIELD_IDS", dcgm_reader::DEFAULT_FIELD_IDS.to_vec())?;
     m.add_class::<handle::PyHandle>()?;
     m.add_class::<handle::PySystem>()?;
     m.add_class::<group::PyGroup>()?;
@@ -36,6 +38,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::return_codes, m)?)?;
     m.add_function(wrap_pyfunction!(tables::python_error_suffix, m)?)?;
     m.add_function(wrap_pyfunction!(tables::entity_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::health_systems, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::policy_conditions, m)?)?;
     m.add_function(wrap_pyfunction!(sim::set_packaged_simulator, m)?)?;
     m.add_function(wrap_pyfunction!(sim::configure_simulator, m)?)?;
     m.add_function(wrap_pyfunction!(extras::at_exit, m)?)?;

@@ -271,3 +271,25 @@ pub fn extract_entities(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Entity>> {
 pub fn entity_tuple(e: Entity) -> (u32, u32) {
     (e.group.raw(), e.id)
 }
+
+/// The named health systems: `(name, bit)`, plus `ALL`.
+#[pyfunction]
+pub fn health_systems() -> Vec<(&'static str, u32)> {
+    let mut v: Vec<(&'static str, u32)> = dcgm::HealthSystems::ALL
+        .iter()
+        .filter_map(|f| f.name().map(|n| (n, f.bits())))
+        .collect();
+    v.push(("ALL", dcgm::HealthSystems::ALL.bits()));
+    v
+}
+
+/// The policy conditions: `(name, bit)`, plus `ALL`.
+#[pyfunction]
+pub fn policy_conditions() -> Vec<(&'static str, u32)> {
+    let mut v: Vec<(&'static str, u32)> = dcgm::PolicyCondition::ALL
+        .iter()
+        .filter_map(|f| f.name().map(|n| (n, f.bits())))
+        .collect();
+    v.push(("ALL", dcgm::PolicyCondition::ALL.bits()));
+    v
+}

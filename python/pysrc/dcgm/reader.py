@@ -1,0 +1,428 @@
+"""``DcgmReader`` with the constructor, methods and results of NVIDIA's
+``testing/python3/DcgmReader.py``, built on :class:`dcgm.Reader`.
+
+Differences from NVIDIA's class, on purpose:
+
+* ``hostname=None`` (the default) uses the local nv-hostengine if one answers, otherwise the
+  engine embedded in this process; a host name connects to that nv-hostengine only.
+* Keyword-only ``simulate=True`` reads from the simulator shipped in this package
+  (``libraryPath=`` loads a given libdcgm file); such values are labelled
+  (``reader.IsSimulated()``).
+* The first ``Get...SinceLastCall`` call returns the samples taken so far instead of ``{}``.
+  Each of ``Process`` and the two since-last-call families keeps its own position, as NVIDIA's
+  does, and the entity family returns every sample (NVIDIA's returns only the last one).
+* A value with no data is never a sentinel number: samples have ``value None`` and ``isBlank``
+  True, and the plain ``{key: value}`` dicts (when ``ignoreBlank=False``) hold a
+  :class:`dcgm.Blank` member.
+* ``SetHandle`` is not provided.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+from dcgm import _native, fields as _fields
+from dcgm._native import FieldMeta, FieldValue
+from dcgm.structs import DCGM_ST_CONNECTION_NOT_VALID, dcgmExceptionClass
+
+#: The fields read when ``fieldIds`` is not given (the same 30, in the same order, as NVIDIA's).
+defaultFieldIds: List[int] = list(_native.DEFAULT_FIELD_IDS)
+
+_GROUP_TITLES = {
+    _fields.DCGM_FE_GPU: "GPU",
+    _fields.DCGM_FE_VGPU: "VGPU",
+    _fields.DCGM_FE_SWITCH: "NVSWITCH",
+    _fields.DCGM_FE_GPU_I: "GPU INSTANCE",
+    _fields.DCGM_FE_GPU_CI: "COMPUTE INSTANCE",
+    _fields.DCGM_FE_LINK: "LINK",
+}
+
+
+def entity_group_id_to_string(entityGroupId: int) -> str:
+    """The label NVIDIA's DcgmReader prints for an entity group ('' for CPUs and ConnectX)."""
+    return _GROUP_TITLES.get(entityGroupId, "")
+
+
+_ConnectionLost = dcgmExceptionClass(DCGM_ST_CONNECTION_NOT_VALID)
+
+# raw since-last-call result: {(entity_group, entity_id): {field_id: [FieldValue]}}
+_Raw = Dict[Tuple[int, int], Dict[int, List[FieldValue]]]
+
+
+def _entity_pair(e: Any) -> Tuple[int, int]:
+    if isinstance(e, (tuple, list)) and len(e) == 2:
+        return (int(e[0]), int(e[1]))
+    if hasattr(e, "entityGroupId") and hasattr(e, "entityId"):
+        return (int(e.entityGroupId), int(e.entityId))
+    if hasattr(e, "entity_group") and hasattr(e, "entity_id"):
+        return (int(e.entity_group), int(e.entity_id))
+    raise TypeError("an entity is an (entityGroupId, entityId) pair or an object with those attributes, not %r" % (e,))
+
+
+class DcgmReader:
+    """Reads fields of every GPU (or of given entities) from DCGM.
+
+    Subclass it and override :meth:`CustomFieldHandler` (or :meth:`CustomDataHandler`), then
+    call :meth:`Process` periodically; or call the ``Get...`` methods for dicts.
+    """
+
+    def __init__(
+        self,
+        hostname: Optional[str] = None,
+        fieldIds: Optional[Iterable[int]] = None,
+        updateFrequency: int = 10000000,
+        maxKeepAge: float = 3600.0,
+        ignoreList: Optional[Iterable[int]] = None,
+        fieldGroupName: str = "dcgm_fieldgroupData",
+        gpuIds: Optional[Iterable[int]] = None,
+        entities: Optional[Iterable[Any]] = None,
+        fieldIntervalMap: Optional[Dict[int, Iterable[int]]] = None,
+        ignoreBlank: bool = True,
+        *,
+        simulate: bool = False,
+        libraryPath: Optional[str] = None,
+    ) -> None:
+        self.m_dcgmHostName = hostname
+        self.m_updateFreq = updateFrequency
+        self.m_fieldGroupName = fieldGroupName
+        self.m_publishFields: Dict[int, List[int]] = {}
+        if fieldIntervalMap is not None:
+            self.m_publishFields = {int(k): list(v) for k, v in fieldIntervalMap.items()}
+        else:
+            self.m_publishFields[updateFrequency] = list(fieldIds or defaultFieldIds)
+        self.m_ignoreBlank = ignoreBlank
+        self.m_requestedGpuIds: Optional[List[int]] = list(gpuIds) if gpuIds else None
+        self.m_requestedEntities: Optional[List[Tuple[int, int]]] = (
+            [_entity_pair(e) for e in entities] if entities else None
+        )
+        self.m_dcgmIgnoreFields: List[int] = list(ignoreList or [])
+        self.m_maxKeepAge = maxKeepAge
+        self.m_simulate = simulate
+        self.m_libraryPath = libraryPath
+        self.m_reader: Optional[_native.Reader] = None
+        self.m_closeHandle = False
+        self.m_gpuIdToBusId: Dict[int, str] = {}
+        self.m_gpuIdToUUId: Dict[int, str] = {}
+        self.m_fieldIdToInfo: Dict[int, FieldMeta] = {}
+        self.m_lock = threading.RLock()
+        self.m_debug = False
+        # Each consumer of since-last-call data keeps its own position: samples one consumer
+        # fetched are kept for the others that have started reading, until maxKeepAge.
+        self._pending: Dict[str, Optional[List[Tuple[float, _Raw]]]] = {
+            "process": None,
+            "gpu": None,
+            "entity": None,
+        }
+
+    # --- lifecycle ---
+
+    def __enter__(self) -> "DcgmReader":
+        return self
+
+    def __exit__(self, type: Any, value: Any, traceback: Any) -> None:
+        self.Shutdown()
+
+    def Init(self, libpath: Optional[str] = None) -> None:
+        """Connects now (otherwise the first ``Process``/``Get...`` call does). ``libpath``
+        loads that libdcgm file."""
+        with self.m_lock:
+            try:
+                self.InitWrapped(path=libpath)
+            except _ConnectionLost:
+                self.LogError("Can't connect to nv-hostengine. Is it down?")
+                self.SetDisconnected()
+
+    def InitWrapped(self, path: Optional[str] = None) -> None:
+        if path is not None:
+            self.m_libraryPath = path
+        self.Reconnect()
+
+    def Reconnect(self) -> None:
+        """Connects if not connected, and sets up the group, field groups and watches."""
+        with self.m_lock:
+            if self.m_reader is not None:
+                return
+            self.LogDebug("Connection handle is None. Trying to reconnect")
+            entities: Optional[List[Tuple[int, int]]] = None
+            if self.m_requestedEntities:
+                gpus = [(_fields.DCGM_FE_GPU, g) for g in (self.m_requestedGpuIds or [])]
+                entities = gpus + [e for e in self.m_requestedEntities if e not in gpus]
+            reader = _native.Reader(
+                None,
+                field_intervals={us / 1e6: fids for us, fids in self.m_publishFields.items()},
+                max_keep_age=float(self.m_maxKeepAge),
+                gpu_ids=None if entities else self.m_requestedGpuIds,
+                entities=entities,
+                ignore_blank=False,
+                address=self.m_dcgmHostName,
+                simulate=self.m_simulate,
+                library_path=self.m_libraryPath,
+                field_group_name=self.m_fieldGroupName,
+            )
+            reader.connect()
+            self.m_reader = reader
+            self.m_closeHandle = True
+            self.LogDebug("Connected (%s)" % reader.mode)
+            self.InitializeFromHandle()
+
+    def InitializeFromHandle(self) -> None:
+        """Fills the GPU maps and the field metadata of a connected reader."""
+        assert self.m_reader is not None
+        self.m_gpuIdToBusId = {}
+        self.m_gpuIdToUUId = {}
+        for g in self.m_reader.gpus():
+            self.m_gpuIdToBusId[g["gpu"]] = g["pci_bus_id"]
+            self.m_gpuIdToUUId[g["gpu"]] = g["uuid"]
+        self.m_fieldIdToInfo = {}
+        for fids in self.m_publishFields.values():
+            for fid in fids:
+                meta = _fields.DcgmFieldGetById(fid)
+                if meta is not None:
+                    self.m_fieldIdToInfo[fid] = meta
+
+    def SetupGpuIdBusMappings(self) -> None:
+        self.InitializeFromHandle()
+
+    def SetupGpuIdUUIdMappings(self) -> None:
+        self.InitializeFromHandle()
+
+    def SetDisconnected(self) -> None:
+        """Drops the connection and what the reader created in DCGM; the next call reconnects."""
+        with self.m_lock:
+            if self.m_reader is not None:
+                self.m_reader.close()
+                self.m_reader = None
+            for k in self._pending:
+                self._pending[k] = None
+
+    def Shutdown(self) -> None:
+        """Releases the connection (if this reader opened it)."""
+        with self.m_lock:
+            if self.m_closeHandle:
+                self.SetDisconnected()
+
+    def IsSimulated(self) -> Optional[bool]:
+        """Whether the values come from the dcgm-sim simulator (``None`` before connecting)."""
+        with self.m_lock:
+            return None if self.m_reader is None else self.m_reader.is_simulated
+
+    # --- logging ---
+
+    def AddDebugOutput(self) -> None:
+        self.m_debug = True
+
+    def LogInfo(self, msg: str) -> None:
+        logging.info(msg)
+
+    def LogDebug(self, msg: str) -> None:
+        logging.debug(msg)
+
+    def LogError(self, msg: str) -> None:
+        logging.error(msg)
+
+    # --- handlers to override ---
+
+    def CustomFieldHandler(self, gpuId: int, fieldId: int, fieldTag: str, val: FieldValue) -> None:
+        """Called by the default :meth:`CustomDataHandler` for each field; prints by default."""
+        print("GPU %s field %s=%s" % (gpuId, fieldTag, val.value))
+
+    def CustomFieldHandler_v2(
+        self, entityGroupId: int, entityId: int, fieldId: int, fieldTag: str, val: FieldValue
+    ) -> None:
+        """Called by the default :meth:`CustomDataHandler_v2` for each field; prints by default."""
+        print("%s %s field %s=%s" % (entity_group_id_to_string(entityGroupId), entityId, fieldTag, val.value))
+
+    def _pick(self, series: List[FieldValue]) -> Optional[FieldValue]:
+        if not self.m_ignoreBlank:
+            return series[-1] if series else None
+        for v in reversed(series):
+            if not v.isBlank:
+                return v
+        return None
+
+    def _tag(self, fieldId: int) -> str:
+        meta = self.m_fieldIdToInfo.get(fieldId) or _fields.DcgmFieldGetById(fieldId)
+        return meta.tag if meta is not None else str(fieldId)
+
+    def CustomDataHandler(self, fvs: Dict[int, Dict[int, List[FieldValue]]]) -> None:
+        """Gets ``{gpuId: {fieldId: [samples, oldest first]}}`` from :meth:`Process`. The default
+        calls :meth:`CustomFieldHandler` with the last sample of each field that is not in the
+        ignore list (the last non-blank one when ``ignoreBlank``)."""
+        for gpuId, gpuFv in fvs.items():
+            for fieldId, series in gpuFv.items():
+                if fieldId in self.m_dcgmIgnoreFields:
+                    continue
+                val = self._pick(series)
+                if val is not None:
+                    self.CustomFieldHandler(gpuId, fieldId, self._tag(fieldId), val)
+
+    def CustomDataHandler_v2(self, fvs: Dict[int, Dict[int, Dict[int, List[FieldValue]]]]) -> None:
+        """Like :meth:`CustomDataHandler` when the reader has entities:
+        ``{entityGroupId: {entityId: {fieldId: [samples]}}}``."""
+        for entityGroupId, group in fvs.items():
+            for entityId, entityFv in group.items():
+                for fieldId, series in entityFv.items():
+                    if fieldId in self.m_dcgmIgnoreFields:
+                        continue
+                    val = self._pick(series)
+                    if val is not None:
+                        self.CustomFieldHandler_v2(entityGroupId, entityId, fieldId, self._tag(fieldId), val)
+
+    # --- reads ---
+
+    def _since(self, consumer: str) -> _Raw:
+        """Samples since ``consumer``'s previous call."""
+        assert self.m_reader is not None
+        fresh: _Raw = self.m_reader.since_last_call()
+        now = time.monotonic()
+        horizon = now - float(self.m_maxKeepAge)
+        for name, pending in self._pending.items():
+            if name != consumer and pending is not None:
+                pending.append((now, fresh))
+                while pending and pending[0][0] < horizon:
+                    pending.pop(0)
+        chunks = [raw for _, raw in (self._pending[consumer] or [])] + [fresh]
+        self._pending[consumer] = []
+        if len(chunks) == 1:
+            return fresh
+        merged: _Raw = {}
+        for raw in chunks:
+            for entity, fvs in raw.items():
+                target = merged.setdefault(entity, {})
+                for fid, series in fvs.items():
+                    target.setdefault(fid, []).extend(series)
+        return merged
+
+    def Process(self) -> None:
+        """Reads every sample since the previous call and hands them to
+        :meth:`CustomDataHandler` (or :meth:`CustomDataHandler_v2` when the reader has
+        entities)."""
+        with self.m_lock:
+            try:
+                self.Reconnect()
+                raw = self._since("process")
+                if not self.m_requestedEntities:
+                    gpus: Dict[int, Dict[int, List[FieldValue]]] = {}
+                    for (eg, eid), fvs in raw.items():
+                        if eg == _fields.DCGM_FE_GPU:
+                            gpus[eid] = fvs
+                    self.CustomDataHandler(gpus)
+                else:
+                    ents: Dict[int, Dict[int, Dict[int, List[FieldValue]]]] = {}
+                    for (eg, eid), fvs in raw.items():
+                        ents.setdefault(eg, {})[eid] = fvs
+                    self.CustomDataHandler_v2(ents)
+            except _ConnectionLost:
+                self.LogError("Can't connect to nv-hostengine. Is it down?")
+                self.SetDisconnected()
+
+    def _value(self, v: FieldValue) -> Any:
+        return v.blank if v.isBlank else v.value
+
+    def _key(self, fieldId: int, mapById: bool) -> Any:
+        return fieldId if mapById else self._tag(fieldId)
+
+    def GetLatestGpuValuesAsDict(self, mapById: bool) -> Dict[int, Dict[Any, Any]]:
+        """``{gpuId: {fieldId or tag: value}}``."""
+        out: Dict[int, Dict[Any, Any]] = {}
+        with self.m_lock:
+            try:
+                self.Reconnect()
+                assert self.m_reader is not None
+                for (eg, eid), fvs in self.m_reader.latest().items():
+                    if eg != _fields.DCGM_FE_GPU:
+                        continue
+                    d = out.setdefault(eid, {})
+                    for fid, v in fvs.items():
+                        if v.isBlank and self.m_ignoreBlank:
+                            continue
+                        d[self._key(fid, mapById)] = self._value(v)
+            except _ConnectionLost:
+                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
+                self.SetDisconnected()
+        return out
+
+    def GetLatestEntityValuesAsDict(self, mapById: bool) -> Dict[int, Dict[int, Dict[Any, Any]]]:
+        """``{entityGroupId: {entityId: {fieldId or tag: value}}}``."""
+        out: Dict[int, Dict[int, Dict[Any, Any]]] = {}
+        with self.m_lock:
+            try:
+                self.Reconnect()
+                assert self.m_reader is not None
+                for (eg, eid), fvs in self.m_reader.latest().items():
+                    d = out.setdefault(eg, {}).setdefault(eid, {})
+                    for fid, v in fvs.items():
+                        if v.isBlank and self.m_ignoreBlank:
+                            continue
+                        d[self._key(fid, mapById)] = self._value(v)
+            except _ConnectionLost:
+                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
+                self.SetDisconnected()
+        return out
+
+    def GetAllGpuValuesAsDictSinceLastCall(self, mapById: bool) -> Dict[int, Dict[Any, List[FieldValue]]]:
+        """``{gpuId: {fieldId or tag: [samples, oldest first]}}`` since the previous call."""
+        out: Dict[int, Dict[Any, List[FieldValue]]] = {}
+        with self.m_lock:
+            try:
+                self.Reconnect()
+                for (eg, eid), fvs in self._since("gpu").items():
+                    if eg != _fields.DCGM_FE_GPU:
+                        continue
+                    d = out.setdefault(eid, {})
+                    for fid, series in fvs.items():
+                        kept = [v for v in series if not (v.isBlank and self.m_ignoreBlank)]
+                        if kept:
+                            d.setdefault(self._key(fid, mapById), []).extend(kept)
+            except _ConnectionLost:
+                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
+                self.SetDisconnected()
+        return out
+
+    def GetAllEntityValuesAsDictSinceLastCall(
+        self, mapById: bool
+    ) -> Dict[int, Dict[int, Dict[Any, List[FieldValue]]]]:
+        """``{entityGroupId: {entityId: {fieldId or tag: [samples]}}}`` since the previous call."""
+        out: Dict[int, Dict[int, Dict[Any, List[FieldValue]]]] = {}
+        with self.m_lock:
+            try:
+                self.Reconnect()
+                for (eg, eid), fvs in self._since("entity").items():
+                    d = out.setdefault(eg, {}).setdefault(eid, {})
+                    for fid, series in fvs.items():
+                        kept = [v for v in series if not (v.isBlank and self.m_ignoreBlank)]
+                        if kept:
+                            d.setdefault(self._key(fid, mapById), []).extend(kept)
+            except _ConnectionLost:
+                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
+                self.SetDisconnected()
+        return out
+
+    def GetLatestGpuValuesAsFieldIdDict(self) -> Dict[int, Dict[Any, Any]]:
+        return self.GetLatestGpuValuesAsDict(True)
+
+    def GetLatestGpuValuesAsFieldNameDict(self) -> Dict[int, Dict[Any, Any]]:
+        return self.GetLatestGpuValuesAsDict(False)
+
+    def GetLatestEntityValuesAsFieldIdDict(self) -> Dict[int, Dict[int, Dict[Any, Any]]]:
+        return self.GetLatestEntityValuesAsDict(True)
+
+    def GetLatestEntityValuesAsFieldNameDict(self) -> Dict[int, Dict[int, Dict[Any, Any]]]:
+        return self.GetLatestEntityValuesAsDict(False)
+
+    def GetAllGpuValuesAsFieldIdDictSinceLastCall(self) -> Dict[int, Dict[Any, List[FieldValue]]]:
+        return self.GetAllGpuValuesAsDictSinceLastCall(True)
+
+    def GetAllGpuValuesAsFieldNameDictSinceLastCall(self) -> Dict[int, Dict[Any, List[FieldValue]]]:
+        return self.GetAllGpuValuesAsDictSinceLastCall(False)
+
+    def GetAllEntityValuesAsFieldIdDictSinceLastCall(self) -> Dict[int, Dict[int, Dict[Any, List[FieldValue]]]]:
+        return self.GetAllEntityValuesAsDictSinceLastCall(True)
+
+    def GetAllEntityValuesAsFieldNameDictSinceLastCall(self) -> Dict[int, Dict[int, Dict[Any, List[FieldValue]]]]:
+        return self.GetAllEntityValuesAsDictSinceLastCall(False)
+
+
