@@ -39,8 +39,7 @@ struct Cli {
 fn parse_systems(s: &str) -> Result<HealthSystems, String> {
     let mut out = HealthSystems::empty();
     for p in s.split(',').map(|p| p.trim().to_ascii_lowercase()) {
-        out = out
-            | match p.as_str() {
+        let bit = match p.as_str() {
                 "all" | "a" => HealthSystems::ALL,
                 "pcie" | "p" => HealthSystems::PCIE,
                 "nvlink" | "n" => HealthSystems::NVLINK,
@@ -57,6 +56,7 @@ fn parse_systems(s: &str) -> Result<HealthSystems, String> {
                 "connectx" => HealthSystems::CONNECTX,
                 other => return Err(format!("unknown health system {other:?}")),
             };
+        out |= bit;
     }
     Ok(out)
 }

@@ -12,14 +12,13 @@ fn tool(name: &str) -> PathBuf {
 }
 
 fn run(name: &str, args: &[&str]) -> Output {
-    let out = Command::new(tool(name))
+    Command::new(tool(name))
         .args(args)
         .env_remove("DCGM_LIB_PATH")
         .env_remove("DCGM_SIM_CONFIG")
         .env_remove("DCGM_SIM_FAULTS")
         .output()
-        .unwrap();
-    out
+        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {

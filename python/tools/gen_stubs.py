@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the type stubs of the generated modules, dcgm/fields.pyi and dcgm/structs.pyi, from
-the tables of an installed dcgm package (whose one source is dcgm-sys: data/fields.tsv and
+"""Writes the type stubs of the generated modules, dcgm/fields.pyi, dcgm/structs.pyi and
+dcgm/_enums.pyi, from the tables of an installed dcgm package (whose one source is dcgm-sys: data/fields.tsv and
 RETURN_CODES). Run it with the interpreter of a virtualenv that has the wheel installed:
 
     python python/tools/gen_stubs.py            # rewrite python/pysrc/dcgm/*.pyi
@@ -90,12 +90,39 @@ def render_structs() -> str:
     return "".join(out)
 
 
+def render_enums() -> str:
+    from dcgm import _native
+
+    out = [HEADER, "import enum\n\n"]
+    out.append(
+        "class Blank(enum.Enum):\n"
+        '    BLANK = "blank"\n'
+        '    NOT_FOUND = "not_found"\n'
+        '    NOT_SUPPORTED = "not_supported"\n'
+        '    NOT_PERMISSIONED = "not_permissioned"\n\n'
+        "class EntityGroup(enum.IntEnum):\n"
+    )
+    for name, value, _ in _native.entity_groups():
+        out.append("    %s = %d\n" % (name[len("DCGM_FE_"):], value))
+    out.append("\nclass HealthSystem(enum.IntFlag):\n")
+    for name, value in _native.health_systems():
+        out.append("    %s = %#x\n" % (name, value))
+    out.append("\nclass PolicyCondition(enum.IntFlag):\n")
+    for name, value in _native.policy_conditions():
+        out.append("    %s = %#x\n" % (name, value))
+    return "".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="fail if a stub is out of date")
     ap.add_argument("--dir", default=PYSRC, help="where the stubs are (default: python/pysrc/dcgm)")
     args = ap.parse_args()
-    wanted: Dict[str, str] = {"fields.pyi": render_fields(), "structs.pyi": render_structs()}
+    wanted: Dict[str, str] = {
+        "fields.pyi": render_fields(),
+        "structs.pyi": render_structs(),
+        "_enums.pyi": render_enums(),
+    }
     stale = []
     for name, text in wanted.items():
         path = os.path.join(args.dir, name)

@@ -20,9 +20,6 @@ class Blank(enum.Enum):
     #: The caller may not read this field.
     NOT_PERMISSIONED = "not_permissioned"
 
-    def __bool__(self) -> bool:
-        return False
-
 
 def _names(pairs: list[tuple[str, int]], strip: str = "") -> dict[str, int]:
     return {name[len(strip):] if name.startswith(strip) else name: value for name, value in pairs}

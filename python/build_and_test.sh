@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Builds the `dcgm` Python wheel with the dcgm-sim simulator inside, installs it in a fresh
+# virtualenv and tests it there: mypy.stubtest on the package, then the pytest suite
+# (python/tests, which also runs examples/upstream_style_reader.py).
+#
+# Needs: cargo, python3 (3.9+) with the venv module, and PyPI for the pinned tools below.
+#
+# Environment:
+#   DCGM_PY_WORK     scratch directory (default: <repo>/target/python): the tools virtualenv
+#                    (kept between runs), the wheel, and the test virtualenv (new every run)
+#   DCGM_PY_PROFILE  debug (default) or release. Debug: in `scripts/test.sh`, right after
+#                    `cargo test`, dcgm, dcgm-reader and dcgm-sim are already built in the dev
+#                    profile, so only pyo3 and the extension module are compiled (tens of
+#                    seconds on 2 cores); a release build compiles everything again. Build
+#                    wheels to publish with DCGM_PY_PROFILE=release.
+#   PYTHON           the interpreter to make the virtualenvs from (default: python3)
+#
+# Exits non-zero if anything fails, including a pytest run that collected no test.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=${DCGM_PY_WORK:-$ROOT/target/python}
+PROFILE=${DCGM_PY_PROFILE:-debug}
+PYTHON=${PYTHON:-python3}
+MATURIN_VERSION=1.16.0
+PYTEST_VERSION=9.2.0
+MYPY_VERSION=2.4.1
+
+# The tests choose their library themselves: nothing from the caller's environment.
+unset DCGM_LIB_PATH DCGM_SIM_LIB DCGM_SIM_CONFIG DCGM_SIM_FAULTS
+
+started=$(date +%s)
+step() { echo "== [$(( $(date +%s) - started ))s] $*"; }
+
+case "$PROFILE" in
+    release) cargo_profile=(--release); target_subdir=release ;;
+    debug) cargo_profile=(); target_subdir=debug ;;
+    *) echo "DCGM_PY_PROFILE must be debug or release, not $PROFILE" >&2; exit 2 ;;
+esac
+TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+
+mkdir -p "$WORK"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+step "tools virtualenv (maturin $MATURIN_VERSION, pytest $PYTEST_VERSION, mypy $MYPY_VERSION)"
+TOOLS=$WORK/tools-venv
+pins="maturin==$MATURIN_VERSION pytest==$PYTEST_VERSION mypy==$MYPY_VERSION"
+if [[ ! -x $TOOLS/bin/python || "$(cat "$TOOLS/.pins" 2>/dev/null)" != "$pins" ]]; then
+    rm -rf "$TOOLS"
+    "$PYTHON" -m venv "$TOOLS"
+    # shellcheck disable=SC2086
+    "$TOOLS/bin/python" -m pip install --quiet $pins
+    echo "$pins" > "$TOOLS/.pins"
+fi
+
+step "cargo build -p dcgm-sim ($PROFILE)"
+(cd "$ROOT" && cargo build "${cargo_profile[@]}" -p dcgm-sim)
+mkdir -p "$ROOT/python/pysrc/dcgm/_sim"
+cp "$TARGET_DIR/$target_subdir/libdcgm_sim.so" "$ROOT/python/pysrc/dcgm/_sim/libdcgm_sim.so"
+
+step "maturin build ($PROFILE)"
+rm -rf "$WORK/wheels"
+(cd "$ROOT/python" && "$TOOLS/bin/maturin" build "${cargo_profile[@]}" --out "$WORK/wheels" --interpreter "$TOOLS/bin/python")
+wheel=$(ls "$WORK"/wheels/dcgm-*.whl)
+echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))"
+if ! "$TOOLS/bin/python" -m zipfile -l "$wheel" | grep -q 'dcgm/_sim/libdcgm_sim.so'; then
+    echo "the wheel lacks dcgm/_sim/libdcgm_sim.so" >&2
+    exit 1
+fi
+
+step "fresh test virtualenv"
+TEST=$WORK/test-venv
+rm -rf "$TEST"
+"$PYTHON" -m venv "$TEST"
+"$TEST/bin/python" -m pip install --quiet "$wheel" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
+
+# Run from the scratch directory, so that `import dcgm` can only find the installed wheel.
+cd "$WORK"
+
+step "mypy.stubtest dcgm"
+"$TEST/bin/python" -m mypy.stubtest dcgm --allowlist "$ROOT/python/stubtest-allowlist.txt"
+
+step "pytest"
+set +e
+"$TEST/bin/python" -m pytest "$ROOT/python/tests" -p no:cacheprovider -ra
+rc=$?
+set -e
+if [[ $rc -eq 5 ]]; then
+    echo "pytest collected no test: that is a failure" >&2
+    exit 1
+elif [[ $rc -ne 0 ]]; then
+    exit "$rc"
+fi
+
+step "done"

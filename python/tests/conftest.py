@@ -1,0 +1,50 @@
+"""Shared fixtures. The suite runs against the installed wheel (python/build_and_test.sh)
+and the simulator shipped in it; the simulator is process-global, like libdcgm, so fixtures
+close what they open before the configuration changes."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sysconfig
+from typing import Any, Dict, Iterator, Optional
+
+import pytest
+
+import dcgm
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    site = os.path.realpath(sysconfig.get_paths()["purelib"])
+    where = os.path.realpath(dcgm.__file__)
+    assert where.startswith(site), "dcgm must be the installed wheel, not %s" % where
+
+
+def release() -> None:
+    """Drops every handle the test left to the garbage collector."""
+    gc.collect()
+
+
+@pytest.fixture
+def handle() -> Iterator[dcgm.Handle]:
+    h = dcgm.Handle.embedded(simulate=True)
+    try:
+        yield h
+    finally:
+        h.close()
+        release()
+
+
+@pytest.fixture
+def sim_config() -> Iterator[Any]:
+    """Call it with a dcgm-sim configuration (dict); the default node is restored after."""
+
+    def apply(config: Optional[Dict[str, Any]]) -> None:
+        release()
+        dcgm.testing.configure_simulator(config)
+
+    try:
+        yield apply
+    finally:
+        release()
+        dcgm.testing.configure_simulator(None)

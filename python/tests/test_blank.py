@@ -1,0 +1,66 @@
+"""Fields with no value come out as dcgm.Blank members, never as DCGM's sentinel numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dcgm
+from dcgm import DcgmReader
+
+NO_VALUE = {"faults": {"blank_fields": [203], "unsupported_fields": [150]}}
+SENTINELS = {0x7FFFFFF0, 0x7FFFFFF1, 0x7FFFFFF2, 0x7FFFFFF3, 0x7FFFFFFFFFFFFFF0, 140737488355328.0}
+
+
+def test_blank_enum() -> None:
+    assert [b.name for b in dcgm.Blank] == ["BLANK", "NOT_FOUND", "NOT_SUPPORTED", "NOT_PERMISSIONED"]
+
+
+def test_field_values_carry_blank_kinds(sim_config: Any) -> None:
+    sim_config(NO_VALUE)
+    with dcgm.Handle.embedded(simulate=True) as h:
+        g = h.all_gpus()
+        fg = h.field_group("blanks", [150, 203, 155])
+        with g.watch(fg):
+            h.update_all_fields()
+            values = g.latest_values(fg)
+    by_field = {}
+    for v in values:
+        by_field.setdefault(v.field_id, []).append(v)
+    for v in by_field[150]:
+        assert v.blank is dcgm.Blank.NOT_SUPPORTED and v.value is None and v.is_blank and v.isBlank
+    for v in by_field[203]:
+        assert v.blank is dcgm.Blank.BLANK and v.value is None and v.is_blank
+    for v in by_field[155]:
+        assert v.blank is None and isinstance(v.value, float) and v.value not in SENTINELS
+
+
+def test_reader_keeps_or_drops_blanks(sim_config: Any) -> None:
+    sim_config(NO_VALUE)
+    with dcgm.Reader([150, 203, 155], simulate=True) as r:
+        assert set(r.latest_by_id()[0]) == {155}  # ignore_blank=True, as upstream
+    with dcgm.Reader([150, 203, 155], simulate=True, ignore_blank=False) as r:
+        d = r.latest_by_name()[0]
+        assert d["gpu_temp"] is dcgm.Blank.NOT_SUPPORTED
+        assert d["gpu_utilization"] is dcgm.Blank.BLANK
+        assert isinstance(d["power_usage"], float)
+        samples = r.since_last_call()[(1, 0)][203]
+        assert samples and all(s.blank is dcgm.Blank.BLANK and s.value is None for s in samples)
+
+
+def test_dcgm_reader_blank_handling(sim_config: Any) -> None:
+    sim_config(NO_VALUE)
+    seen: dict = {}
+
+    class Collector(DcgmReader):
+        def CustomFieldHandler(self, gpuId: int, fieldId: int, fieldTag: str, val: Any) -> None:
+            seen[fieldTag] = val
+
+    with Collector(fieldIds=[150, 203, 155], simulate=True) as r:
+        r.Process()
+        assert set(seen) == {"power_usage"}
+        assert set(r.GetLatestGpuValuesAsFieldNameDict()[0]) == {"power_usage"}
+    with DcgmReader(fieldIds=[150, 203, 155], simulate=True, ignoreBlank=False) as r:
+        d = r.GetLatestGpuValuesAsFieldIdDict()[0]
+        assert d[150] is dcgm.Blank.NOT_SUPPORTED and d[203] is dcgm.Blank.BLANK
+        series = r.GetAllGpuValuesAsFieldIdDictSinceLastCall()[0][203]
+        assert series and all(v.isBlank and v.value is None for v in series)

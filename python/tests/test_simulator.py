@@ -1,0 +1,82 @@
+"""The simulator is shipped in the wheel and used only when asked for."""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+from typing import Any
+
+import pytest
+
+import dcgm
+import dcgm.structs as dcgm_structs
+
+no_real_libdcgm = pytest.mark.skipif(
+    ctypes.util.find_library("dcgm") is not None, reason="a real libdcgm is installed here"
+)
+
+
+def test_simulator_is_in_the_package() -> None:
+    p = dcgm.simulator_path()
+    assert os.path.isfile(p)
+    assert os.path.dirname(os.path.dirname(p)) == os.path.dirname(os.path.realpath(dcgm.__file__))
+
+
+@no_real_libdcgm
+def test_without_simulate_the_simulator_is_never_a_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DCGM_LIB_PATH", raising=False)
+    # Not even when DCGM_SIM_LIB names it: only simulate=True selects the simulator.
+    monkeypatch.setenv("DCGM_SIM_LIB", dcgm.simulator_path())
+    with pytest.raises(dcgm_structs.DCGMError_LibraryNotFound) as e:
+        dcgm.Handle.embedded()
+    text = str(e.value)
+    assert "libdcgm.so.4" in text and "tried" in text, text
+    assert e.value.value == dcgm_structs.DCGM_ST_LIBRARY_NOT_FOUND
+    with pytest.raises(dcgm_structs.DCGMError_LibraryNotFound):
+        dcgm.Handle.connect("localhost")
+    with pytest.raises(dcgm_structs.DCGMError_LibraryNotFound):
+        dcgm.Reader(["gpu_temp"]).latest()
+    with pytest.raises(dcgm_structs.DCGMError_LibraryNotFound):
+        dcgm.DcgmReader(fieldIds=[150]).GetLatestGpuValuesAsFieldIdDict()
+
+
+def test_simulated_values_are_labelled(handle: dcgm.Handle) -> None:
+    assert handle.is_simulated
+    with dcgm.Reader(["gpu_temp"], simulate=True) as r:
+        r.connect()
+        assert r.is_simulated is True
+    r2 = dcgm.DcgmReader(fieldIds=[150], simulate=True)
+    assert r2.IsSimulated() is None
+    r2.Init()
+    assert r2.IsSimulated() is True
+    r2.Shutdown()
+
+
+def test_explicit_library_path_is_the_simulator_too() -> None:
+    with dcgm.Handle.embedded(library_path=dcgm.simulator_path()) as h:
+        assert h.is_simulated and h.library_path == dcgm.simulator_path()
+
+
+def test_configure_simulator(sim_config: Any) -> None:
+    sim_config({"gpus": [{"model": "NVIDIA A100-SXM4-40GB", "memory_mib": 40960}, {}], "nvswitches": 0})
+    with dcgm.Handle.embedded(simulate=True) as h:
+        s = h.system()
+        assert s.gpu_ids() == [0, 1]
+        assert s.device_attributes(0)["name"] == "NVIDIA A100-SXM4-40GB"
+    sim_config(None)
+    with dcgm.Handle.embedded(simulate=True) as h:
+        assert len(h.system().gpu_ids()) == 8
+
+
+def test_bad_configuration_is_rejected() -> None:
+    with pytest.raises(dcgm_structs.DCGMError_Badparam):
+        dcgm.testing.configure_simulator('{"gpus": "not a list"}')
+    dcgm.testing.configure_simulator(None)
+
+
+def test_simulator_context_manager() -> None:
+    with dcgm.testing.simulator({"gpus": [{}, {}, {}]}):
+        with dcgm.Handle.embedded(simulate=True) as h:
+            assert len(h.system().gpu_ids()) == 3
+    with dcgm.Handle.embedded(simulate=True) as h:
+        assert len(h.system().gpu_ids()) == 8
