@@ -63,10 +63,13 @@ rm -rf "$WORK/wheels"
 (cd "$ROOT/python" && "$TOOLS/bin/maturin" build "${cargo_profile[@]}" --out "$WORK/wheels" --interpreter "$TOOLS/bin/python")
 wheel=$(ls "$WORK"/wheels/dcgm-*.whl)
 echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))"
-if ! "$TOOLS/bin/python" -m zipfile -l "$wheel" | grep -q 'dcgm/_sim/libdcgm_sim.so'; then
-    echo "the wheel lacks dcgm/_sim/libdcgm_sim.so" >&2
-    exit 1
-fi
+"$TOOLS/bin/python" - "$wheel" <<'PY'
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+for want in ("dcgm/_sim/libdcgm_sim.so", "dcgm/_native.abi3.so", "dcgm/py.typed", "dcgm/__init__.pyi"):
+    if want not in names:
+        sys.exit("the wheel lacks " + want)
+PY
 
 step "fresh test virtualenv"
 TEST=$WORK/test-venv

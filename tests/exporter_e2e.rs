@@ -1,5 +1,445 @@
+//! End to end: the `exporter` example as a process against dcgm-sim — its `--once` output,
+//! exit codes and errors, and its HTTP server (`/metrics`, `/health`, basic auth,
+//! keep-alive). TLS and a real Prometheus server are covered by scripts/prometheus_e2e.sh.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The profile directory of this test binary (`target/debug`), where the example and dcgm-sim
+/// are built.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
+}
+
+/// Builds the example and the simulator (a no-op when `cargo test` already built them) and
+/// returns the example's path.
+fn exporter_path() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = profile_dir();
+        let release = dir.file_name().is_some_and(|n| n == "release");
+        for args in [&["build", "-p", "dcgm-sim"][..], &["build", "--example", "exporter"][..]] {
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+            if release {
+                cmd.arg("--release");
+            }
+            let st = cmd.status().expect("run cargo");
+            assert!(st.success(), "cargo {args:?} failed");
+        }
+        let p = dir.join("examples").join("exporter");
+        assert!(p.is_file(), "{} was not built", p.display());
+        p
+    })
+}
+
+fn exporter(args: &[&str]) -> Command {
+    let mut c = Command::new(exporter_path());
+    c.args(args)
+        .env("DCGM_SIM_LIB", profile_dir().join("libdcgm_sim.so"))
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .env_remove("DCGM_LIB_PATH")
+        .env("NODE_NAME", "e2e-node");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("DCGM_EXPORTER_") || k == "DCGM_REMOTE_HOSTENGINE_INFO" {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    exporter(args).output().expect("run the exporter")
+}
+
+type Labels = BTreeMap<String, String>;
+
+/// Checks the text format strictly and returns metric name -> [(labels, value)].
+fn parse_exposition(text: &str) -> BTreeMap<String, Vec<(Labels, f64)>> {
+    let mut out: BTreeMap<String, Vec<(Labels, f64)>> = BTreeMap::new();
+    let mut helped = BTreeSet::new();
+    let mut typed = BTreeSet::new();
+    let mut current: Option<String> = None;
+    assert!(text.ends_with('\n'), "the exposition must end with a newline");
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let name = rest.split(' ').next().unwrap().to_string();
+            assert!(helped.insert(name.clone()), "second HELP for {name}");
+            assert!(!out.contains_key(&name), "HELP after the series of {name}");
+            current = Some(name);
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let mut p = rest.split(' ');
+            let name = p.next().unwrap().to_string();
+            let ty = p.next().unwrap();
+            assert!(["gauge", "counter", "untyped"].contains(&ty), "{line}");
+            assert!(typed.insert(name.clone()), "second TYPE for {name}");
+            assert_eq!(current.as_deref(), Some(name.as_str()), "TYPE not after its HELP");
+            continue;
+        }
+        assert!(!line.starts_with('#'), "unexpected comment {line}");
+        let (name, labels, value) = match line.find('{') {
+            Some(i) => {
+                let end = line.rfind('}').unwrap();
+                (&line[..i], parse_labels(&line[i + 1..end]), line[end + 1..].trim())
+            }
+            None => {
+                let (n, v) = line.split_once(' ').unwrap();
+                (n, Labels::new(), v)
+            }
+        };
+        assert_eq!(current.as_deref(), Some(name), "series of {name} outside its family");
+        let v: f64 = match value {
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            v => v.parse().unwrap_or_else(|_| panic!("bad value in {line}")),
+        };
+        out.entry(name.to_string()).or_default().push((labels, v));
+    }
+    for name in out.keys() {
+        assert!(helped.contains(name) && typed.contains(name), "{name} lacks HELP/TYPE");
+    }
+    out
+}
+
+fn parse_labels(s: &str) -> Labels {
+    let mut out = Labels::new();
+    let mut chars = s.chars().peekable();
+    while chars.peek().is_some() {
+        let name: String = chars.by_ref().take_while(|c| *c != '=').collect();
+        assert_eq!(chars.next(), Some('"'));
+        let mut v = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next().unwrap() {
+                    'n' => v.push('\n'),
+                    c => v.push(c),
+                },
+                '"' => break,
+                c => v.push(c),
+            }
+        }
+        assert!(out.insert(name.clone(), v).is_none(), "label {name} twice");
+        if chars.peek() == Some(&',') {
+            chars.next();
+        }
+    }
+    out
+}
+
+const IDENTITY_LABELS: [&str; 6] = ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"];
+
 #[test]
-fn nested() {
-    let st = std::process::Command::new(env!("CARGO")).args(["build", "--example", "exporter"]).current_dir(env!("CARGO_MANIFEST_DIR")).status().unwrap();
-    assert!(st.success());
+fn once_prints_a_valid_labelled_exposition_of_every_gpu() {
+    let out = run(&["--simulate", "--once", "-d", "g"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("SIMULATED"), "the startup log must say the data is simulated: {stderr}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let m = parse_exposition(&text);
+    let temps = &m["DCGM_FI_DEV_GPU_TEMP"];
+    assert_eq!(temps.len(), 8);
+    let mut uuids = BTreeSet::new();
+    for (i, (labels, v)) in temps.iter().enumerate() {
+        for l in IDENTITY_LABELS {
+            assert!(labels.get(l).is_some_and(|v| !v.is_empty()), "{l} missing: {labels:?}");
+        }
+        assert_eq!(labels["gpu"], i.to_string());
+        assert_eq!(labels["device"], format!("nvidia{i}"));
+        assert_eq!(labels["Hostname"], "e2e-node");
+        assert!(labels["UUID"].starts_with("GPU-"));
+        assert!(labels.contains_key("DCGM_FI_DRIVER_VERSION"), "label row missing: {labels:?}");
+        assert!((20.0..100.0).contains(v), "implausible temperature {v}");
+        uuids.insert(labels["UUID"].clone());
+    }
+    assert_eq!(uuids.len(), 8);
+    for (_, v) in &m["DCGM_FI_DEV_POWER_USAGE"] {
+        assert!((0.0..=1000.0).contains(v), "implausible power {v}");
+    }
+    for (_, v) in &m["DCGM_FI_DEV_GPU_UTIL"] {
+        assert!((0.0..=100.0).contains(v), "implausible utilization {v}");
+    }
+    assert_eq!(m["dcgm_exporter_simulated"][0].1, 1.0);
+    // dcgm-exporter's default rows are there.
+    for name in [
+        "DCGM_FI_DEV_SM_CLOCK",
+        "DCGM_FI_DEV_MEM_CLOCK",
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_FB_FREE",
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "DCGM_FI_DEV_XID_ERRORS",
+        "DCGM_EXP_XID_ERRORS_COUNT",
+    ] {
+        assert_eq!(m.get(name).map(Vec::len), Some(8), "{name}");
+    }
+    assert!(text.contains("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"));
+}
+
+#[test]
+fn once_in_flex_mode_exports_mig_instances_with_their_labels() {
+    let out = run(&["--simulate", "--once"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = parse_exposition(&String::from_utf8(out.stdout).unwrap());
+    let fb = &m["DCGM_FI_DEV_FB_USED"];
+    // 7 whole GPUs, and GPU 7 (in MIG mode) as its 3 GPU instances.
+    assert_eq!(fb.len(), 10);
+    let mig: Vec<&Labels> = fb.iter().map(|(l, _)| l).filter(|l| l.contains_key("GPU_I_PROFILE")).collect();
+    assert_eq!(mig.len(), 3);
+    for l in &mig {
+        assert_eq!(l["gpu"], "7");
+        assert!(!l["GPU_I_PROFILE"].is_empty());
+        assert!(l["GPU_I_ID"].parse::<u32>().is_ok());
+    }
+    let ids: BTreeSet<&str> = mig.iter().map(|l| l["GPU_I_ID"].as_str()).collect();
+    assert_eq!(ids.len(), 3);
+}
+
+#[test]
+fn counters_file_spelling_is_kept_and_errors_carry_line_numbers() {
+    let dir = tempdir("counters");
+    let good = dir.join("good.csv");
+    std::fs::write(
+        &good,
+        "# mine\nDCGM_FI_DEV_GPU_TEMP_CELSIUS, gauge, new name\nDCGM_FI_DEV_POWER_USAGE, gauge, old name\n",
+    )
+    .unwrap();
+    let out = run(&["--simulate", "--once", "-d", "g:0-3", "-f", good.to_str().unwrap(), "-n"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = parse_exposition(&String::from_utf8(out.stdout).unwrap());
+    let names: Vec<&str> = m.keys().map(String::as_str).collect();
+    assert_eq!(names, ["DCGM_FI_DEV_GPU_TEMP_CELSIUS", "DCGM_FI_DEV_POWER_USAGE", "dcgm_exporter_simulated"]);
+    assert_eq!(m["DCGM_FI_DEV_POWER_USAGE"].len(), 4);
+    // -n: no host name label.
+    assert!(!m["DCGM_FI_DEV_POWER_USAGE"][0].0.contains_key("Hostname"));
+
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "# mine\nDCGM_FI_DEV_GPU_TEMP, gauge, ok\n\nDCGM_FI_DEV_NOT_A_FIELD, gauge, no\n").unwrap();
+    let out = run(&["--simulate", "--once", "-f", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("line 4") && stderr.contains("DCGM_FI_DEV_NOT_A_FIELD"), "{stderr}");
+    assert!(out.stdout.is_empty());
+
+    std::fs::write(&bad, "DCGM_FI_DEV_GPU_TEMP, gauge\n").unwrap();
+    let out = run(&["--simulate", "--once", "-f", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
+
+    let out = run(&["--simulate", "--once", "-f", dir.join("missing.csv").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bad_arguments_exit_2_and_help_exits_0() {
+    for args in [&["--simulate", "--once", "-d", "x"][..], &["--simulate", "--once", "-d", "g:42"], &["--no-such-flag"]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--address",
+        "--collect-interval",
+        "--collectors",
+        "--remote-hostengine-info",
+        "--devices",
+        "--web-config-file",
+        "--simulate",
+        "--once",
+    ] {
+        assert!(help.contains(flag), "{flag} not in --help");
+    }
+    // No host engine at this address: a DCGM failure, exit 1.
+    let out = run(&["--simulate", "--once", "-r", "127.0.0.1:1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A running exporter, killed when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Server {
+    let mut child = exporter(args).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(i) = line.find("listening on http://") {
+                let rest = &line[i + "listening on http://".len()..];
+                let _ = tx.send(rest.split('/').next().unwrap().to_string());
+            }
+        }
+    });
+    let addr = rx.recv_timeout(Duration::from_secs(30)).expect("the exporter did not start");
+    Server { child, addr }
+}
+
+/// One HTTP/1.1 exchange on `s`: status, headers (lowercase names) and body.
+fn exchange(s: &mut BufReader<TcpStream>, req: &str) -> (u16, BTreeMap<String, String>, String) {
+    s.get_mut().write_all(req.as_bytes()).unwrap();
+    let mut line = String::new();
+    s.read_line(&mut line).unwrap();
+    let status: u16 = line.split(' ').nth(1).unwrap().parse().unwrap();
+    let mut headers = BTreeMap::new();
+    loop {
+        line.clear();
+        s.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let (k, v) = l.split_once(':').unwrap();
+        headers.insert(k.to_ascii_lowercase(), v.trim().to_string());
+    }
+    let n: usize = headers["content-length"].parse().unwrap();
+    let mut body = vec![0; n];
+    s.read_exact(&mut body).unwrap();
+    (status, headers, String::from_utf8(body).unwrap())
+}
+
+fn connect(addr: &str) -> BufReader<TcpStream> {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    BufReader::new(s)
+}
+
+fn get(path: &str, auth: Option<&str>) -> String {
+    let auth = auth.map(|a| format!("Authorization: Basic {a}\r\n")).unwrap_or_default();
+    format!("GET {path} HTTP/1.1\r\nHost: test\r\n{auth}\r\n")
+}
+
+#[test]
+fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
+    use base64::Engine as _;
+    let dir = tempdir("web");
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let web = dir.join("web.yml");
+    std::fs::write(
+        &web,
+        format!("basic_auth_users:\n  prom: {hash}\nhttp_server_config:\n  headers:\n    X-Test: yes\n"),
+    )
+    .unwrap();
+    let srv = start(&[
+        "--simulate",
+        "-a",
+        "127.0.0.1:0",
+        "-c",
+        "200",
+        "-d",
+        "g",
+        "--web-config-file",
+        web.to_str().unwrap(),
+    ]);
+    let good = base64::engine::general_purpose::STANDARD.encode("prom:s3cret");
+    let wrong = base64::engine::general_purpose::STANDARD.encode("prom:nope");
+    let stranger = base64::engine::general_purpose::STANDARD.encode("eve:s3cret");
+    let mut c = connect(&srv.addr);
+
+    let (status, headers, _) = exchange(&mut c, &get("/metrics", None));
+    assert_eq!(status, 401);
+    assert_eq!(headers.get("www-authenticate").map(String::as_str), Some("Basic"));
+    assert_eq!(exchange(&mut c, &get("/metrics", Some(&wrong))).0, 401);
+    assert_eq!(exchange(&mut c, &get("/health", Some(&stranger))).0, 401);
+
+    // Ready within a few collect intervals.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let text = loop {
+        let (status, headers, body) = exchange(&mut c, &get("/metrics", Some(&good)));
+        if status == 200 {
+            assert_eq!(headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+            assert_eq!(headers.get("x-test").map(String::as_str), Some("yes"));
+            break body;
+        }
+        assert_eq!(status, 503);
+        assert!(Instant::now() < deadline, "no metrics");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let m = parse_exposition(&text);
+    assert_eq!(m["DCGM_FI_DEV_GPU_TEMP"].len(), 8);
+    // The same connection, again (keep-alive), and the values move on.
+    std::thread::sleep(Duration::from_millis(600));
+    let (status, _, text2) = exchange(&mut c, &get("/metrics", Some(&good)));
+    assert_eq!(status, 200);
+    let m2 = parse_exposition(&text2);
+    assert_eq!(m2["DCGM_FI_DEV_GPU_TEMP"].len(), 8);
+    assert_ne!(
+        m["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"], m2["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"],
+        "the collector did not run again"
+    );
+
+    let (status, _, body) = exchange(&mut c, &get("/health", Some(&good)));
+    assert_eq!((status, body.as_str()), (200, "OK\n"));
+    assert_eq!(exchange(&mut c, &get("/nope", Some(&good))).0, 404);
+    let post = format!("POST /metrics HTTP/1.1\r\nAuthorization: Basic {good}\r\nContent-Length: 3\r\n\r\nabc");
+    let (status, _, body) = exchange(&mut c, &post);
+    assert_eq!(status, 405, "{body}");
+    // HEAD: headers only.
+    c.get_mut()
+        .write_all(format!("HEAD /health HTTP/1.1\r\nAuthorization: Basic {good}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut line = String::new();
+    c.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+    loop {
+        line.clear();
+        c.read_line(&mut line).unwrap();
+        if line.trim_end().is_empty() {
+            break;
+        }
+    }
+    // Connection: close is honoured.
+    let (status, headers, _) = exchange(&mut c, &format!("GET /health HTTP/1.1\r\nConnection: close\r\nAuthorization: Basic {good}\r\n\r\n"));
+    assert_eq!(status, 200);
+    assert_eq!(headers["connection"], "close");
+    let mut rest = Vec::new();
+    c.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty());
+
+    // A malformed request gets a 400, and the server keeps serving.
+    let mut c = connect(&srv.addr);
+    let (status, _, _) = exchange(&mut c, "NONSENSE\r\n\r\n");
+    assert_eq!(status, 400);
+    let mut c = connect(&srv.addr);
+    assert_eq!(exchange(&mut c, &get("/health", Some(&good))).0, 200);
+}
+
+#[test]
+fn web_config_errors_exit_2() {
+    let dir = tempdir("webbad");
+    let cases = [
+        ("unknown.yml", "basic_auth_users:\n  a: $2y$10$abcdefghijklmnopqrstuu5Ccu3Yr7xY2qLX7uWIIk5U4vEKuH1K6\nno_such_key: 1\n"),
+        ("plain.yml", "basic_auth_users:\n  a: plaintext\n"),
+        ("tls.yml", "tls_server_config:\n  cert_file: missing.pem\n  key_file: missing.pem\n"),
+    ];
+    for (name, text) in cases {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = run(&["--simulate", "--once", "--web-config-file", p.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dcgm-rs-exporter-e2e-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }
