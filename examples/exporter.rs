@@ -25,7 +25,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use dcgm_reader::{Collector, CollectorConfig, Connection, DeviceSelection, LabelOptions, exposition, parse_counters};
+use dcgm_reader::{
+    Collector, CollectorConfig, Connection, DeviceSelection, LabelOptions, exposition,
+    parse_counters,
+};
 
 use server::{Published, WebConfig};
 
@@ -40,8 +43,14 @@ const ENV_FLAGS: [(&str, &str); 9] = [
     ("DCGM_REMOTE_HOSTENGINE_INFO", "--remote-hostengine-info"),
     ("DCGM_EXPORTER_DEVICES_STR", "--devices"),
     ("DCGM_EXPORTER_WEB_CONFIG_FILE", "--web-config-file"),
-    ("DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE", "--xid-count-window-size"),
-    ("DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE", "--clock-events-count-window-size"),
+    (
+        "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE",
+        "--xid-count-window-size",
+    ),
+    (
+        "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE",
+        "--clock-events-count-window-size",
+    ),
     ("DCGM_EXPORTER_NO_HOSTNAME", "--no-hostname"),
 ];
 
@@ -62,7 +71,12 @@ struct Cli {
     #[arg(short = 'a', long = "address", default_value = ":9400")]
     address: String,
     /// Collection interval in milliseconds.
-    #[arg(short = 'c', long = "collect-interval", default_value_t = 30000, value_name = "MS")]
+    #[arg(
+        short = 'c',
+        long = "collect-interval",
+        default_value_t = 30000,
+        value_name = "MS"
+    )]
     collect_interval_ms: u64,
     /// Connect to a host engine at HOST:PORT (default: start DCGM's embedded engine).
     #[arg(short = 'r', long = "remote-hostengine-info", value_name = "HOST:PORT")]
@@ -75,16 +89,29 @@ struct Cli {
     #[arg(short = 'n', long = "no-hostname")]
     no_hostname: bool,
     /// Name of the host-name label (dcgm-exporter 4.x: Hostname).
-    #[arg(long = "hostname-label", default_value = "Hostname", value_name = "NAME")]
+    #[arg(
+        long = "hostname-label",
+        default_value = "Hostname",
+        value_name = "NAME"
+    )]
     hostname_label: String,
     /// Replace the blanks of GPU model names with dashes.
     #[arg(long = "replace-blanks-in-model-name")]
     replace_blanks: bool,
     /// Window of DCGM_EXP_XID_ERRORS_COUNT, in milliseconds.
-    #[arg(short = 'x', long = "xid-count-window-size", default_value_t = 300000, value_name = "MS")]
+    #[arg(
+        short = 'x',
+        long = "xid-count-window-size",
+        default_value_t = 300000,
+        value_name = "MS"
+    )]
     xid_window_ms: u64,
     /// Window of DCGM_EXP_CLOCK_EVENTS_COUNT, in milliseconds.
-    #[arg(long = "clock-events-count-window-size", default_value_t = 300000, value_name = "MS")]
+    #[arg(
+        long = "clock-events-count-window-size",
+        default_value_t = 300000,
+        value_name = "MS"
+    )]
     clock_window_ms: u64,
     /// Web configuration (Prometheus exporter-toolkit format): TLS, basic auth (bcrypt).
     #[arg(long = "web-config-file", value_name = "FILE")]
@@ -112,7 +139,11 @@ impl log::Log for StderrLog {
     }
     fn log(&self, r: &log::Record<'_>) {
         if self.enabled(r.metadata()) {
-            eprintln!("exporter: {}: {}", r.level().as_str().to_ascii_lowercase(), r.args());
+            eprintln!(
+                "exporter: {}: {}",
+                r.level().as_str().to_ascii_lowercase(),
+                r.args()
+            );
         }
     }
     fn flush(&self) {}
@@ -127,7 +158,9 @@ fn args() -> Vec<String> {
         };
         let short = Cli::short_of(flag);
         let given = args.iter().skip(1).any(|a| {
-            a == flag || a.starts_with(&format!("{flag}=")) || short.is_some_and(|s| a.starts_with(&format!("-{s}")))
+            a == flag
+                || a.starts_with(&format!("{flag}="))
+                || short.is_some_and(|s| a.starts_with(&format!("-{s}")))
         });
         if given {
             continue;
@@ -155,7 +188,11 @@ impl Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(args());
-    let level = if cli.debug { log::LevelFilter::Debug } else { log::LevelFilter::Info };
+    let level = if cli.debug {
+        log::LevelFilter::Debug
+    } else {
+        log::LevelFilter::Info
+    };
     let logger: &'static StderrLog = Box::leak(Box::new(StderrLog(level)));
     let _ = log::set_logger(logger);
     log::set_max_level(level);
@@ -173,7 +210,10 @@ fn run(cli: Cli) -> ExitCode {
             Ok(t) => (t, p.display().to_string()),
             Err(e) => return fail(2, format_args!("cannot read {}: {e}", p.display())),
         },
-        None => (DEFAULT_COUNTERS.to_string(), "built-in default counters".into()),
+        None => (
+            DEFAULT_COUNTERS.to_string(),
+            "built-in default counters".into(),
+        ),
     };
     let counters = match parse_counters(&text) {
         Ok(c) => c,
@@ -196,7 +236,13 @@ fn run(cli: Cli) -> ExitCode {
         ..LabelOptions::default()
     };
     if !dcgm_reader::counters::is_label_name(&labels.hostname_label) {
-        return fail(2, format_args!("--hostname-label {:?} is not a label name", labels.hostname_label));
+        return fail(
+            2,
+            format_args!(
+                "--hostname-label {:?} is not a label name",
+                labels.hostname_label
+            ),
+        );
     }
     let interval = Duration::from_millis(cli.collect_interval_ms);
     let cfg = CollectorConfig {
@@ -218,10 +264,16 @@ fn run(cli: Cli) -> ExitCode {
         Err(e) => return fail(1, format_args!("cannot start collecting: {e}")),
     };
     if collector.is_simulated() {
-        log::warn!("SIMULATED DATA: reading from dcgm-sim, not from GPUs (dcgm_exporter_simulated 1)");
+        log::warn!(
+            "SIMULATED DATA: reading from dcgm-sim, not from GPUs (dcgm_exporter_simulated 1)"
+        );
     }
     for c in collector.ignored() {
-        log::warn!("{source} line {}: {} is not exported (not supported here)", c.line, c.metric_name);
+        log::warn!(
+            "{source} line {}: {} is not exported (not supported here)",
+            c.line,
+            c.metric_name
+        );
     }
     log::info!(
         "exporting {} entities from {source}: {}",
@@ -241,7 +293,10 @@ fn run(cli: Cli) -> ExitCode {
         }
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush()) {
+        if let Err(e) = stdout
+            .write_all(out.as_bytes())
+            .and_then(|_| stdout.flush())
+        {
             return fail(1, format_args!("cannot write the exposition: {e}"));
         }
         return ExitCode::SUCCESS;
@@ -251,7 +306,10 @@ fn run(cli: Cli) -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail(1, format_args!("cannot listen on {}: {e}", cli.address)),
     };
-    let local = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| cli.address.clone());
+    let local = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| cli.address.clone());
     let published = Arc::new(Mutex::new(Published::default()));
     let p = published.clone();
     let spawned = std::thread::Builder::new()

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Runs every test of the project: the Rust workspace (unit, integration and doc tests, all
-# against the dcgm-sim simulator built in the same run).
+# Runs every test of the project against the dcgm-sim simulator (no GPU needed):
+#   1. the Rust workspace: unit, integration, example-tool and doc tests, benches in test mode;
+#   2. the Prometheus end-to-end test of the exporter (installs Debian's prometheus if needed);
+#   3. the Python wheel: built fresh, installed into a new virtualenv, stubtest + pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+bash scripts/prometheus_e2e.sh
+if [ -f python/build_and_test.sh ]; then
+    bash python/build_and_test.sh
+fi

@@ -24,7 +24,10 @@ fn exporter_path() -> &'static Path {
     PATH.get_or_init(|| {
         let dir = profile_dir();
         let release = dir.file_name().is_some_and(|n| n == "release");
-        for args in [&["build", "-p", "dcgm-sim"][..], &["build", "--example", "exporter"][..]] {
+        for args in [
+            &["build", "-p", "dcgm-sim"][..],
+            &["build", "--example", "exporter"][..],
+        ] {
             let mut cmd = Command::new(env!("CARGO"));
             cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
             if release {
@@ -67,7 +70,10 @@ fn parse_exposition(text: &str) -> BTreeMap<String, Vec<(Labels, f64)>> {
     let mut helped = BTreeSet::new();
     let mut typed = BTreeSet::new();
     let mut current: Option<String> = None;
-    assert!(text.ends_with('\n'), "the exposition must end with a newline");
+    assert!(
+        text.ends_with('\n'),
+        "the exposition must end with a newline"
+    );
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("# HELP ") {
             let name = rest.split(' ').next().unwrap().to_string();
@@ -82,21 +88,33 @@ fn parse_exposition(text: &str) -> BTreeMap<String, Vec<(Labels, f64)>> {
             let ty = p.next().unwrap();
             assert!(["gauge", "counter", "untyped"].contains(&ty), "{line}");
             assert!(typed.insert(name.clone()), "second TYPE for {name}");
-            assert_eq!(current.as_deref(), Some(name.as_str()), "TYPE not after its HELP");
+            assert_eq!(
+                current.as_deref(),
+                Some(name.as_str()),
+                "TYPE not after its HELP"
+            );
             continue;
         }
         assert!(!line.starts_with('#'), "unexpected comment {line}");
         let (name, labels, value) = match line.find('{') {
             Some(i) => {
                 let end = line.rfind('}').unwrap();
-                (&line[..i], parse_labels(&line[i + 1..end]), line[end + 1..].trim())
+                (
+                    &line[..i],
+                    parse_labels(&line[i + 1..end]),
+                    line[end + 1..].trim(),
+                )
             }
             None => {
                 let (n, v) = line.split_once(' ').unwrap();
                 (n, Labels::new(), v)
             }
         };
-        assert_eq!(current.as_deref(), Some(name), "series of {name} outside its family");
+        assert_eq!(
+            current.as_deref(),
+            Some(name),
+            "series of {name} outside its family"
+        );
         let v: f64 = match value {
             "+Inf" => f64::INFINITY,
             "-Inf" => f64::NEG_INFINITY,
@@ -105,7 +123,10 @@ fn parse_exposition(text: &str) -> BTreeMap<String, Vec<(Labels, f64)>> {
         out.entry(name.to_string()).or_default().push((labels, v));
     }
     for name in out.keys() {
-        assert!(helped.contains(name) && typed.contains(name), "{name} lacks HELP/TYPE");
+        assert!(
+            helped.contains(name) && typed.contains(name),
+            "{name} lacks HELP/TYPE"
+        );
     }
     out
 }
@@ -135,14 +156,24 @@ fn parse_labels(s: &str) -> Labels {
     out
 }
 
-const IDENTITY_LABELS: [&str; 6] = ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"];
+const IDENTITY_LABELS: [&str; 6] = [
+    "gpu",
+    "UUID",
+    "pci_bus_id",
+    "device",
+    "modelName",
+    "Hostname",
+];
 
 #[test]
 fn once_prints_a_valid_labelled_exposition_of_every_gpu() {
     let out = run(&["--simulate", "--once", "-d", "g"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("SIMULATED"), "the startup log must say the data is simulated: {stderr}");
+    assert!(
+        stderr.contains("SIMULATED"),
+        "the startup log must say the data is simulated: {stderr}"
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let m = parse_exposition(&text);
     let temps = &m["DCGM_FI_DEV_GPU_TEMP"];
@@ -150,13 +181,19 @@ fn once_prints_a_valid_labelled_exposition_of_every_gpu() {
     let mut uuids = BTreeSet::new();
     for (i, (labels, v)) in temps.iter().enumerate() {
         for l in IDENTITY_LABELS {
-            assert!(labels.get(l).is_some_and(|v| !v.is_empty()), "{l} missing: {labels:?}");
+            assert!(
+                labels.get(l).is_some_and(|v| !v.is_empty()),
+                "{l} missing: {labels:?}"
+            );
         }
         assert_eq!(labels["gpu"], i.to_string());
         assert_eq!(labels["device"], format!("nvidia{i}"));
         assert_eq!(labels["Hostname"], "e2e-node");
         assert!(labels["UUID"].starts_with("GPU-"));
-        assert!(labels.contains_key("DCGM_FI_DRIVER_VERSION"), "label row missing: {labels:?}");
+        assert!(
+            labels.contains_key("DCGM_FI_DRIVER_VERSION"),
+            "label row missing: {labels:?}"
+        );
         assert!((20.0..100.0).contains(v), "implausible temperature {v}");
         uuids.insert(labels["UUID"].clone());
     }
@@ -186,12 +223,20 @@ fn once_prints_a_valid_labelled_exposition_of_every_gpu() {
 #[test]
 fn once_in_flex_mode_exports_mig_instances_with_their_labels() {
     let out = run(&["--simulate", "--once"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let m = parse_exposition(&String::from_utf8(out.stdout).unwrap());
     let fb = &m["DCGM_FI_DEV_FB_USED"];
     // 7 whole GPUs, and GPU 7 (in MIG mode) as its 3 GPU instances.
     assert_eq!(fb.len(), 10);
-    let mig: Vec<&Labels> = fb.iter().map(|(l, _)| l).filter(|l| l.contains_key("GPU_I_PROFILE")).collect();
+    let mig: Vec<&Labels> = fb
+        .iter()
+        .map(|(l, _)| l)
+        .filter(|l| l.contains_key("GPU_I_PROFILE"))
+        .collect();
     assert_eq!(mig.len(), 3);
     for l in &mig {
         assert_eq!(l["gpu"], "7");
@@ -211,21 +256,47 @@ fn counters_file_spelling_is_kept_and_errors_carry_line_numbers() {
         "# mine\nDCGM_FI_DEV_GPU_TEMP_CELSIUS, gauge, new name\nDCGM_FI_DEV_POWER_USAGE, gauge, old name\n",
     )
     .unwrap();
-    let out = run(&["--simulate", "--once", "-d", "g:0-3", "-f", good.to_str().unwrap(), "-n"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "--simulate",
+        "--once",
+        "-d",
+        "g:0-3",
+        "-f",
+        good.to_str().unwrap(),
+        "-n",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let m = parse_exposition(&String::from_utf8(out.stdout).unwrap());
     let names: Vec<&str> = m.keys().map(String::as_str).collect();
-    assert_eq!(names, ["DCGM_FI_DEV_GPU_TEMP_CELSIUS", "DCGM_FI_DEV_POWER_USAGE", "dcgm_exporter_simulated"]);
+    assert_eq!(
+        names,
+        [
+            "DCGM_FI_DEV_GPU_TEMP_CELSIUS",
+            "DCGM_FI_DEV_POWER_USAGE",
+            "dcgm_exporter_simulated"
+        ]
+    );
     assert_eq!(m["DCGM_FI_DEV_POWER_USAGE"].len(), 4);
     // -n: no host name label.
     assert!(!m["DCGM_FI_DEV_POWER_USAGE"][0].0.contains_key("Hostname"));
 
     let bad = dir.join("bad.csv");
-    std::fs::write(&bad, "# mine\nDCGM_FI_DEV_GPU_TEMP, gauge, ok\n\nDCGM_FI_DEV_NOT_A_FIELD, gauge, no\n").unwrap();
+    std::fs::write(
+        &bad,
+        "# mine\nDCGM_FI_DEV_GPU_TEMP, gauge, ok\n\nDCGM_FI_DEV_NOT_A_FIELD, gauge, no\n",
+    )
+    .unwrap();
     let out = run(&["--simulate", "--once", "-f", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("line 4") && stderr.contains("DCGM_FI_DEV_NOT_A_FIELD"), "{stderr}");
+    assert!(
+        stderr.contains("line 4") && stderr.contains("DCGM_FI_DEV_NOT_A_FIELD"),
+        "{stderr}"
+    );
     assert!(out.stdout.is_empty());
 
     std::fs::write(&bad, "DCGM_FI_DEV_GPU_TEMP, gauge\n").unwrap();
@@ -233,15 +304,29 @@ fn counters_file_spelling_is_kept_and_errors_carry_line_numbers() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
 
-    let out = run(&["--simulate", "--once", "-f", dir.join("missing.csv").to_str().unwrap()]);
+    let out = run(&[
+        "--simulate",
+        "--once",
+        "-f",
+        dir.join("missing.csv").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn bad_arguments_exit_2_and_help_exits_0() {
-    for args in [&["--simulate", "--once", "-d", "x"][..], &["--simulate", "--once", "-d", "g:42"], &["--no-such-flag"]] {
+    for args in [
+        &["--simulate", "--once", "-d", "x"][..],
+        &["--simulate", "--once", "-d", "g:42"],
+        &["--no-such-flag"],
+    ] {
         let out = run(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let out = run(&["--help"]);
     assert!(out.status.success());
@@ -260,7 +345,12 @@ fn bad_arguments_exit_2_and_help_exits_0() {
     }
     // No host engine at this address: a DCGM failure, exit 1.
     let out = run(&["--simulate", "--once", "-r", "127.0.0.1:1"]);
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A running exporter, killed when dropped.
@@ -277,7 +367,11 @@ impl Drop for Server {
 }
 
 fn start(args: &[&str]) -> Server {
-    let mut child = exporter(args).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    let mut child = exporter(args)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -288,7 +382,9 @@ fn start(args: &[&str]) -> Server {
             }
         }
     });
-    let addr = rx.recv_timeout(Duration::from_secs(30)).expect("the exporter did not start");
+    let addr = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the exporter did not start");
     Server { child, addr }
 }
 
@@ -322,7 +418,9 @@ fn connect(addr: &str) -> BufReader<TcpStream> {
 }
 
 fn get(path: &str, auth: Option<&str>) -> String {
-    let auth = auth.map(|a| format!("Authorization: Basic {a}\r\n")).unwrap_or_default();
+    let auth = auth
+        .map(|a| format!("Authorization: Basic {a}\r\n"))
+        .unwrap_or_default();
     format!("GET {path} HTTP/1.1\r\nHost: test\r\n{auth}\r\n")
 }
 
@@ -334,7 +432,9 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
     let web = dir.join("web.yml");
     std::fs::write(
         &web,
-        format!("basic_auth_users:\n  prom: {hash}\nhttp_server_config:\n  headers:\n    X-Test: yes\n"),
+        format!(
+            "basic_auth_users:\n  prom: {hash}\nhttp_server_config:\n  headers:\n    X-Test: yes\n"
+        ),
     )
     .unwrap();
     let srv = start(&[
@@ -355,7 +455,10 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
 
     let (status, headers, _) = exchange(&mut c, &get("/metrics", None));
     assert_eq!(status, 401);
-    assert_eq!(headers.get("www-authenticate").map(String::as_str), Some("Basic"));
+    assert_eq!(
+        headers.get("www-authenticate").map(String::as_str),
+        Some("Basic")
+    );
     assert_eq!(exchange(&mut c, &get("/metrics", Some(&wrong))).0, 401);
     assert_eq!(exchange(&mut c, &get("/health", Some(&stranger))).0, 401);
 
@@ -364,7 +467,10 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
     let text = loop {
         let (status, headers, body) = exchange(&mut c, &get("/metrics", Some(&good)));
         if status == 200 {
-            assert_eq!(headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+            assert_eq!(
+                headers["content-type"],
+                "text/plain; version=0.0.4; charset=utf-8"
+            );
             assert_eq!(headers.get("x-test").map(String::as_str), Some("yes"));
             break body;
         }
@@ -388,12 +494,16 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
     let (status, _, body) = exchange(&mut c, &get("/health", Some(&good)));
     assert_eq!((status, body.as_str()), (200, "OK\n"));
     assert_eq!(exchange(&mut c, &get("/nope", Some(&good))).0, 404);
-    let post = format!("POST /metrics HTTP/1.1\r\nAuthorization: Basic {good}\r\nContent-Length: 3\r\n\r\nabc");
+    let post = format!(
+        "POST /metrics HTTP/1.1\r\nAuthorization: Basic {good}\r\nContent-Length: 3\r\n\r\nabc"
+    );
     let (status, _, body) = exchange(&mut c, &post);
     assert_eq!(status, 405, "{body}");
     // HEAD: headers only.
     c.get_mut()
-        .write_all(format!("HEAD /health HTTP/1.1\r\nAuthorization: Basic {good}\r\n\r\n").as_bytes())
+        .write_all(
+            format!("HEAD /health HTTP/1.1\r\nAuthorization: Basic {good}\r\n\r\n").as_bytes(),
+        )
         .unwrap();
     let mut line = String::new();
     c.read_line(&mut line).unwrap();
@@ -406,7 +516,12 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
         }
     }
     // Connection: close is honoured.
-    let (status, headers, _) = exchange(&mut c, &format!("GET /health HTTP/1.1\r\nConnection: close\r\nAuthorization: Basic {good}\r\n\r\n"));
+    let (status, headers, _) = exchange(
+        &mut c,
+        &format!(
+            "GET /health HTTP/1.1\r\nConnection: close\r\nAuthorization: Basic {good}\r\n\r\n"
+        ),
+    );
     assert_eq!(status, 200);
     assert_eq!(headers["connection"], "close");
     let mut rest = Vec::new();
@@ -425,21 +540,53 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
 fn web_config_errors_exit_2() {
     let dir = tempdir("webbad");
     let cases = [
-        ("unknown.yml", "basic_auth_users:\n  a: $2y$10$abcdefghijklmnopqrstuu5Ccu3Yr7xY2qLX7uWIIk5U4vEKuH1K6\nno_such_key: 1\n"),
+        (
+            "unknown.yml",
+            "basic_auth_users:\n  a: $2y$10$abcdefghijklmnopqrstuu5Ccu3Yr7xY2qLX7uWIIk5U4vEKuH1K6\nno_such_key: 1\n",
+        ),
         ("plain.yml", "basic_auth_users:\n  a: plaintext\n"),
-        ("tls.yml", "tls_server_config:\n  cert_file: missing.pem\n  key_file: missing.pem\n"),
+        (
+            "tls.yml",
+            "tls_server_config:\n  cert_file: missing.pem\n  key_file: missing.pem\n",
+        ),
     ];
     for (name, text) in cases {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
-        let out = run(&["--simulate", "--once", "--web-config-file", p.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(2), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = run(&[
+            "--simulate",
+            "--once",
+            "--web-config-file",
+            p.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
-fn tempdir(tag: &str) -> PathBuf {
+/// A temporary directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir(tag: &str) -> TempDir {
     let d = std::env::temp_dir().join(format!("dcgm-rs-exporter-e2e-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
 }

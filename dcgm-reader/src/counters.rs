@@ -234,18 +234,28 @@ impl fmt::Display for CountersError {
                 "expected 3 comma-separated columns (field, type, help), found {found} \
                  (quote a help text that contains commas)"
             ),
-            CountersErrorKind::UnterminatedQuote => f.write_str("a quoted column has no closing quote"),
-            CountersErrorKind::TextAfterQuote => f.write_str("text after the closing quote of a quoted column"),
+            CountersErrorKind::UnterminatedQuote => {
+                f.write_str("a quoted column has no closing quote")
+            }
+            CountersErrorKind::TextAfterQuote => {
+                f.write_str("text after the closing quote of a quoted column")
+            }
             CountersErrorKind::BareQuote => f.write_str("a quote inside an unquoted column"),
             CountersErrorKind::EmptyField => f.write_str("the field column is empty"),
             CountersErrorKind::UnknownField(s) => {
-                write!(f, "unknown DCGM field {s:?} (not a DCGM 4.6 name, a pre-4.6 alias or a DCGM_EXP_* row)")
+                write!(
+                    f,
+                    "unknown DCGM field {s:?} (not a DCGM 4.6 name, a pre-4.6 alias or a DCGM_EXP_* row)"
+                )
             }
             CountersErrorKind::NotAFieldName { given, name } => {
                 write!(f, "{given:?} is not a field name: write {name}")
             }
             CountersErrorKind::UnknownType(s) => {
-                write!(f, "unknown metric type {s:?} (expected gauge, counter, histogram, summary or label)")
+                write!(
+                    f,
+                    "unknown metric type {s:?} (expected gauge, counter, histogram, summary or label)"
+                )
             }
             CountersErrorKind::ExporterRowAsLabel(c) => write!(f, "{c} cannot be a label"),
             CountersErrorKind::InvalidName(s) => write!(f, "{s:?} is not a valid Prometheus name"),
@@ -281,7 +291,8 @@ pub fn parse_counters(text: &str) -> Result<Vec<Counter>, CountersError> {
         if name.is_empty() {
             return Err(err(CountersErrorKind::EmptyField));
         }
-        let kind = MetricKind::parse(&cols[1]).ok_or_else(|| err(CountersErrorKind::UnknownType(cols[1].clone())))?;
+        let kind = MetricKind::parse(&cols[1])
+            .ok_or_else(|| err(CountersErrorKind::UnknownType(cols[1].clone())))?;
         let field = resolve_field(name).map_err(err)?;
         if let CounterField::Exporter(c) = field
             && kind == MetricKind::Label

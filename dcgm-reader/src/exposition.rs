@@ -239,12 +239,18 @@ fn parse_id_list(r: &str) -> std::result::Result<Vec<u32>, String> {
 /// A MIG instance's profile starts as `<slices>g`; [`Collector`] replaces it with the name
 /// DCGM reports for the instance (`DCGM_FI_DEV_NAME` of the GPU instance, as dcgm-exporter
 /// does), when DCGM reports one.
-pub fn discover_entities(handle: &Handle, selection: &DeviceSelection) -> Result<Vec<EntityIdentity>> {
+pub fn discover_entities(
+    handle: &Handle,
+    selection: &DeviceSelection,
+) -> Result<Vec<EntityIdentity>> {
     let sys = handle.system();
     let mut gpus = BTreeMap::new();
     for gpu in sys.gpu_ids()? {
         let a = sys.device_attributes(gpu)?;
-        gpus.insert(gpu, EntityIdentity::gpu(gpu, &a.uuid, &a.pci_bus_id, &a.name));
+        gpus.insert(
+            gpu,
+            EntityIdentity::gpu(gpu, &a.uuid, &a.pci_bus_id, &a.name),
+        );
     }
     let needs_mig = !matches!(selection, DeviceSelection::Gpus(_));
     let mig = if needs_mig {
@@ -280,8 +286,16 @@ pub fn discover_entities(handle: &Handle, selection: &DeviceSelection) -> Result
         DeviceSelection::Flex => gpus
             .values()
             .flat_map(|g| {
-                let mine: Vec<_> = instances.iter().filter(|i| i.gpu == g.gpu).cloned().collect();
-                if mine.is_empty() { vec![g.clone()] } else { mine }
+                let mine: Vec<_> = instances
+                    .iter()
+                    .filter(|i| i.gpu == g.gpu)
+                    .cloned()
+                    .collect();
+                if mine.is_empty() {
+                    vec![g.clone()]
+                } else {
+                    mine
+                }
             })
             .collect(),
         DeviceSelection::Gpus(None) => gpus.values().cloned().collect(),
@@ -308,7 +322,9 @@ pub fn discover_entities(handle: &Handle, selection: &DeviceSelection) -> Result
                     .iter()
                     .find(|i| i.entity.id == *id)
                     .cloned()
-                    .ok_or_else(|| Error::InvalidArgument(format!("GPU instance {id} does not exist")))
+                    .ok_or_else(|| {
+                        Error::InvalidArgument(format!("GPU instance {id} does not exist"))
+                    })
             })
             .collect::<Result<_>>()?,
     };
@@ -490,7 +506,10 @@ pub struct Renderer {
 impl std::fmt::Debug for Renderer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Renderer")
-            .field("families", &self.families.iter().map(|x| &x.name).collect::<Vec<_>>())
+            .field(
+                "families",
+                &self.families.iter().map(|x| &x.name).collect::<Vec<_>>(),
+            )
             .field("identities", &self.identities.len())
             .finish()
     }
@@ -498,7 +517,11 @@ impl std::fmt::Debug for Renderer {
 
 impl Renderer {
     /// A renderer of `counters` for `identities` (which are sorted into export order).
-    pub fn new(counters: &[Counter], mut identities: Vec<EntityIdentity>, opts: LabelOptions) -> Self {
+    pub fn new(
+        counters: &[Counter],
+        mut identities: Vec<EntityIdentity>,
+        opts: LabelOptions,
+    ) -> Self {
         let mut families: Vec<Family> = counters
             .iter()
             .filter(|c| !c.is_label())
@@ -537,7 +560,8 @@ impl Renderer {
     pub fn mark_simulated(&mut self, simulated: bool) {
         if simulated && self.simulated != Some(true) {
             for f in &mut self.families {
-                f.help.push_str(" [simulated: values come from dcgm-sim, not from a GPU]");
+                f.help
+                    .push_str(" [simulated: values come from dcgm-sim, not from a GPU]");
             }
         }
         self.simulated = Some(simulated);
@@ -551,7 +575,10 @@ impl Renderer {
     /// Replaces the identities (e.g. once MIG profile names are known).
     pub fn set_identities(&mut self, mut identities: Vec<EntityIdentity>) {
         identities.sort_by_key(EntityIdentity::sort_key);
-        self.base = identities.iter().map(|i| base_labels(i, &self.opts)).collect();
+        self.base = identities
+            .iter()
+            .map(|i| base_labels(i, &self.opts))
+            .collect();
         self.row = vec![String::new(); identities.len()];
         self.identities = identities;
     }
@@ -668,7 +695,11 @@ fn base_labels(id: &EntityIdentity, opts: &LabelOptions) -> String {
     escape_label_value(&id.pci_bus_id, &mut s);
     let _ = write!(s, "\",device=\"nvidia{}\",modelName=\"", id.gpu);
     if opts.replace_blanks_in_model_name {
-        let model = id.model_name.split_whitespace().collect::<Vec<_>>().join("-");
+        let model = id
+            .model_name
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join("-");
         escape_label_value(&model, &mut s);
     } else {
         escape_label_value(&id.model_name, &mut s);
@@ -816,7 +847,9 @@ impl Collector {
             Connection::Remote(a) => (hb.connect(a)?, Connection::Remote(a.clone())),
             Connection::Auto => match hb.clone().connect("localhost") {
                 Ok(h) => (h, Connection::Remote("localhost".into())),
-                Err(Error::ConnectionLost { .. }) | Err(Error::Dcgm { .. }) => (hb.embedded()?, Connection::Embedded),
+                Err(Error::ConnectionLost { .. }) | Err(Error::Dcgm { .. }) => {
+                    (hb.embedded()?, Connection::Embedded)
+                }
                 Err(e) => return Err(e),
             },
         };
@@ -868,8 +901,10 @@ impl Collector {
             Ok(r) => r,
             Err(e) if plain.iter().any(is_profiling) => {
                 log::warn!("cannot watch the profiling fields ({e}); exporting without them");
-                let (prof, rest): (Vec<Counter>, Vec<Counter>) = plain.into_iter().partition(is_profiling);
-                let prof_names: BTreeSet<String> = prof.iter().map(|c| c.metric_name.clone()).collect();
+                let (prof, rest): (Vec<Counter>, Vec<Counter>) =
+                    plain.into_iter().partition(is_profiling);
+                let prof_names: BTreeSet<String> =
+                    prof.iter().map(|c| c.metric_name.clone()).collect();
                 counters.retain(|c| {
                     if prof_names.contains(&c.metric_name) {
                         ignored.push(c.clone());
@@ -899,8 +934,15 @@ impl Collector {
         } else {
             let gpus: BTreeSet<u32> = identities.iter().map(|i| i.gpu).collect();
             let gpus: Vec<u32> = gpus.into_iter().collect();
-            let fields: Vec<FieldId> = windows.iter().filter_map(|w| w.kind().source_field()).collect();
-            let longest = windows.iter().map(EventWindow::window).max().unwrap_or_default();
+            let fields: Vec<FieldId> = windows
+                .iter()
+                .filter_map(|w| w.kind().source_field())
+                .collect();
+            let longest = windows
+                .iter()
+                .map(EventWindow::window)
+                .max()
+                .unwrap_or_default();
             let mut b = Reader::builder()
                 .fields(&fields)
                 .gpu_ids(&gpus)

@@ -17,15 +17,15 @@ mod defaults;
 pub mod exposition;
 mod reader;
 
-pub use defaults::DEFAULT_FIELD_IDS;
-pub use reader::{
-    ChosenMode, Connection, GpuIdentity, Reader, ReaderBuilder, Sample, Snapshot, Snapshots,
-};
 pub use counters::{
     Counter, CounterField, CountersError, CountersErrorKind, ExporterCounter, MetricKind,
     counter_fields, parse_counters,
 };
+pub use defaults::DEFAULT_FIELD_IDS;
 pub use exposition::{
     Collector, CollectorConfig, DeviceSelection, EntityIdentity, EventWindow, LabelOptions,
     MigInstance, Renderer, discover_entities,
+};
+pub use reader::{
+    ChosenMode, Connection, GpuIdentity, Reader, ReaderBuilder, Sample, Snapshot, Snapshots,
 };

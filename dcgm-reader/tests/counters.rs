@@ -98,7 +98,10 @@ fn exporter_rows_are_typed() {
     let fields = counter_fields(&c);
     assert_eq!(
         fields,
-        [fid("DCGM_FI_DEV_XID_ERROR"), fid("DCGM_FI_DEV_CLOCKS_EVENT_REASONS")]
+        [
+            fid("DCGM_FI_DEV_XID_ERROR"),
+            fid("DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+        ]
     );
     for e in ExporterCounter::ALL {
         assert_eq!(ExporterCounter::from_name(e.name()), Some(e));
@@ -148,7 +151,8 @@ fn quoted_help_may_contain_commas_and_quotes() {
 
 #[test]
 fn crlf_bom_and_no_final_newline() {
-    let text = "\u{feff}# comment\r\nDCGM_FI_DEV_GPU_TEMP, gauge, a\r\n\r\nDCGM_FI_DEV_SM_CLOCK, gauge, b";
+    let text =
+        "\u{feff}# comment\r\nDCGM_FI_DEV_GPU_TEMP, gauge, a\r\n\r\nDCGM_FI_DEV_SM_CLOCK, gauge, b";
     let c = parse_counters(text).unwrap();
     assert_eq!(c.len(), 2);
     assert_eq!(c[0].help, "a");
@@ -166,13 +170,19 @@ fn malformed_lines_report_their_line_number() {
     assert!(e.to_string().starts_with("line 4: "), "{e}");
 
     let e = err("DCGM_FI_DEV_GPU_TEMP, gauge, help, with a comma\n");
-    assert_eq!((e.line, e.reason), (1, CountersErrorKind::ColumnCount { found: 4 }));
+    assert_eq!(
+        (e.line, e.reason),
+        (1, CountersErrorKind::ColumnCount { found: 4 })
+    );
 
     let e = err("DCGM_FI_DEV_GPU_TEMP\n");
     assert_eq!(e.reason, CountersErrorKind::ColumnCount { found: 1 });
 
     let e = err("DCGM_FI_DEV_GPU_TEMP, gauge, ok\n\nDCGM_FI_DEV_SM_CLOCK, gauge, \"unterminated\n");
-    assert_eq!((e.line, e.reason), (3, CountersErrorKind::UnterminatedQuote));
+    assert_eq!(
+        (e.line, e.reason),
+        (3, CountersErrorKind::UnterminatedQuote)
+    );
 
     let e = err("DCGM_FI_DEV_GPU_TEMP, gauge, \"quoted\" trailing\n");
     assert_eq!(e.reason, CountersErrorKind::TextAfterQuote);
@@ -193,11 +203,17 @@ fn malformed_lines_report_their_line_number() {
 fn unknown_fields_and_duplicates_report_their_line_number() {
     let e = err("DCGM_FI_DEV_GPU_TEMP, gauge, a\n# x\nDCGM_FI_DEV_NO_SUCH_THING, gauge, b\n");
     assert_eq!(e.line, 3);
-    assert_eq!(e.reason, CountersErrorKind::UnknownField("DCGM_FI_DEV_NO_SUCH_THING".into()));
+    assert_eq!(
+        e.reason,
+        CountersErrorKind::UnknownField("DCGM_FI_DEV_NO_SUCH_THING".into())
+    );
     assert!(e.to_string().contains("DCGM_FI_DEV_NO_SUCH_THING"), "{e}");
 
     let e = err("DCGM_EXP_NOT_A_ROW, counter, x\n");
-    assert_eq!(e.reason, CountersErrorKind::UnknownField("DCGM_EXP_NOT_A_ROW".into()));
+    assert_eq!(
+        e.reason,
+        CountersErrorKind::UnknownField("DCGM_EXP_NOT_A_ROW".into())
+    );
 
     // A tag or a number names a field, but not a metric: the error says which name to write.
     let e = err("gpu_temp, gauge, x\n");
@@ -211,7 +227,9 @@ fn unknown_fields_and_duplicates_report_their_line_number() {
     let e = err("150, gauge, x\n");
     assert!(matches!(e.reason, CountersErrorKind::NotAFieldName { .. }));
 
-    let e = err("DCGM_FI_DEV_GPU_TEMP, gauge, a\nDCGM_FI_DEV_SM_CLOCK, gauge, b\nDCGM_FI_DEV_GPU_TEMP, counter, c\n");
+    let e = err(
+        "DCGM_FI_DEV_GPU_TEMP, gauge, a\nDCGM_FI_DEV_SM_CLOCK, gauge, b\nDCGM_FI_DEV_GPU_TEMP, counter, c\n",
+    );
     assert_eq!(e.line, 3);
     assert_eq!(
         e.reason,
@@ -244,10 +262,14 @@ fn prometheus_name_rules() {
 /// counters file enables.
 #[test]
 fn shipped_default_counters_cover_dcgm_exporter_defaults() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/exporter/default-counters.csv");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/exporter/default-counters.csv"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let c = parse_counters(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let has = |name: &str, kind: MetricKind| c.iter().any(|c| c.metric_name == name && c.kind == kind);
+    let has =
+        |name: &str, kind: MetricKind| c.iter().any(|c| c.metric_name == name && c.kind == kind);
     let upstream = [
         ("DCGM_FI_DEV_SM_CLOCK", MetricKind::Gauge),
         ("DCGM_FI_DEV_MEM_CLOCK", MetricKind::Gauge),
@@ -266,7 +288,10 @@ fn shipped_default_counters_cover_dcgm_exporter_defaults() {
         ("DCGM_FI_DEV_FB_RESERVED", MetricKind::Gauge),
         ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", MetricKind::Counter),
         ("DCGM_FI_DEV_VGPU_LICENSE_STATUS", MetricKind::Gauge),
-        ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", MetricKind::Counter),
+        (
+            "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+            MetricKind::Counter,
+        ),
         ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", MetricKind::Counter),
         ("DCGM_FI_DEV_ROW_REMAP_FAILURE", MetricKind::Gauge),
         ("DCGM_FI_DRIVER_VERSION", MetricKind::Label),
@@ -277,7 +302,10 @@ fn shipped_default_counters_cover_dcgm_exporter_defaults() {
         ("DCGM_FI_PROF_PCIE_RX_BYTES", MetricKind::Gauge),
     ];
     for (name, kind) in upstream {
-        assert!(has(name, kind), "{name} ({kind}) missing from the default counters");
+        assert!(
+            has(name, kind),
+            "{name} ({kind}) missing from the default counters"
+        );
     }
     // What the shipped alert rules need beyond dcgm-exporter's defaults.
     assert!(has("DCGM_EXP_XID_ERRORS_COUNT", MetricKind::Counter));

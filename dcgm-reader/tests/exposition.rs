@@ -122,14 +122,21 @@ fn parse_labels(s: &str) -> Vec<(String, String)> {
 }
 
 fn label<'a>(labels: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    labels.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    labels
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
 }
 
 #[test]
 fn a_series_has_dcgm_exporters_labels_in_order() {
     let mut snap = Snapshot::new();
     put(&mut snap, Entity::gpu(0), FieldId(150), Value::Int(41));
-    let text = render("DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (C).", vec![gpu(0)], &snap);
+    let text = render(
+        "DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (C).",
+        vec![gpu(0)],
+        &snap,
+    );
     assert_eq!(
         text,
         "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (C).\n\
@@ -143,11 +150,31 @@ fn a_series_has_dcgm_exporters_labels_in_order() {
 fn blank_values_are_left_out_never_a_sentinel() {
     let mut snap = Snapshot::new();
     put(&mut snap, Entity::gpu(0), FieldId(150), Value::Int(41));
-    put(&mut snap, Entity::gpu(1), FieldId(150), Value::Blank(BlankKind::Blank));
-    put(&mut snap, Entity::gpu(0), fid("DCGM_FI_DEV_SM_CLOCK"), Value::Blank(BlankKind::NotSupported));
-    put(&mut snap, Entity::gpu(1), fid("DCGM_FI_DEV_SM_CLOCK"), Value::Blank(BlankKind::NotPermissioned));
+    put(
+        &mut snap,
+        Entity::gpu(1),
+        FieldId(150),
+        Value::Blank(BlankKind::Blank),
+    );
+    put(
+        &mut snap,
+        Entity::gpu(0),
+        fid("DCGM_FI_DEV_SM_CLOCK"),
+        Value::Blank(BlankKind::NotSupported),
+    );
+    put(
+        &mut snap,
+        Entity::gpu(1),
+        fid("DCGM_FI_DEV_SM_CLOCK"),
+        Value::Blank(BlankKind::NotPermissioned),
+    );
     // A string where a number is expected is left out too.
-    put(&mut snap, Entity::gpu(0), fid("DCGM_FI_DEV_MEM_CLOCK"), Value::String("N/A".into()));
+    put(
+        &mut snap,
+        Entity::gpu(0),
+        fid("DCGM_FI_DEV_MEM_CLOCK"),
+        Value::String("N/A".into()),
+    );
     let text = render(
         "DCGM_FI_DEV_GPU_TEMP, gauge, t\nDCGM_FI_DEV_SM_CLOCK, gauge, c\nDCGM_FI_DEV_MEM_CLOCK, gauge, m\n",
         vec![gpu(0), gpu(1)],
@@ -159,7 +186,13 @@ fn blank_values_are_left_out_never_a_sentinel() {
     // A family without any value has no HELP/TYPE either.
     assert!(!text.contains("DCGM_FI_DEV_SM_CLOCK"), "{text}");
     assert!(!text.contains("DCGM_FI_DEV_MEM_CLOCK"), "{text}");
-    for sentinel in ["2147483632", "2147483633", "1.4e14", "140000000000000", "N/A"] {
+    for sentinel in [
+        "2147483632",
+        "2147483633",
+        "1.4e14",
+        "140000000000000",
+        "N/A",
+    ] {
         assert!(!text.contains(sentinel), "{sentinel} in {text}");
     }
 }
@@ -206,12 +239,37 @@ fn mig_instances_carry_gpu_i_profile_and_gpu_i_id() {
 fn label_rows_become_labels_on_every_series_of_the_entity() {
     let mut snap = Snapshot::new();
     for g in 0..2 {
-        put(&mut snap, Entity::gpu(g), FieldId(150), Value::Int(40 + g as i64));
-        put(&mut snap, Entity::gpu(g), fid("DCGM_FI_DEV_SM_CLOCK"), Value::Int(1980));
+        put(
+            &mut snap,
+            Entity::gpu(g),
+            FieldId(150),
+            Value::Int(40 + g as i64),
+        );
+        put(
+            &mut snap,
+            Entity::gpu(g),
+            fid("DCGM_FI_DEV_SM_CLOCK"),
+            Value::Int(1980),
+        );
     }
-    put(&mut snap, Entity::gpu(0), FieldId(1), Value::String("570.133.20".into()));
-    put(&mut snap, Entity::gpu(1), FieldId(1), Value::Blank(BlankKind::Blank));
-    put(&mut snap, Entity::gpu(0), fid("DCGM_FI_DEV_BRAND"), Value::String("NVIDIA \"Data\" Center".into()));
+    put(
+        &mut snap,
+        Entity::gpu(0),
+        FieldId(1),
+        Value::String("570.133.20".into()),
+    );
+    put(
+        &mut snap,
+        Entity::gpu(1),
+        FieldId(1),
+        Value::Blank(BlankKind::Blank),
+    );
+    put(
+        &mut snap,
+        Entity::gpu(0),
+        fid("DCGM_FI_DEV_BRAND"),
+        Value::String("NVIDIA \"Data\" Center".into()),
+    );
     let text = render(
         "DCGM_FI_DEV_GPU_TEMP, gauge, t\n\
          DCGM_FI_DRIVER_VERSION, label, driver\n\
@@ -227,7 +285,10 @@ fn label_rows_become_labels_on_every_series_of_the_entity() {
         let s = series(&text, metric);
         assert_eq!(s.len(), 2);
         assert_eq!(label(&s[0].0, "DCGM_FI_DRIVER_VERSION"), Some("570.133.20"));
-        assert_eq!(label(&s[0].0, "DCGM_FI_DEV_BRAND"), Some("NVIDIA \"Data\" Center"));
+        assert_eq!(
+            label(&s[0].0, "DCGM_FI_DEV_BRAND"),
+            Some("NVIDIA \"Data\" Center")
+        );
         // Blank label values are left out, not written as empty or sentinel strings.
         assert_eq!(label(&s[1].0, "DCGM_FI_DRIVER_VERSION"), None);
         assert_eq!(label(&s[1].0, "DCGM_FI_DEV_BRAND"), None);
@@ -278,8 +339,18 @@ fn families_are_sorted_with_one_help_and_type_each() {
     let mut snap = Snapshot::new();
     for g in 0..3 {
         put(&mut snap, Entity::gpu(g), FieldId(150), Value::Int(40));
-        put(&mut snap, Entity::gpu(g), fid("DCGM_FI_DEV_SM_CLOCK"), Value::Int(1400));
-        put(&mut snap, Entity::gpu(g), fid("DCGM_FI_DEV_FB_FREE"), Value::Int(10));
+        put(
+            &mut snap,
+            Entity::gpu(g),
+            fid("DCGM_FI_DEV_SM_CLOCK"),
+            Value::Int(1400),
+        );
+        put(
+            &mut snap,
+            Entity::gpu(g),
+            fid("DCGM_FI_DEV_FB_FREE"),
+            Value::Int(10),
+        );
     }
     let text = render(
         "DCGM_FI_DEV_SM_CLOCK, gauge, c\nDCGM_FI_DEV_GPU_TEMP, gauge, t\nDCGM_FI_DEV_FB_FREE, gauge, f\n",
@@ -313,7 +384,12 @@ fn families_are_sorted_with_one_help_and_type_each() {
 fn alias_and_new_name_are_separate_families_with_their_own_spelling() {
     let mut snap = Snapshot::new();
     put(&mut snap, Entity::gpu(0), FieldId(150), Value::Int(44));
-    put(&mut snap, Entity::gpu(0), fid("DCGM_FI_DEV_POWER_USAGE"), Value::Double(123.5));
+    put(
+        &mut snap,
+        Entity::gpu(0),
+        fid("DCGM_FI_DEV_POWER_USAGE"),
+        Value::Double(123.5),
+    );
     let text = render(
         "DCGM_FI_DEV_GPU_TEMP, gauge, old\nDCGM_FI_DEV_GPU_TEMP_CELSIUS, gauge, new\nDCGM_FI_DEV_POWER_USAGE, gauge, w\n",
         vec![gpu(0)],
@@ -395,8 +471,17 @@ fn label_options_hostname_uuid_and_model_blanks() {
 #[test]
 fn xid_series_carry_the_error_code() {
     let mut snap = Snapshot::new();
-    put(&mut snap, Entity::gpu(0), fid("DCGM_FI_DEV_XID_ERRORS"), Value::Int(79));
-    let text = render("DCGM_FI_DEV_XID_ERRORS, gauge, last xid", vec![gpu(0)], &snap);
+    put(
+        &mut snap,
+        Entity::gpu(0),
+        fid("DCGM_FI_DEV_XID_ERRORS"),
+        Value::Int(79),
+    );
+    let text = render(
+        "DCGM_FI_DEV_XID_ERRORS, gauge, last xid",
+        vec![gpu(0)],
+        &snap,
+    );
     let s = series(&text, "DCGM_FI_DEV_XID_ERRORS");
     assert_eq!(label(&s[0].0, "err_code"), Some("79"));
     assert_eq!(s[0].1, "79");
@@ -410,12 +495,21 @@ fn the_simulated_marker() {
     let mut r = Renderer::new(&c, vec![gpu(0)], opts());
     let mut text = String::new();
     r.render(&snap, &[], &mut text);
-    assert!(!text.contains("simulated"), "no marker unless asked: {text}");
+    assert!(
+        !text.contains("simulated"),
+        "no marker unless asked: {text}"
+    );
     r.mark_simulated(true);
     r.mark_simulated(true);
     r.render(&snap, &[], &mut text);
-    assert!(text.ends_with("# TYPE dcgm_exporter_simulated gauge\ndcgm_exporter_simulated 1\n"), "{text}");
-    let help = text.lines().find(|l| l.starts_with("# HELP DCGM_FI_DEV_GPU_TEMP")).unwrap();
+    assert!(
+        text.ends_with("# TYPE dcgm_exporter_simulated gauge\ndcgm_exporter_simulated 1\n"),
+        "{text}"
+    );
+    let help = text
+        .lines()
+        .find(|l| l.starts_with("# HELP DCGM_FI_DEV_GPU_TEMP"))
+        .unwrap();
     assert_eq!(help.matches("simulated").count(), 1, "{help}");
     let mut r = Renderer::new(&c, vec![gpu(0)], opts());
     r.mark_simulated(false);
@@ -427,10 +521,21 @@ fn the_simulated_marker() {
 fn the_output_buffer_is_reused() {
     let mut snap = Snapshot::new();
     for g in 0..8 {
-        put(&mut snap, Entity::gpu(g), FieldId(150), Value::Int(40 + g as i64));
-        put(&mut snap, Entity::gpu(g), FieldId(1), Value::String("570.133.20".into()));
+        put(
+            &mut snap,
+            Entity::gpu(g),
+            FieldId(150),
+            Value::Int(40 + g as i64),
+        );
+        put(
+            &mut snap,
+            Entity::gpu(g),
+            FieldId(1),
+            Value::String("570.133.20".into()),
+        );
     }
-    let c = parse_counters("DCGM_FI_DEV_GPU_TEMP, gauge, t\nDCGM_FI_DRIVER_VERSION, label, d").unwrap();
+    let c =
+        parse_counters("DCGM_FI_DEV_GPU_TEMP, gauge, t\nDCGM_FI_DRIVER_VERSION, label, d").unwrap();
     let mut r = Renderer::new(&c, (0..8).map(gpu).collect(), opts());
     let mut out = String::new();
     r.render(&snap, &[], &mut out);
@@ -440,13 +545,21 @@ fn the_output_buffer_is_reused() {
         r.render(&snap, &[], &mut out);
     }
     assert_eq!(out, first);
-    assert_eq!((out.as_ptr(), out.capacity()), (ptr, cap), "the buffer was reallocated");
+    assert_eq!(
+        (out.as_ptr(), out.capacity()),
+        (ptr, cap),
+        "the buffer was reallocated"
+    );
 }
 
 #[test]
 fn xid_window_counts_errors_not_repeated_samples() {
     let s = 1_000_000i64;
-    let mut w = EventWindow::new(ExporterCounter::XidErrorsCount, Duration::from_secs(60), Duration::from_secs(1));
+    let mut w = EventWindow::new(
+        ExporterCounter::XidErrorsCount,
+        Duration::from_secs(60),
+        Duration::from_secs(1),
+    );
     // A host engine that re-samples the last XID every second: one error.
     for t in 0..10 {
         w.observe(0, 100 * s + t * s, if t < 3 { 0 } else { 79 });
@@ -477,9 +590,20 @@ fn xid_window_counts_errors_not_repeated_samples() {
 #[test]
 fn clock_event_window_counts_reasons_starting() {
     let s = 1_000_000i64;
-    let mut w = EventWindow::new(ExporterCounter::ClockEventsCount, Duration::from_secs(300), Duration::from_secs(1));
+    let mut w = EventWindow::new(
+        ExporterCounter::ClockEventsCount,
+        Duration::from_secs(300),
+        Duration::from_secs(1),
+    );
     // Idle, then power capped and thermal, thermal stays, power cap again.
-    for (t, v) in [(0, 0x1), (1, 0x1), (2, 0x4 | 0x20), (3, 0x20), (4, 0x4 | 0x20), (5, 0)] {
+    for (t, v) in [
+        (0, 0x1),
+        (1, 0x1),
+        (2, 0x4 | 0x20),
+        (3, 0x20),
+        (4, 0x4 | 0x20),
+        (5, 0),
+    ] {
         w.observe(3, t * s, v);
     }
     let mut out = Vec::new();
@@ -494,14 +618,27 @@ fn clock_event_window_counts_reasons_starting() {
 fn windowed_rows_render_per_key_or_zero() {
     let s = 1_000_000i64;
     let now = 1_000 * s;
-    let mut xid = EventWindow::new(ExporterCounter::XidErrorsCount, Duration::from_secs(300), Duration::from_secs(1));
+    let mut xid = EventWindow::new(
+        ExporterCounter::XidErrorsCount,
+        Duration::from_secs(300),
+        Duration::from_secs(1),
+    );
     xid.observe(1, now - 10 * s, 79);
     xid.prune(now);
-    let mut clock = EventWindow::new(ExporterCounter::ClockEventsCount, Duration::from_secs(60), Duration::from_secs(1));
+    let mut clock = EventWindow::new(
+        ExporterCounter::ClockEventsCount,
+        Duration::from_secs(60),
+        Duration::from_secs(1),
+    );
     clock.observe(7, now - 5 * s, 0x40);
     clock.prune(now);
     let c = parse_counters("DCGM_EXP_XID_ERRORS_COUNT, counter, x\nDCGM_EXP_CLOCK_EVENTS_COUNT, counter, c\nDCGM_EXP_P2P_STATUS, gauge, p\n").unwrap();
-    let ids = vec![gpu(0), gpu(1), gpu_instance(0, 7, 1, "3g.40gb"), gpu_instance(1, 7, 2, "1g.10gb")];
+    let ids = vec![
+        gpu(0),
+        gpu(1),
+        gpu_instance(0, 7, 1, "3g.40gb"),
+        gpu_instance(1, 7, 2, "1g.10gb"),
+    ];
     let mut r = Renderer::new(&c, ids, opts());
     let mut text = String::new();
     r.render(&Snapshot::new(), &[xid, clock], &mut text);
@@ -532,18 +669,33 @@ fn device_selection_syntax() {
     assert_eq!("f".parse(), Ok(DeviceSelection::Flex));
     assert_eq!("g".parse(), Ok(DeviceSelection::Gpus(None)));
     assert_eq!("g:0,1".parse(), Ok(DeviceSelection::Gpus(Some(vec![0, 1]))));
-    assert_eq!("g:0-3".parse(), Ok(DeviceSelection::Gpus(Some(vec![0, 1, 2, 3]))));
-    assert_eq!(" g:1, 4-5 ".parse(), Ok(DeviceSelection::Gpus(Some(vec![1, 4, 5]))));
+    assert_eq!(
+        "g:0-3".parse(),
+        Ok(DeviceSelection::Gpus(Some(vec![0, 1, 2, 3])))
+    );
+    assert_eq!(
+        " g:1, 4-5 ".parse(),
+        Ok(DeviceSelection::Gpus(Some(vec![1, 4, 5])))
+    );
     assert_eq!("i".parse(), Ok(DeviceSelection::GpuInstances(None)));
-    assert_eq!("i:0,2-4".parse(), Ok(DeviceSelection::GpuInstances(Some(vec![0, 2, 3, 4]))));
-    for bad in ["", "x", "f:0", "g:", "g:a", "g:3-1", "g:0:1", "i:1-2-3", "gpu"] {
+    assert_eq!(
+        "i:0,2-4".parse(),
+        Ok(DeviceSelection::GpuInstances(Some(vec![0, 2, 3, 4])))
+    );
+    for bad in [
+        "", "x", "f:0", "g:", "g:a", "g:3-1", "g:0:1", "i:1-2-3", "gpu",
+    ] {
         assert!(bad.parse::<DeviceSelection>().is_err(), "{bad:?} accepted");
     }
 }
 
 // Against dcgm-sim.
 
-fn sim_collector(json: Option<&str>, devices: &str, counters: &str) -> (SimulatorLock, dcgm::Result<Collector>) {
+fn sim_collector(
+    json: Option<&str>,
+    devices: &str,
+    counters: &str,
+) -> (SimulatorLock, dcgm::Result<Collector>) {
     let lock = SimulatorLock::new(json).unwrap();
     let c = Collector::new(CollectorConfig {
         library_path: Some(simulator_path()),
@@ -564,22 +716,46 @@ fn collector_flex_replaces_a_mig_gpu_by_its_instances() {
     assert!(c.is_simulated());
     let ids = c.identities();
     assert_eq!(ids.len(), 7 + 3);
-    assert!(ids[..7].iter().all(|i| i.entity.group == EntityGroup::Gpu && i.mig.is_none()));
-    assert!(ids[7..].iter().all(|i| i.gpu == 7 && i.entity.group == EntityGroup::GpuInstance));
-    let gi_ids: Vec<u32> = ids[7..].iter().map(|i| i.mig.as_ref().unwrap().instance_id).collect();
+    assert!(
+        ids[..7]
+            .iter()
+            .all(|i| i.entity.group == EntityGroup::Gpu && i.mig.is_none())
+    );
+    assert!(
+        ids[7..]
+            .iter()
+            .all(|i| i.gpu == 7 && i.entity.group == EntityGroup::GpuInstance)
+    );
+    let gi_ids: Vec<u32> = ids[7..]
+        .iter()
+        .map(|i| i.mig.as_ref().unwrap().instance_id)
+        .collect();
     assert_eq!(gi_ids, [1, 2, 3]);
     let mut text = String::new();
     c.collect(&mut text).unwrap();
     let fb = series(&text, "DCGM_FI_DEV_FB_USED");
     assert_eq!(fb.len(), 10, "{text}");
     for (labels, value) in &fb {
-        for l in ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"] {
-            assert!(label(labels, l).is_some_and(|v| !v.is_empty()), "{l} missing: {labels:?}");
+        for l in [
+            "gpu",
+            "UUID",
+            "pci_bus_id",
+            "device",
+            "modelName",
+            "Hostname",
+            "DCGM_FI_DRIVER_VERSION",
+        ] {
+            assert!(
+                label(labels, l).is_some_and(|v| !v.is_empty()),
+                "{l} missing: {labels:?}"
+            );
         }
         assert!(value.parse::<f64>().unwrap() > 0.0);
     }
     for (labels, _) in &fb[7..] {
-        assert!(label(labels, "GPU_I_PROFILE").is_some_and(|p| p.ends_with('g') || p.contains("g.")));
+        assert!(
+            label(labels, "GPU_I_PROFILE").is_some_and(|p| p.ends_with('g') || p.contains("g."))
+        );
         assert!(label(labels, "GPU_I_ID").is_some());
         assert_eq!(label(labels, "gpu"), Some("7"));
     }
@@ -595,12 +771,18 @@ fn collector_gpus_and_instances_by_id() {
     c.collect(&mut text).unwrap();
     let temps = series(&text, "DCGM_FI_DEV_GPU_TEMP");
     assert_eq!(temps.len(), 8);
-    let gpus: Vec<&str> = temps.iter().map(|(l, _)| label(l, "gpu").unwrap()).collect();
+    let gpus: Vec<&str> = temps
+        .iter()
+        .map(|(l, _)| label(l, "gpu").unwrap())
+        .collect();
     assert_eq!(gpus, ["0", "1", "2", "3", "4", "5", "6", "7"]);
     for (l, v) in &temps {
         let t: f64 = v.parse().unwrap();
         assert!((20.0..100.0).contains(&t), "{t}");
-        assert_eq!(label(l, "device"), Some(format!("nvidia{}", label(l, "gpu").unwrap()).as_str()));
+        assert_eq!(
+            label(l, "device"),
+            Some(format!("nvidia{}", label(l, "gpu").unwrap()).as_str())
+        );
         assert_eq!(label(l, "GPU_I_PROFILE"), None);
     }
     drop(c);
@@ -613,8 +795,15 @@ fn collector_gpus_and_instances_by_id() {
 
     let (_l, c) = sim_collector(None, "i:0,2", BASIC);
     let c = c.unwrap();
-    let ids: Vec<(EntityGroup, u32)> = c.identities().iter().map(|i| (i.entity.group, i.entity.id)).collect();
-    assert_eq!(ids, [(EntityGroup::GpuInstance, 0), (EntityGroup::GpuInstance, 2)]);
+    let ids: Vec<(EntityGroup, u32)> = c
+        .identities()
+        .iter()
+        .map(|i| (i.entity.group, i.entity.id))
+        .collect();
+    assert_eq!(
+        ids,
+        [(EntityGroup::GpuInstance, 0), (EntityGroup::GpuInstance, 2)]
+    );
     drop(c);
     drop(_l);
 
@@ -622,7 +811,10 @@ fn collector_gpus_and_instances_by_id() {
     assert!(matches!(c, Err(dcgm::Error::InvalidArgument(_))));
     drop(_l);
     let (_l, c) = sim_collector(Some(r#"{"gpus":[{},{}]}"#), "i", BASIC);
-    assert!(matches!(c, Err(dcgm::Error::InvalidArgument(_))), "no MIG, no instances");
+    assert!(
+        matches!(c, Err(dcgm::Error::InvalidArgument(_))),
+        "no MIG, no instances"
+    );
 }
 
 #[test]
@@ -645,21 +837,39 @@ fn collector_counts_xids_and_clock_events_and_shows_ecc_errors() {
     std::thread::sleep(Duration::from_millis(450));
     c.collect(&mut text).unwrap();
     let xids = series(&text, "DCGM_EXP_XID_ERRORS_COUNT");
-    let by_gpu = |s: &[(Vec<(String, String)>, String)], g: &str| -> Vec<(Option<String>, String)> {
-        s.iter()
-            .filter(|(l, _)| label(l, "gpu") == Some(g))
-            .map(|(l, v)| (label(l, "xid").or(label(l, "clock_event")).map(String::from), v.clone()))
-            .collect()
-    };
+    let by_gpu =
+        |s: &[(Vec<(String, String)>, String)], g: &str| -> Vec<(Option<String>, String)> {
+            s.iter()
+                .filter(|(l, _)| label(l, "gpu") == Some(g))
+                .map(|(l, v)| {
+                    (
+                        label(l, "xid")
+                            .or(label(l, "clock_event"))
+                            .map(String::from),
+                        v.clone(),
+                    )
+                })
+                .collect()
+        };
     assert_eq!(by_gpu(&xids, "0"), [(None, "0".to_string())], "{text}");
     // Re-sampled every 100 ms, still one error.
-    assert_eq!(by_gpu(&xids, "1"), [(Some("79".to_string()), "1".to_string())], "{text}");
+    assert_eq!(
+        by_gpu(&xids, "1"),
+        [(Some("79".to_string()), "1".to_string())],
+        "{text}"
+    );
     let last = series(&text, "DCGM_FI_DEV_XID_ERRORS");
     assert_eq!(label(&last[1].0, "err_code"), Some("79"));
     let clocks = series(&text, "DCGM_EXP_CLOCK_EVENTS_COUNT");
     let g2 = by_gpu(&clocks, "2");
-    assert!(g2.contains(&(Some("sw_thermal".to_string()), "1".to_string())), "{g2:?}");
-    assert!(g2.contains(&(Some("hw_thermal".to_string()), "1".to_string())), "{g2:?}");
+    assert!(
+        g2.contains(&(Some("sw_thermal".to_string()), "1".to_string())),
+        "{g2:?}"
+    );
+    assert!(
+        g2.contains(&(Some("hw_thermal".to_string()), "1".to_string())),
+        "{g2:?}"
+    );
     let dbe = series(&text, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL");
     let dbe: Vec<&str> = dbe.iter().map(|(_, v)| v.as_str()).collect();
     assert_eq!(dbe, ["0", "0", "2"]);

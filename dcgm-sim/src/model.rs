@@ -202,7 +202,17 @@ pub fn sample(
             + 610
     };
     match field {
-        DCGM_FI_DEV_GPU_NAME => return Str(g.model.clone()),
+        DCGM_FI_DEV_GPU_NAME => {
+            // A MIG instance reports its profile name, as DCGM does.
+            return Str(match group {
+                DCGM_FE_GPU_I => m.gpu_instances[id as usize].profile.clone(),
+                DCGM_FE_GPU_CI => {
+                    let ci = &m.compute_instances[id as usize];
+                    m.gpu_instances[ci.instance as usize].profile.clone()
+                }
+                _ => g.model.clone(),
+            });
+        }
         DCGM_FI_DEV_GPU_UUID => {
             return Str(match group {
                 DCGM_FE_GPU => g.uuid.clone(),
@@ -235,7 +245,18 @@ pub fn sample(
         }
         _ => {}
     }
-    if group != DCGM_FE_GPU {
+    // Below: GPU-level fields. A MIG instance reads its parent GPU's value, as DCGM does;
+    // the fields that only make sense for the whole board are not supported on instances.
+    if group != DCGM_FE_GPU
+        && matches!(
+            field,
+            DCGM_FI_DEV_NVML_INDEX
+                | DCGM_FI_DEV_GPU_MINOR_NUMBER
+                | DCGM_FI_DEV_BOARD_SERIAL
+                | DCGM_FI_DEV_COMPUTE_PIDS
+                | DCGM_FI_DEV_GRAPHICS_PIDS
+        )
+    {
         return NotSupported;
     }
 

@@ -110,15 +110,30 @@ impl WebConfig {
             serde_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?
         };
         let base = path.parent().unwrap_or(Path::new("."));
-        let rel = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
+        let rel = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                base.join(p)
+            }
+        };
         for (user, hash) in &file.basic_auth_users {
-            if !(hash.starts_with("$2a$") || hash.starts_with("$2b$") || hash.starts_with("$2y$") || hash.starts_with("$2x$")) {
-                return Err(format!("{}: the password of {user:?} is not a bcrypt hash", path.display()));
+            if !(hash.starts_with("$2a$")
+                || hash.starts_with("$2b$")
+                || hash.starts_with("$2y$")
+                || hash.starts_with("$2x$"))
+            {
+                return Err(format!(
+                    "{}: the password of {user:?} is not a bcrypt hash",
+                    path.display()
+                ));
             }
         }
         let tls = match file.tls_server_config {
             None => None,
-            Some(t) => Some(Arc::new(tls_config(&t, &rel).map_err(|e| format!("{}: {e}", path.display()))?)),
+            Some(t) => Some(Arc::new(
+                tls_config(&t, &rel).map_err(|e| format!("{}: {e}", path.display()))?,
+            )),
         };
         let mut headers = Vec::new();
         if let Some(h) = file.http_server_config {
@@ -126,7 +141,9 @@ impl WebConfig {
                 log::info!("web config: http2 requested; this server speaks HTTP/1.1");
             }
             for (k, v) in h.headers {
-                if !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') || v.contains(['\r', '\n']) {
+                if !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    || v.contains(['\r', '\n'])
+                {
                     return Err(format!("{}: invalid response header {k:?}", path.display()));
                 }
                 headers.push((k, v));
@@ -147,11 +164,19 @@ impl WebConfig {
         let Some(h) = header else {
             return false;
         };
-        let Some(b64) = h.strip_prefix("Basic ").or_else(|| h.strip_prefix("basic ")) else {
+        let Some(b64) = h
+            .strip_prefix("Basic ")
+            .or_else(|| h.strip_prefix("basic "))
+        else {
             return false;
         };
         let b64 = b64.trim();
-        if self.auth_cache.lock().unwrap_or_else(|p| p.into_inner()).contains(b64) {
+        if self
+            .auth_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(b64)
+        {
             return true;
         }
         let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(b64) else {
@@ -194,8 +219,11 @@ fn tls_config(t: &TlsFile, rel: &dyn Fn(&Path) -> PathBuf) -> Result<rustls::Ser
     if certs.is_empty() {
         return Err(format!("cert_file {}: no certificate", cert.display()));
     }
-    let key = PrivateKeyDer::from_pem_file(&key).map_err(|e| format!("key_file {}: {e}", key.display()))?;
-    let version = |v: &Option<String>, default: &'static rustls::SupportedProtocolVersion| match v.as_deref() {
+    let key = PrivateKeyDer::from_pem_file(&key)
+        .map_err(|e| format!("key_file {}: {e}", key.display()))?;
+    let version = |v: &Option<String>, default: &'static rustls::SupportedProtocolVersion| match v
+        .as_deref()
+    {
         None => Ok(default),
         Some("TLS12") => Ok(&rustls::version::TLS12),
         Some("TLS13") => Ok(&rustls::version::TLS13),
@@ -203,13 +231,14 @@ fn tls_config(t: &TlsFile, rel: &dyn Fn(&Path) -> PathBuf) -> Result<rustls::Ser
     };
     let min = version(&t.min_version, &rustls::version::TLS12)?;
     let max = version(&t.max_version, &rustls::version::TLS13)?;
-    let versions: Vec<&'static rustls::SupportedProtocolVersion> = [&rustls::version::TLS12, &rustls::version::TLS13]
-        .into_iter()
-        .filter(|v| {
-            let n = |v: &rustls::SupportedProtocolVersion| u16::from(v.version);
-            n(v) >= n(min) && n(v) <= n(max)
-        })
-        .collect();
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> =
+        [&rustls::version::TLS12, &rustls::version::TLS13]
+            .into_iter()
+            .filter(|v| {
+                let n = |v: &rustls::SupportedProtocolVersion| u16::from(v.version);
+                n(v) >= n(min) && n(v) <= n(max)
+            })
+            .collect();
     if versions.is_empty() {
         return Err("min_version is above max_version".into());
     }
@@ -226,11 +255,18 @@ fn tls_config(t: &TlsFile, rel: &dyn Fn(&Path) -> PathBuf) -> Result<rustls::Ser
             };
             let ca = rel(ca);
             let mut roots = rustls::RootCertStore::empty();
-            for c in CertificateDer::pem_file_iter(&ca).map_err(|e| format!("client_ca_file {}: {e}", ca.display()))? {
+            for c in CertificateDer::pem_file_iter(&ca)
+                .map_err(|e| format!("client_ca_file {}: {e}", ca.display()))?
+            {
                 let c = c.map_err(|e| format!("client_ca_file {}: {e}", ca.display()))?;
-                roots.add(c).map_err(|e| format!("client_ca_file {}: {e}", ca.display()))?;
+                roots
+                    .add(c)
+                    .map_err(|e| format!("client_ca_file {}: {e}", ca.display()))?;
             }
-            let mut v = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+            let mut v = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            );
             if auth == "VerifyClientCertIfGiven" {
                 v = v.allow_unauthenticated();
             }
@@ -238,7 +274,9 @@ fn tls_config(t: &TlsFile, rel: &dyn Fn(&Path) -> PathBuf) -> Result<rustls::Ser
         }
         o => return Err(format!("client_auth_type {o:?} is not supported")),
     };
-    let mut cfg = builder.with_single_cert(certs, key).map_err(|e| e.to_string())?;
+    let mut cfg = builder
+        .with_single_cert(certs, key)
+        .map_err(|e| e.to_string())?;
     cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(cfg)
 }
@@ -246,9 +284,12 @@ fn tls_config(t: &TlsFile, rel: &dyn Fn(&Path) -> PathBuf) -> Result<rustls::Ser
 /// Turns dcgm-exporter's listen address (`:9400`, `host:9400`, `[::1]:9400`) into a listener.
 pub fn bind(address: &str) -> io::Result<TcpListener> {
     if let Some(port) = address.strip_prefix(':') {
-        let port: u16 = port
-            .parse()
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("invalid port in {address:?}")))?;
+        let port: u16 = port.parse().map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("invalid port in {address:?}"),
+            )
+        })?;
         // Every interface: IPv6 (dual stack where the system allows), else IPv4.
         return TcpListener::bind(SocketAddr::from(([0u16; 8], port)))
             .or_else(|_| TcpListener::bind(SocketAddr::from(([0u8; 4], port))));
@@ -276,13 +317,15 @@ pub fn serve(listener: TcpListener, web: Arc<WebConfig>, published: Arc<Mutex<Pu
             continue;
         }
         let (web, published, active) = (web.clone(), published.clone(), active.clone());
-        let spawned = std::thread::Builder::new().name("http".into()).spawn(move || {
-            let peer = stream.peer_addr().ok();
-            if let Err(e) = connection(stream, &web, &published) {
-                log::debug!("connection from {peer:?}: {e}");
-            }
-            active.fetch_sub(1, Ordering::AcqRel);
-        });
+        let spawned = std::thread::Builder::new()
+            .name("http".into())
+            .spawn(move || {
+                let peer = stream.peer_addr().ok();
+                if let Err(e) = connection(stream, &web, &published) {
+                    log::debug!("connection from {peer:?}: {e}");
+                }
+                active.fetch_sub(1, Ordering::AcqRel);
+            });
         if let Err(e) = spawned {
             log::warn!("cannot start a connection thread: {e}");
         }
@@ -297,7 +340,11 @@ fn connection(stream: TcpStream, web: &WebConfig, published: &Mutex<Published>) 
         None => requests(BufReader::new(stream), web, published),
         Some(cfg) => {
             let conn = rustls::ServerConnection::new(cfg.clone()).map_err(io::Error::other)?;
-            requests(BufReader::new(rustls::StreamOwned::new(conn, stream)), web, published)
+            requests(
+                BufReader::new(rustls::StreamOwned::new(conn, stream)),
+                web,
+                published,
+            )
         }
     }
 }
@@ -310,14 +357,24 @@ struct Request {
 }
 
 /// Reads one line (at most `budget` bytes in all); `None` at end of stream.
-fn read_line<S: Read>(r: &mut BufReader<S>, budget: &mut usize, line: &mut Vec<u8>) -> io::Result<Option<()>> {
+fn read_line<S: Read>(
+    r: &mut BufReader<S>,
+    budget: &mut usize,
+    line: &mut Vec<u8>,
+) -> io::Result<Option<()>> {
     line.clear();
-    let n = r.by_ref().take(*budget as u64 + 1).read_until(b'\n', line)?;
+    let n = r
+        .by_ref()
+        .take(*budget as u64 + 1)
+        .read_until(b'\n', line)?;
     if n == 0 {
         return Ok(None);
     }
     if n > *budget || !line.ends_with(b"\n") {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "request head too large"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "request head too large",
+        ));
     }
     *budget -= n;
     while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
@@ -340,27 +397,43 @@ fn read_request<S: Read>(r: &mut BufReader<S>) -> io::Result<Option<Request>> {
     }
     let head = String::from_utf8_lossy(&line).into_owned();
     let mut parts = head.split(' ');
-    let (Some(method), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "malformed request line"));
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "malformed request line",
+        ));
     };
     let http11 = match version {
         "HTTP/1.1" => true,
         "HTTP/1.0" => false,
-        _ => return Err(io::Error::new(io::ErrorKind::InvalidData, "unsupported HTTP version")),
+        _ => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "unsupported HTTP version",
+            ));
+        }
     };
     let mut keep_alive = http11;
     let mut authorization = None;
     let mut length: u64 = 0;
     loop {
         if read_line(r, &mut budget, &mut line)?.is_none() {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "end of stream in headers"));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "end of stream in headers",
+            ));
         }
         if line.is_empty() {
             break;
         }
         let h = String::from_utf8_lossy(&line);
         let Some((name, value)) = h.split_once(':') else {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "malformed header"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "malformed header",
+            ));
         };
         let value = value.trim();
         match name.to_ascii_lowercase().as_str() {
@@ -374,18 +447,24 @@ fn read_request<S: Read>(r: &mut BufReader<S>) -> io::Result<Option<Request>> {
             }
             "authorization" => authorization = Some(value.to_string()),
             "content-length" => {
-                length = value
-                    .parse()
-                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad content-length"))?;
+                length = value.parse().map_err(|_| {
+                    io::Error::new(io::ErrorKind::InvalidData, "bad content-length")
+                })?;
             }
             "transfer-encoding" => {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, "request bodies are not accepted"));
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "request bodies are not accepted",
+                ));
             }
             _ => {}
         }
     }
     if length > MAX_BODY {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "request body too large"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "request body too large",
+        ));
     }
     io::copy(&mut r.by_ref().take(length), &mut io::sink())?;
     let path = target.split('?').next().unwrap_or(target).to_string();
@@ -397,23 +476,42 @@ fn read_request<S: Read>(r: &mut BufReader<S>) -> io::Result<Option<Request>> {
     }))
 }
 
-fn requests<S: Read + Write>(mut r: BufReader<S>, web: &WebConfig, published: &Mutex<Published>) -> io::Result<()> {
+fn requests<S: Read + Write>(
+    mut r: BufReader<S>,
+    web: &WebConfig,
+    published: &Mutex<Published>,
+) -> io::Result<()> {
     let mut body = Vec::new();
     loop {
         let req = match read_request(&mut r) {
             Ok(Some(req)) => req,
             Ok(None) => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                let _ = respond(r.get_mut(), 400, "text/plain; charset=utf-8", b"bad request\n", false, &[], web, true);
+                let _ = respond(
+                    r.get_mut(),
+                    400,
+                    "text/plain; charset=utf-8",
+                    b"bad request\n",
+                    false,
+                    &[],
+                    web,
+                    true,
+                );
                 return Err(e);
             }
             Err(e) => return Err(e),
         };
         let head_only = req.method == "HEAD";
         body.clear();
-        let (status, ctype, extra): (u16, &str, &[(&str, &str)]) = if !web.authorized(req.authorization.as_deref()) {
+        let (status, ctype, extra): (u16, &str, &[(&str, &str)]) = if !web
+            .authorized(req.authorization.as_deref())
+        {
             body.extend_from_slice(b"Unauthorized\n");
-            (401, "text/plain; charset=utf-8", &[("WWW-Authenticate", "Basic")])
+            (
+                401,
+                "text/plain; charset=utf-8",
+                &[("WWW-Authenticate", "Basic")],
+            )
         } else if req.method != "GET" && !head_only {
             body.extend_from_slice(b"method not allowed\n");
             (405, "text/plain; charset=utf-8", &[("Allow", "GET, HEAD")])
@@ -466,7 +564,16 @@ fn requests<S: Read + Write>(mut r: BufReader<S>, web: &WebConfig, published: &M
                 }
             }
         };
-        respond(r.get_mut(), status, ctype, &body, head_only, extra, web, !req.keep_alive)?;
+        respond(
+            r.get_mut(),
+            status,
+            ctype,
+            &body,
+            head_only,
+            extra,
+            web,
+            !req.keep_alive,
+        )?;
         if !req.keep_alive {
             return Ok(());
         }
@@ -502,7 +609,11 @@ fn respond<W: Write>(
     for (k, v) in &web.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
-    head.push_str(if close { "Connection: close\r\n\r\n" } else { "Connection: keep-alive\r\n\r\n" });
+    head.push_str(if close {
+        "Connection: close\r\n\r\n"
+    } else {
+        "Connection: keep-alive\r\n\r\n"
+    });
     w.write_all(head.as_bytes())?;
     if !head_only {
         w.write_all(body)?;

@@ -1,15 +1,15 @@
 //! Health watches, policies (with Python callbacks), diagnostics and process/job statistics,
 //! returned as plain dicts and lists.
 
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use dcgm::{
-    DiagLevel, DiagRequest, DiagResponse, DiagResult, Group, HealthSystems, JobGpuStats, PidGpuInfo,
-    Policy, PolicyCondition, PolicyRegistration, PolicyViolation, StatSummary, ViolationDetail,
-    WatchOptions,
+    DiagLevel, DiagRequest, DiagResponse, DiagResult, Group, HealthSystems, JobGpuStats,
+    PidGpuInfo, Policy, PolicyCondition, PolicyRegistration, PolicyViolation, StatSummary,
+    ViolationDetail, WatchOptions,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -30,7 +30,8 @@ pub fn at_exit() {
 }
 
 fn secs(t: SystemTime) -> f64 {
-    t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 // --- health ---
@@ -157,7 +158,12 @@ pub struct PyPolicyRegistration {
 
 impl Drop for PyPolicyRegistration {
     fn drop(&mut self) {
-        if let Some(r) = self.inner.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(r) = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             drop_detached(r);
         }
     }
@@ -174,7 +180,10 @@ impl PyPolicyRegistration {
     /// Whether callbacks are still delivered.
     #[getter]
     fn active(&self) -> bool {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     /// How many times the callback was called.
@@ -236,7 +245,9 @@ pub fn policy_register(
     callback: Py<PyAny>,
 ) -> PyResult<PyPolicyRegistration> {
     if !callback.bind(py).is_callable() {
-        return Err(pyo3::exceptions::PyTypeError::new_err("callback must be callable"));
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "callback must be callable",
+        ));
     }
     let counts = Arc::new(Counts::default());
     let c = counts.clone();
@@ -338,7 +349,12 @@ pub fn run_diagnostic<'py>(
         2 => DiagLevel::Medium,
         3 => DiagLevel::Long,
         4 => DiagLevel::ExtraLong,
-        n => return Err(errors::badparam(py, format!("diagnostic level {n}: use 1, 2, 3 or 4"))),
+        n => {
+            return Err(errors::badparam(
+                py,
+                format!("diagnostic level {n}: use 1, 2, 3 or 4"),
+            ));
+        }
     };
     let mut req = match tests {
         Some(t) => DiagRequest::tests(t),
@@ -396,7 +412,10 @@ fn pid_gpu<'py>(py: Python<'py>, p: &PidGpuInfo) -> PyResult<Bound<'py, PyDict>>
     d.set_item("ecc_single_bit", p.ecc_single_bit)?;
     d.set_item("ecc_double_bit", p.ecc_double_bit)?;
     d.set_item("xid_count", p.xid_count)?;
-    d.set_item("xid_times", p.xid_times.iter().map(|t| secs(*t)).collect::<Vec<_>>())?;
+    d.set_item(
+        "xid_times",
+        p.xid_times.iter().map(|t| secs(*t)).collect::<Vec<_>>(),
+    )?;
     d.set_item("other_compute_pids", p.other_compute_pids.clone())?;
     d.set_item("other_graphics_pids", p.other_graphics_pids.clone())?;
     d.set_item("violations", violations(py, &p.violations)?)?;
@@ -439,7 +458,10 @@ fn job_gpu<'py>(py: Python<'py>, j: &JobGpuStats) -> PyResult<Bound<'py, PyDict>
     d.set_item("ecc_single_bit", j.ecc_single_bit)?;
     d.set_item("ecc_double_bit", j.ecc_double_bit)?;
     d.set_item("xid_count", j.xid_count)?;
-    d.set_item("xid_times", j.xid_times.iter().map(|t| secs(*t)).collect::<Vec<_>>())?;
+    d.set_item(
+        "xid_times",
+        j.xid_times.iter().map(|t| secs(*t)).collect::<Vec<_>>(),
+    )?;
     let procs = |list: &[dcgm::ProcessUtil]| -> PyResult<Bound<'py, PyList>> {
         let l = PyList::empty(py);
         for p in list {
@@ -468,7 +490,11 @@ pub fn job_start(py: Python<'_>, g: Group, id: String) -> PyResult<()> {
     py.detach(move || g.job_start(&id)).py(py)
 }
 
-pub fn job_stats<'py>(py: Python<'py>, h: dcgm::Handle, id: String) -> PyResult<Bound<'py, PyDict>> {
+pub fn job_stats<'py>(
+    py: Python<'py>,
+    h: dcgm::Handle,
+    id: String,
+) -> PyResult<Bound<'py, PyDict>> {
     let s = py.detach(move || h.job_stats(&id)).py(py)?;
     let d = PyDict::new(py);
     let gpus = PyList::empty(py);

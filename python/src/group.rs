@@ -37,7 +37,12 @@ impl PyGroup {
 
 impl Drop for PyGroup {
     fn drop(&mut self) {
-        if let Some(g) = self.inner.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(g) = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             drop_detached(g);
         }
     }
@@ -120,7 +125,11 @@ impl PyGroup {
     }
 
     /// The latest value of every field of `field_group` for every entity of the group.
-    fn latest_values(&self, py: Python<'_>, field_group: &PyFieldGroup) -> PyResult<Vec<Py<PyFieldValue>>> {
+    fn latest_values(
+        &self,
+        py: Python<'_>,
+        field_group: &PyFieldGroup,
+    ) -> PyResult<Vec<Py<PyFieldValue>>> {
         let g = self.get(py)?;
         let fg = field_group.get(py)?;
         let v = py.detach(move || g.latest_values(&fg)).py(py)?;
@@ -239,7 +248,16 @@ impl PyGroup {
         fail_early: bool,
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        extras::run_diagnostic(py, self.get(py)?, level, tests, params, verbose, fail_early, timeout)
+        extras::run_diagnostic(
+            py,
+            self.get(py)?,
+            level,
+            tests,
+            params,
+            verbose,
+            fail_early,
+            timeout,
+        )
     }
 
     // --- process statistics ---
@@ -321,7 +339,12 @@ impl PyFieldGroup {
 
 impl Drop for PyFieldGroup {
     fn drop(&mut self) {
-        if let Some(g) = self.inner.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(g) = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             drop_detached(g);
         }
     }
@@ -374,7 +397,12 @@ pub struct PyWatch {
 
 impl Drop for PyWatch {
     fn drop(&mut self) {
-        if let Some(w) = self.inner.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(w) = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             drop_detached(w);
         }
     }
@@ -396,7 +424,10 @@ impl PyWatch {
     /// Whether the watch is still active.
     #[getter]
     fn active(&self) -> bool {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     /// Seconds between samples.

@@ -22,8 +22,12 @@ pub fn drop_detached<T: Send>(v: T) {
 
 /// Seconds (a float) to a `Duration`; negative, NaN or huge values raise `DCGMError_Badparam`.
 pub fn seconds(py: Python<'_>, what: &str, s: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(s)
-        .map_err(|_| errors::badparam(py, format!("{what} must be a non-negative number of seconds, not {s}")))
+    Duration::try_from_secs_f64(s).map_err(|_| {
+        errors::badparam(
+            py,
+            format!("{what} must be a non-negative number of seconds, not {s}"),
+        )
+    })
 }
 
 fn severity(py: Python<'_>, s: &str) -> PyResult<LogSeverity> {
@@ -38,7 +42,9 @@ fn severity(py: Python<'_>, s: &str) -> PyResult<LogSeverity> {
         other => {
             return Err(errors::badparam(
                 py,
-                format!("unknown log severity {other:?}: none, fatal, error, warning, info, debug or verbose"),
+                format!(
+                    "unknown log severity {other:?}: none, fatal, error, warning, info, debug or verbose"
+                ),
             ));
         }
     })
@@ -69,7 +75,12 @@ impl PyHandle {
 
 impl Drop for PyHandle {
     fn drop(&mut self) {
-        if let Some(h) = self.inner.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(h) = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             drop_detached(h);
         }
     }
@@ -167,7 +178,10 @@ impl PyHandle {
     /// Whether `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).is_none()
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
     }
 
     /// Node-wide queries.
@@ -187,11 +201,17 @@ impl PyHandle {
         entities: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyGroup> {
         let h = self.get(py)?;
-        let mut all: Vec<dcgm::Entity> = gpus.unwrap_or_default().into_iter().map(dcgm::Entity::gpu).collect();
+        let mut all: Vec<dcgm::Entity> = gpus
+            .unwrap_or_default()
+            .into_iter()
+            .map(dcgm::Entity::gpu)
+            .collect();
         if let Some(e) = entities {
             all.extend(extract_entities(e)?);
         }
-        let g = py.detach(move || dcgm::Group::with_entities(&h, &name, &all)).py(py)?;
+        let g = py
+            .detach(move || dcgm::Group::with_entities(&h, &name, &all))
+            .py(py)?;
         Ok(PyGroup::wrap(g))
     }
 
@@ -206,10 +226,17 @@ impl PyHandle {
     }
 
     /// Creates a field group of these fields (ids, names, aliases or tags; at most 127).
-    fn field_group(&self, py: Python<'_>, name: String, fields: &Bound<'_, PyAny>) -> PyResult<PyFieldGroup> {
+    fn field_group(
+        &self,
+        py: Python<'_>,
+        name: String,
+        fields: &Bound<'_, PyAny>,
+    ) -> PyResult<PyFieldGroup> {
         let h = self.get(py)?;
         let ids = extract_fields(py, fields)?;
-        let fg = py.detach(move || dcgm::FieldGroup::create(&h, &name, &ids)).py(py)?;
+        let fg = py
+            .detach(move || dcgm::FieldGroup::create(&h, &name, &ids))
+            .py(py)?;
         Ok(PyFieldGroup::wrap(fg))
     }
 
@@ -326,7 +353,12 @@ impl PySystem {
 
     /// Entities of one group (`DCGM_FE_*`) as `(entity_group, entity_id)` pairs.
     #[pyo3(signature = (group, only_supported=false))]
-    fn entities(&self, py: Python<'_>, group: u32, only_supported: bool) -> PyResult<Vec<(u32, u32)>> {
+    fn entities(
+        &self,
+        py: Python<'_>,
+        group: u32,
+        only_supported: bool,
+    ) -> PyResult<Vec<(u32, u32)>> {
         let s = self.inner.clone();
         let e = py
             .detach(move || s.entities(EntityGroup::from_raw(group), only_supported))
@@ -367,7 +399,11 @@ impl PySystem {
 
     /// Field metadata as the library reports it (by id, name, alias or tag); `None` if the
     /// library does not know the field.
-    fn field_meta(&self, py: Python<'_>, field: &Bound<'_, PyAny>) -> PyResult<Option<PyFieldMeta>> {
+    fn field_meta(
+        &self,
+        py: Python<'_>,
+        field: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<PyFieldMeta>> {
         let s = self.inner.clone();
         let m = if let Ok(id) = field.extract::<u16>() {
             py.detach(move || s.field_meta(dcgm::FieldId(id))).py(py)?
@@ -415,7 +451,9 @@ impl PySystem {
         let ents = extract_entities(entities)?;
         let ids = extract_fields(py, fields)?;
         let s = self.inner.clone();
-        let vals = py.detach(move || s.entities_latest_values(&ents, &ids)).py(py)?;
+        let vals = py
+            .detach(move || s.entities_latest_values(&ents, &ids))
+            .py(py)?;
         values_to_list(py, vals)
     }
 }

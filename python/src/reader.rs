@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use dcgm::sys::{DCGM_ST_BADPARAM, DCGM_ST_NO_DATA, DCGM_ST_NO_PERMISSION, DCGM_ST_NOT_SUPPORTED, DCGM_ST_OK};
+use dcgm::sys::{
+    DCGM_ST_BADPARAM, DCGM_ST_NO_DATA, DCGM_ST_NO_PERMISSION, DCGM_ST_NOT_SUPPORTED, DCGM_ST_OK,
+};
 use dcgm::{BlankKind, FieldId, FieldValue, OperationMode, Value};
 use dcgm_reader::{ChosenMode, Connection, Reader};
 use pyo3::prelude::*;
@@ -26,7 +28,12 @@ pub struct PyReader {
 
 impl Drop for PyReader {
     fn drop(&mut self) {
-        if let Some(r) = self.inner.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(r) = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             drop_detached(r);
         }
     }
@@ -34,7 +41,11 @@ impl Drop for PyReader {
 
 impl PyReader {
     /// Runs `f` on the reader with the GIL released.
-    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Reader) -> dcgm::Result<T> + Send) -> PyResult<T> {
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Reader) -> dcgm::Result<T> + Send,
+    ) -> PyResult<T> {
         let r = py.detach(|| {
             let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             guard.as_mut().map(f)
@@ -131,7 +142,10 @@ impl PyReader {
         }
         b = b.connection(match (address, embedded) {
             (Some(_), true) => {
-                return Err(errors::badparam(py, "give either address or embedded=True, not both"));
+                return Err(errors::badparam(
+                    py,
+                    "give either address or embedded=True, not both",
+                ));
             }
             (Some(a), false) => Connection::Remote(a),
             (None, true) => Connection::Embedded,

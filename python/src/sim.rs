@@ -26,14 +26,14 @@ pub fn packaged() -> Option<PathBuf> {
 }
 
 /// The library a handle should load: an explicit path wins; `simulate` means the packaged
-/// simulator; otherwise `None`, that is libdcgm's normal search (`DCGM_LIB_PATH`, the sonames,
-/// the distribution directories), which never falls back to the simulator.
+/// simulator; otherwise libdcgm's normal search (`DCGM_LIB_PATH`, the sonames, the
+/// distribution directories), which must not end at the simulator (see [`default_search`]).
 pub fn resolve(simulate: bool, library_path: Option<PathBuf>) -> dcgm::Result<Option<PathBuf>> {
     if let Some(p) = library_path {
         return Ok(Some(p));
     }
     if !simulate {
-        return Ok(None);
+        return default_search();
     }
     match packaged() {
         Some(p) if p.is_file() => Ok(Some(p)),
@@ -41,9 +41,56 @@ pub fn resolve(simulate: bool, library_path: Option<PathBuf>) -> dcgm::Result<Op
             "simulate=True, but this installation of the dcgm package has no simulator (looked \
              for {}): install a wheel built by python/build_and_test.sh, or pass library_path= \
              the path of libdcgm_sim.so",
-            p.map_or_else(|| "dcgm/_sim/libdcgm_sim.so".into(), |p| p.display().to_string())
+            p.map_or_else(
+                || "dcgm/_sim/libdcgm_sim.so".into(),
+                |p| p.display().to_string()
+            )
         ))),
     }
+}
+
+/// libdcgm's normal search, kept from reaching the simulator: dcgm-sim's soname is
+/// `libdcgm.so.4`, so once this process has loaded it (`simulate=True`), the dynamic loader
+/// answers a search for `libdcgm.so.4` with the simulator. `None` means "search as usual" (it
+/// finds NVIDIA's library, or `DCGM_LIB_PATH` names the library: the user's explicit choice);
+/// otherwise NVIDIA's library by its full path, or `LibraryNotFound`.
+fn default_search() -> dcgm::Result<Option<PathBuf>> {
+    use dcgm::sys::{
+        DCGM_LIB_PATH_ENV, DISTRIBUTION_DIRS, DcgmLibrary, LoadAttempt, LoadError, SONAMES,
+    };
+    if std::env::var_os(DCGM_LIB_PATH_ENV).is_some_and(|v| !v.is_empty()) {
+        return Ok(None);
+    }
+    let found = DcgmLibrary::open()?;
+    if !found.is_simulator() {
+        return Ok(None);
+    }
+    let mut attempts = vec![LoadAttempt {
+        candidate: found.path().display().to_string(),
+        source: "soname search",
+        error: "matched the dcgm-sim simulator this process loaded earlier (simulate=True); \
+                it is used only when asked for"
+            .into(),
+    }];
+    drop(found);
+    for dir in DISTRIBUTION_DIRS {
+        for name in SONAMES {
+            let p = Path::new(dir).join(name);
+            if !p.is_file() {
+                continue;
+            }
+            match DcgmLibrary::open_path(&p) {
+                Ok(l) if !l.is_simulator() => return Ok(Some(p)),
+                Ok(_) => attempts.push(LoadAttempt {
+                    candidate: p.display().to_string(),
+                    source: "distribution directory",
+                    error: "is the dcgm-sim simulator".into(),
+                }),
+                Err(e) => attempts.extend(e.attempts),
+            }
+        }
+    }
+    Err(dcgm::Error::LibraryNotFound(LoadError { attempts }))
 }
 
 type ConfigureFn = unsafe extern "C" fn(*const c_char) -> i32;
@@ -54,10 +101,9 @@ static CONFIGURERS: Mutex<Option<HashMap<PathBuf, (libloading::Library, Configur
     Mutex::new(None);
 
 fn configure(path: &Path, json: Option<&str>) -> dcgm::Result<()> {
-    let c = json
-        .map(CString::new)
-        .transpose()
-        .map_err(|_| dcgm::Error::InvalidArgument("the configuration contains a NUL byte".into()))?;
+    let c = json.map(CString::new).transpose().map_err(|_| {
+        dcgm::Error::InvalidArgument("the configuration contains a NUL byte".into())
+    })?;
     let mut map = CONFIGURERS.lock().unwrap_or_else(|p| p.into_inner());
     let map = map.get_or_insert_with(HashMap::new);
     if !map.contains_key(path) {
@@ -98,8 +144,8 @@ pub fn configure_simulator(
     config: Option<String>,
     library_path: Option<PathBuf>,
 ) -> PyResult<()> {
-    let path = resolve(true, library_path).py(py)?.ok_or_else(|| {
-        errors::badparam(py, "no simulator library to configure")
-    })?;
+    let path = resolve(true, library_path)
+        .py(py)?
+        .ok_or_else(|| errors::badparam(py, "no simulator library to configure"))?;
     py.detach(|| configure(&path, config.as_deref())).py(py)
 }

@@ -78,7 +78,11 @@ impl PyFieldMeta {
             tag: m.tag.clone(),
             field_type: field_type.to_string(),
             size: info.map_or(0, |f| f.size),
-            scope: if m.global { sys::DCGM_FS_GLOBAL } else { sys::DCGM_FS_ENTITY },
+            scope: if m.global {
+                sys::DCGM_FS_GLOBAL
+            } else {
+                sys::DCGM_FS_ENTITY
+            },
             entity_level: m.entity_level.raw(),
             nvml_field_id: info.map_or(0, |f| f.nvml_field_id),
             short_name: m.short_name.clone(),
@@ -134,7 +138,9 @@ impl PyFieldMeta {
         format!(
             "FieldMeta(field_id={}, name={}, tag={:?}, field_type={:?}, unit={:?})",
             self.field_id,
-            self.name.as_deref().map_or("None".to_string(), |n| format!("{n:?}")),
+            self.name
+                .as_deref()
+                .map_or("None".to_string(), |n| format!("{n:?}")),
             self.tag,
             self.field_type,
             self.unit
@@ -145,7 +151,10 @@ impl PyFieldMeta {
 /// Every field of the table, in id order.
 #[pyfunction]
 pub fn field_table() -> Vec<PyFieldMeta> {
-    sys::FIELD_TABLE.iter().map(PyFieldMeta::from_info).collect()
+    sys::FIELD_TABLE
+        .iter()
+        .map(PyFieldMeta::from_info)
+        .collect()
 }
 
 /// The table entry of a field by id, 4.6 name, pre-4.6 alias or tag; `None` if unknown.
@@ -228,9 +237,7 @@ pub fn extract_fields(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Fi
     if obj.is_instance_of::<PyString>() {
         return Ok(vec![extract_field(py, obj)?]);
     }
-    obj.try_iter()?
-        .map(|f| extract_field(py, &f?))
-        .collect()
+    obj.try_iter()?.map(|f| extract_field(py, &f?)).collect()
 }
 
 /// An entity argument: an `(entityGroupId, entityId)` pair, or an object with

@@ -2,10 +2,10 @@
 //! `dcgm.Blank` member, never as a sentinel number.
 
 use dcgm::{BlankKind, FieldValue, Value};
+use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
-use pyo3::IntoPyObjectExt;
 
 use crate::tables::entity_tuple;
 

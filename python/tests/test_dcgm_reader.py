@@ -134,8 +134,9 @@ def test_entities_and_v2_handlers() -> None:
             self.entityGroupId, self.entityId = group, eid
 
     entities = [Pair(*instances[0]), (dcgm_fields.DCGM_FE_GPU, 0)]
-    with EntityCollector(fieldIds=[252], entities=entities, simulate=True) as r:
+    with EntityCollector(fieldIds=[252], entities=entities, updateFrequency=50000, simulate=True) as r:
         r.Process()
+        time.sleep(0.2)  # samples for the since-last-call forms, which start after Process's
         latest = r.GetLatestEntityValuesAsFieldIdDict()
         by_name = r.GetLatestEntityValuesAsFieldNameDict()
         since = r.GetAllEntityValuesAsFieldIdDictSinceLastCall()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -22,15 +24,38 @@ def test_simulator_is_in_the_package() -> None:
     assert os.path.dirname(os.path.dirname(p)) == os.path.dirname(os.path.realpath(dcgm.__file__))
 
 
+FRESH_PROCESS = """
+import dcgm, dcgm.structs as s
+try:
+    dcgm.Handle.embedded()
+except s.DCGMError_LibraryNotFound as e:
+    print(e.value)
+    print(e)
+"""
+
+
+@no_real_libdcgm
+def test_without_simulate_a_fresh_process_lists_the_paths_tried() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DCGM_LIB_PATH", "DCGM_SIM"))}
+    env["DCGM_SIM_LIB"] = dcgm.simulator_path()  # not a way to select the simulator either
+    r = subprocess.run([sys.executable, "-c", FRESH_PROCESS], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    code, text = r.stdout.split("\n", 1)
+    assert int(code) == dcgm_structs.DCGM_ST_LIBRARY_NOT_FOUND
+    assert "tried" in text and "libdcgm.so.4 [soname search]" in text, text
+    assert "/usr/lib/x86_64-linux-gnu/libdcgm.so.4" in text or "/usr/lib64/libdcgm.so.4" in text, text
+
+
 @no_real_libdcgm
 def test_without_simulate_the_simulator_is_never_a_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DCGM_LIB_PATH", raising=False)
-    # Not even when DCGM_SIM_LIB names it: only simulate=True selects the simulator.
-    monkeypatch.setenv("DCGM_SIM_LIB", dcgm.simulator_path())
-    with pytest.raises(dcgm_structs.DCGMError_LibraryNotFound) as e:
-        dcgm.Handle.embedded()
+    # This process has loaded the simulator, whose soname is libdcgm.so.4: the dynamic loader
+    # would answer the soname search with it. It must not be used without simulate=True.
+    with dcgm.Handle.embedded(simulate=True):
+        with pytest.raises(dcgm_structs.DCGMError_LibraryNotFound) as e:
+            dcgm.Handle.embedded()
     text = str(e.value)
-    assert "libdcgm.so.4" in text and "tried" in text, text
+    assert "libdcgm.so.4" in text and "tried" in text and "simulate=True" in text, text
     assert e.value.value == dcgm_structs.DCGM_ST_LIBRARY_NOT_FOUND
     with pytest.raises(dcgm_structs.DCGMError_LibraryNotFound):
         dcgm.Handle.connect("localhost")
@@ -60,9 +85,8 @@ def test_explicit_library_path_is_the_simulator_too() -> None:
 def test_configure_simulator(sim_config: Any) -> None:
     sim_config({"gpus": [{"model": "NVIDIA A100-SXM4-40GB", "memory_mib": 40960}, {}], "nvswitches": 0})
     with dcgm.Handle.embedded(simulate=True) as h:
-        s = h.system()
-        assert s.gpu_ids() == [0, 1]
-        assert s.device_attributes(0)["name"] == "NVIDIA A100-SXM4-40GB"
+        assert h.system().gpu_ids() == [0, 1]
+        assert h.system().device_attributes(0)["name"] == "NVIDIA A100-SXM4-40GB"
     sim_config(None)
     with dcgm.Handle.embedded(simulate=True) as h:
         assert len(h.system().gpu_ids()) == 8

@@ -1,5 +1,3 @@
-from typing import List
-
 from dcgm import fields as fields, structs as structs, testing as testing
 from dcgm._enums import (
     Blank as Blank,
@@ -27,6 +25,30 @@ from dcgm.reader import (
 from dcgm.structs import DCGMError as DCGMError, dcgmExceptionClass as dcgmExceptionClass
 
 __version__: str
-__all__: List[str]
+__all__ = [
+    "Blank",
+    "DCGMError",
+    "DcgmReader",
+    "EntityGroup",
+    "FieldGroup",
+    "FieldMeta",
+    "FieldValue",
+    "Group",
+    "Handle",
+    "HealthSystem",
+    "PolicyCondition",
+    "PolicyRegistration",
+    "Reader",
+    "SinceCursor",
+    "System",
+    "Watch",
+    "dcgmExceptionClass",
+    "defaultFieldIds",
+    "entity_group_id_to_string",
+    "fields",
+    "simulator_path",
+    "structs",
+    "testing",
+]
 
 def simulator_path() -> str: ...

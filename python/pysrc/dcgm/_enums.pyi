@@ -6,7 +6,6 @@ class Blank(enum.Enum):
     NOT_FOUND = "not_found"
     NOT_SUPPORTED = "not_supported"
     NOT_PERMISSIONED = "not_permissioned"
-    def __bool__(self) -> bool: ...
 
 class EntityGroup(enum.IntEnum):
     NONE = 0

@@ -227,13 +227,13 @@ class DcgmReader:
 
     def CustomFieldHandler(self, gpuId: int, fieldId: int, fieldTag: str, val: FieldValue) -> None:
         """Called by the default :meth:`CustomDataHandler` for each field; prints by default."""
-        print("GPU %s field %s=%s" % (gpuId, fieldTag, val.value))
+        print("GPU %s field %s=%s" % (gpuId, fieldTag, str(val.value)))
 
     def CustomFieldHandler_v2(
         self, entityGroupId: int, entityId: int, fieldId: int, fieldTag: str, val: FieldValue
     ) -> None:
         """Called by the default :meth:`CustomDataHandler_v2` for each field; prints by default."""
-        print("%s %s field %s=%s" % (entity_group_id_to_string(entityGroupId), entityId, fieldTag, val.value))
+        print("%s %s field %s=%s" % (entity_group_id_to_string(entityGroupId), entityId, fieldTag, str(val.value)))
 
     def _pick(self, series: List[FieldValue]) -> Optional[FieldValue]:
         if not self.m_ignoreBlank:
