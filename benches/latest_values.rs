@@ -96,7 +96,14 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     reader.connect().unwrap();
+    let mut snap = dcgm_reader::Snapshot::new();
     g.bench_function("dcgm_reader", |b| {
+        b.iter(|| {
+            reader.latest_into(&mut snap).unwrap();
+            black_box(snap.len());
+        })
+    });
+    g.bench_function("dcgm_reader_fresh_snapshot", |b| {
         b.iter(|| {
             black_box(reader.latest().unwrap().len());
         })

@@ -7,7 +7,8 @@
 #
 # Environment:
 #   DCGM_PY_WORK     scratch directory (default: <repo>/target/python): the tools virtualenv
-#                    (kept between runs), the wheel, and the test virtualenv (new every run)
+#                    (kept between runs); each run builds its wheel and test virtualenv in a
+#                    directory of its own there, removed at exit (DCGM_PY_KEEP=1 keeps it)
 #   DCGM_PY_PROFILE  debug (default) or release. Debug: in `scripts/test.sh`, right after
 #                    `cargo test`, dcgm, dcgm-reader and dcgm-sim are already built in the dev
 #                    profile, so only pyo3 and the extension module are compiled (tens of
@@ -41,10 +42,19 @@ TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 
 mkdir -p "$WORK"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# This run's own wheel and test virtualenv: runs at the same time do not clobber each other.
+RUN=$(mktemp -d "$WORK/run.XXXXXX")
+if [[ ${DCGM_PY_KEEP:-0} == 1 ]]; then
+    trap 'echo "kept $RUN"' EXIT
+else
+    trap 'rm -rf "$RUN"' EXIT
+fi
 
 step "tools virtualenv (maturin $MATURIN_VERSION, pytest $PYTEST_VERSION, mypy $MYPY_VERSION)"
 TOOLS=$WORK/tools-venv
 pins="maturin==$MATURIN_VERSION pytest==$PYTEST_VERSION mypy==$MYPY_VERSION"
+exec 9>"$WORK/.tools-venv.lock"
+flock 9
 if [[ ! -x $TOOLS/bin/python || "$(cat "$TOOLS/.pins" 2>/dev/null)" != "$pins" ]]; then
     rm -rf "$TOOLS"
     "$PYTHON" -m venv "$TOOLS"
@@ -52,16 +62,17 @@ if [[ ! -x $TOOLS/bin/python || "$(cat "$TOOLS/.pins" 2>/dev/null)" != "$pins" ]
     "$TOOLS/bin/python" -m pip install --quiet $pins
     echo "$pins" > "$TOOLS/.pins"
 fi
+flock -u 9
 
 step "cargo build -p dcgm-sim ($PROFILE)"
 (cd "$ROOT" && cargo build "${cargo_profile[@]}" -p dcgm-sim)
 mkdir -p "$ROOT/python/pysrc/dcgm/_sim"
-cp "$TARGET_DIR/$target_subdir/libdcgm_sim.so" "$ROOT/python/pysrc/dcgm/_sim/libdcgm_sim.so"
+cp "$TARGET_DIR/$target_subdir/libdcgm_sim.so" "$RUN/libdcgm_sim.so"
+mv -f "$RUN/libdcgm_sim.so" "$ROOT/python/pysrc/dcgm/_sim/libdcgm_sim.so"  # atomic replace
 
 step "maturin build ($PROFILE)"
-rm -rf "$WORK/wheels"
-(cd "$ROOT/python" && "$TOOLS/bin/maturin" build "${cargo_profile[@]}" --out "$WORK/wheels" --interpreter "$TOOLS/bin/python")
-wheel=$(ls "$WORK"/wheels/dcgm-*.whl)
+(cd "$ROOT/python" && "$TOOLS/bin/maturin" build "${cargo_profile[@]}" --out "$RUN/wheels" --interpreter "$TOOLS/bin/python")
+wheel=$(ls "$RUN"/wheels/dcgm-*.whl)
 echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))"
 "$TOOLS/bin/python" - "$wheel" <<'PY'
 import sys, zipfile
@@ -72,13 +83,12 @@ for want in ("dcgm/_sim/libdcgm_sim.so", "dcgm/_native.abi3.so", "dcgm/py.typed"
 PY
 
 step "fresh test virtualenv"
-TEST=$WORK/test-venv
-rm -rf "$TEST"
+TEST=$RUN/test-venv
 "$PYTHON" -m venv "$TEST"
 "$TEST/bin/python" -m pip install --quiet "$wheel" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
 
-# Run from the scratch directory, so that `import dcgm` can only find the installed wheel.
-cd "$WORK"
+# Run from this run's directory, so that `import dcgm` can only find the installed wheel.
+cd "$RUN"
 
 step "mypy.stubtest dcgm"
 "$TEST/bin/python" -m mypy.stubtest dcgm --allowlist "$ROOT/python/stubtest-allowlist.txt"

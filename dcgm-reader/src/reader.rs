@@ -215,6 +215,8 @@ struct State {
     cursor: SinceCursor,
     gpus: Vec<GpuIdentity>,
     scratch: Vec<FieldValue>,
+    /// The (entity, field) pairs the current read wrote.
+    written: Vec<(Entity, FieldId)>,
 }
 
 /// Reads every watched field of every GPU (or entity) in one call.
@@ -375,6 +377,7 @@ impl Reader {
             cursor: SinceCursor::default(),
             gpus,
             scratch: Vec::new(),
+            written: Vec::new(),
         })
     }
 
@@ -422,18 +425,45 @@ impl Reader {
 
     /// Latest value of every field for every entity.
     pub fn latest(&mut self) -> Result<Snapshot> {
+        let mut snap = Snapshot::new();
+        self.latest_into(&mut snap)?;
+        Ok(snap)
+    }
+
+    /// Like [`Reader::latest`], updating `snap` in place: entries whose entity and field are
+    /// already there are overwritten without allocating, entries with no value this time are
+    /// removed. In a polling loop this keeps the reader allocation-free in steady state (apart
+    /// from string values).
+    pub fn latest_into(&mut self, snap: &mut Snapshot) -> Result<()> {
         self.with_state(|s, ignore, ignore_blank| {
-            let mut snap = Snapshot::new();
+            s.written.clear();
             for (fg, _) in &s.field_groups {
                 s.group.latest_values_into(fg, &mut s.scratch)?;
                 for v in s.scratch.drain(..) {
                     if ignore.contains(&v.field) || (ignore_blank && v.value.is_blank()) {
                         continue;
                     }
-                    snap.entry(v.entity).or_default().insert(v.field, v);
+                    let (entity, field) = (v.entity, v.field);
+                    s.written.push((entity, field));
+                    match snap.get_mut(&entity).and_then(|m| m.get_mut(&field)) {
+                        Some(slot) => *slot = v,
+                        None => {
+                            snap.entry(entity).or_default().insert(field, v);
+                        }
+                    }
                 }
             }
-            Ok(snap)
+            // Entries this read did not write (now blank, or no longer watched) go away.
+            let total: usize = snap.values().map(BTreeMap::len).sum();
+            if total != s.written.len() {
+                s.written.sort_unstable();
+                let written = &s.written;
+                for (e, fields) in snap.iter_mut() {
+                    fields.retain(|f, _| written.binary_search(&(*e, *f)).is_ok());
+                }
+                snap.retain(|_, fields| !fields.is_empty());
+            }
+            Ok(())
         })
     }
 

@@ -226,3 +226,29 @@ fn bad_options_are_rejected_before_connecting() {
     assert!(Reader::builder().field_names(&["not_a_field"]).is_err());
     assert!(Reader::builder().update_frequency(Duration::ZERO).build().is_err());
 }
+
+#[test]
+fn latest_into_updates_in_place_and_drops_values_that_went_blank() {
+    let _s = SimulatorLock::new(None).unwrap();
+    let mut r = builder()
+        .connection(Connection::Embedded)
+        .operation_mode(OperationMode::Manual)
+        .fields(&[fid("gpu_temp"), fid("sm_clock")])
+        .gpu_ids(&[0, 1])
+        .build()
+        .unwrap();
+    let mut snap = Snapshot::new();
+    r.latest_into(&mut snap).unwrap();
+    assert_eq!(snap.len(), 2);
+    let first_ts = snap[&Entity::gpu(0)][&fid("gpu_temp")].timestamp_us;
+    std::thread::sleep(Duration::from_millis(2));
+    r.handle().unwrap().update_all_fields(true).unwrap();
+    r.latest_into(&mut snap).unwrap();
+    assert!(snap[&Entity::gpu(0)][&fid("gpu_temp")].timestamp_us > first_ts, "values were refreshed");
+    // A stale entry the reader did not write is removed.
+    let stale = snap[&Entity::gpu(0)][&fid("gpu_temp")].clone();
+    snap.entry(Entity::gpu(5)).or_default().insert(fid("gpu_temp"), stale);
+    r.latest_into(&mut snap).unwrap();
+    assert_eq!(snap.keys().copied().collect::<Vec<_>>(), vec![Entity::gpu(0), Entity::gpu(1)]);
+    assert_eq!(snap[&Entity::gpu(1)].len(), 2);
+}

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use dcgm::{FieldGroup, Group, SinceCursor, Watch, WatchOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::errors::{self, ResultExt};
 use crate::extras;
@@ -305,6 +305,55 @@ impl PyGroup {
     /// it with `Handle.job_stop` / `Handle.job_stats`.
     fn job_start(&self, py: Python<'_>, job_id: String) -> PyResult<()> {
         extras::job_start(py, self.get(py)?, job_id)
+    }
+
+    // --- configuration, profiling, topology ---
+
+    /// Sets the configuration of the group's GPUs; arguments left `None` stay unchanged.
+    /// `compute_mode`: `"default"`, `"prohibited"` or `"exclusive_process"`.
+    #[pyo3(signature = (*, ecc_mode=None, compute_mode=None, power_limit_w=None, sm_app_clock_mhz=None, mem_app_clock_mhz=None, sync_boost=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn config_set(
+        &self,
+        py: Python<'_>,
+        ecc_mode: Option<bool>,
+        compute_mode: Option<String>,
+        power_limit_w: Option<u32>,
+        sm_app_clock_mhz: Option<u32>,
+        mem_app_clock_mhz: Option<u32>,
+        sync_boost: Option<bool>,
+    ) -> PyResult<()> {
+        crate::more::config_set(
+            py,
+            self.get(py)?,
+            ecc_mode,
+            compute_mode,
+            power_limit_w,
+            sm_app_clock_mhz,
+            mem_app_clock_mhz,
+            sync_boost,
+        )
+    }
+
+    /// The target configuration of each GPU (or the current one with `current=True`).
+    #[pyo3(signature = (current=false))]
+    fn config_get<'py>(&self, py: Python<'py>, current: bool) -> PyResult<Bound<'py, PyList>> {
+        crate::more::config_get(py, self.get(py)?, current)
+    }
+
+    /// Applies the target configuration again.
+    fn config_enforce(&self, py: Python<'_>) -> PyResult<()> {
+        crate::more::config_enforce(py, self.get(py)?)
+    }
+
+    /// Profiling metric groups of the group's first GPU.
+    fn profiling_metric_groups<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        crate::more::profiling_metric_groups(py, self.get(py)?)
+    }
+
+    /// The group's topology: CPU affinity, NUMA optimality, slowest PCI path and NVLink count.
+    fn topology<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::more::group_topology(py, self.get(py)?)
     }
 
     fn __repr__(&self) -> String {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use dcgm::{ConnectionKind, EntityGroup, Handle, LogSeverity, OperationMode};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::errors::{self, ResultExt};
 use crate::group::{PyFieldGroup, PyGroup};
@@ -282,6 +282,18 @@ impl PyHandle {
         py.detach(move || h.job_remove_all()).py(py)
     }
 
+    /// Pauses profiling so another tool can use the counters.
+    fn profiling_pause(&self, py: Python<'_>) -> PyResult<()> {
+        let h = self.get(py)?;
+        py.detach(move || h.profiling_pause()).py(py)
+    }
+
+    /// Resumes profiling.
+    fn profiling_resume(&self, py: Python<'_>) -> PyResult<()> {
+        let h = self.get(py)?;
+        py.detach(move || h.profiling_resume()).py(py)
+    }
+
     /// Releases this object's reference on the connection and reports errors. Groups, field
     /// groups, watches and readers created from it keep the connection open until they are
     /// closed or collected.
@@ -439,6 +451,88 @@ impl PySystem {
     fn update_all_fields(&self, py: Python<'_>, wait: bool) -> PyResult<()> {
         let s = self.inner.clone();
         py.detach(move || s.update_all_fields(wait)).py(py)
+    }
+
+    /// Profiling metric groups of a GPU: `[{"major", "minor", "fields"}]`.
+    fn profiling_metric_groups<'py>(
+        &self,
+        py: Python<'py>,
+        gpu: u32,
+    ) -> PyResult<Bound<'py, PyList>> {
+        crate::more::profiling_metric_groups_gpu(py, self.inner.clone(), gpu)
+    }
+
+    /// A GPU's CPU affinity and its paths to the other GPUs.
+    fn device_topology<'py>(&self, py: Python<'py>, gpu: u32) -> PyResult<Bound<'py, PyDict>> {
+        crate::more::device_topology(py, self.inner.clone(), gpu)
+    }
+
+    /// Picks `count` of `candidates` (empty: every GPU) with the best connections between them.
+    #[pyo3(signature = (count, candidates=Vec::new(), ignore_health=false))]
+    fn select_gpus_by_topology(
+        &self,
+        py: Python<'_>,
+        count: u32,
+        candidates: Vec<u32>,
+        ignore_health: bool,
+    ) -> PyResult<Vec<u32>> {
+        crate::more::select_gpus_by_topology(
+            py,
+            self.inner.clone(),
+            candidates,
+            count,
+            ignore_health,
+        )
+    }
+
+    /// Link states: `{"gpus": {gpu: [state, ...]}, "switches": {switch: [...]}}`.
+    fn nvlink_status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::more::nvlink_status(py, self.inner.clone())
+    }
+
+    /// Peer-to-peer status: `{gpu: {peer: status}}`.
+    fn nvlink_p2p_status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::more::nvlink_p2p_status(py, self.inner.clone())
+    }
+
+    /// GPUs in MIG mode with their GPU and compute instances.
+    fn mig_hierarchy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        crate::more::mig_hierarchy(py, self.inner.clone())
+    }
+
+    /// CPUs and their cores.
+    fn cpu_hierarchy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        crate::more::cpu_hierarchy(py, self.inner.clone())
+    }
+
+    /// Memory the host engine uses, in bytes.
+    fn hostengine_memory_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+        crate::more::hostengine_memory_bytes(py, self.inner.clone())
+    }
+
+    /// CPU the host engine uses: `{"total", "kernel", "user"}`.
+    fn hostengine_cpu_utilization<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::more::hostengine_cpu_utilization(py, self.inner.clone())
+    }
+
+    /// `{module name: status}`.
+    fn module_statuses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::more::module_statuses(py, self.inner.clone())
+    }
+
+    /// Keeps a module (by name or `DcgmModuleId*` number) from loading.
+    fn module_denylist(&self, py: Python<'_>, module: &Bound<'_, PyAny>) -> PyResult<()> {
+        crate::more::module_denylist(py, self.inner.clone(), module)
+    }
+
+    /// A GPU's status (`"Ok"`, `"Lost"`, ...).
+    fn gpu_status(&self, py: Python<'_>, gpu: u32) -> PyResult<String> {
+        crate::more::gpu_status(py, self.inner.clone(), gpu)
+    }
+
+    /// A GPU's chip architecture (`"Hopper"`, ...).
+    fn chip_architecture(&self, py: Python<'_>, gpu: u32) -> PyResult<String> {
+        crate::more::chip_architecture(py, self.inner.clone(), gpu)
     }
 
     /// Latest values of watched fields for any list of entities, in one call.

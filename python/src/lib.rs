@@ -12,6 +12,7 @@ mod errors;
 mod extras;
 mod group;
 mod handle;
+mod more;
 mod reader;
 mod sim;
 mod tables;
