@@ -114,7 +114,8 @@ fn bench(c: &mut Criterion) {
     let sys = handle.system();
     g.bench_function("safe_dcgm_entities", |b| {
         b.iter(|| {
-            sys.entities_latest_values_into(&entities, &fields, &mut ebuf).unwrap();
+            sys.entities_latest_values_into(&entities, &fields, &mut ebuf)
+                .unwrap();
             black_box(ebuf.len());
         })
     });

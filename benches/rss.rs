@@ -9,7 +9,11 @@ use dcgm_reader::{Connection, DEFAULT_FIELD_IDS, Reader};
 
 fn rss_kib() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     pages * 4
 }
 
@@ -59,7 +63,10 @@ fn main() {
     let reader_end = rss_kib();
 
     println!("rss: {reads} safe-layer reads of 30 fields x 8 GPUs in {safe_time:.2?}");
-    println!("rss: start {start} KiB, after warm-up {after_warmup} KiB, after reads {after_safe} KiB (growth {} KiB)", after_safe.saturating_sub(after_warmup));
+    println!(
+        "rss: start {start} KiB, after warm-up {after_warmup} KiB, after reads {after_safe} KiB (growth {} KiB)",
+        after_safe.saturating_sub(after_warmup)
+    );
     println!(
         "rss: {} reader reads: {reader_start} KiB -> {reader_end} KiB (growth {} KiB)",
         reads / 10 - warm,

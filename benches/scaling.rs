@@ -33,9 +33,14 @@ fn bench(c: &mut Criterion) {
         let ents: Vec<Entity> = (0..n_entities as u32)
             .map(|i| Entity::new(EntityGroup::CpuCore, i))
             .collect();
-        let group = Group::with_entities(&handle, &format!("scale-{n_entities}-{n_fields}"), &ents).unwrap();
-        let fg = FieldGroup::create(&handle, &format!("scale-f-{n_entities}-{n_fields}"), &all_fields[..n_fields])
+        let group = Group::with_entities(&handle, &format!("scale-{n_entities}-{n_fields}"), &ents)
             .unwrap();
+        let fg = FieldGroup::create(
+            &handle,
+            &format!("scale-f-{n_entities}-{n_fields}"),
+            &all_fields[..n_fields],
+        )
+        .unwrap();
         let w = group.watch(&fg, WatchOptions::default()).unwrap();
         handle.update_all_fields(true).unwrap();
         g.bench_with_input(

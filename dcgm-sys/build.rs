@@ -271,7 +271,9 @@ mod bindgen_check {
         let mut rest = generated.as_str();
         while let Some(start) = rest.find("[\"") {
             let stmt_start = &rest[start..];
-            let Some(end) = stmt_start.find("];") else { break };
+            let Some(end) = stmt_start.find("];") else {
+                break;
+            };
             let stmt: String = stmt_start[..end + 1]
                 .split_whitespace()
                 .collect::<Vec<_>>()

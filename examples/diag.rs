@@ -13,7 +13,10 @@ use clap::Parser;
 use dcgm::{DiagLevel, DiagRequest, DiagResult, Group};
 
 #[derive(Debug, Parser)]
-#[command(name = "diag", about = "Run DCGM diagnostics and print per-test, per-GPU results")]
+#[command(
+    name = "diag",
+    about = "Run DCGM diagnostics and print per-test, per-GPU results"
+)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -45,7 +48,10 @@ fn main() {
     }
     let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
     let gpus = if cli.gpus.is_empty() {
-        handle.system().gpu_ids().unwrap_or_else(|e| common::fail(e))
+        handle
+            .system()
+            .gpu_ids()
+            .unwrap_or_else(|e| common::fail(e))
     } else {
         cli.gpus.clone()
     };
@@ -103,7 +109,11 @@ fn main() {
         }
         println!(
             "Overall: {overall}{}",
-            if handle.is_simulated() { " (SIMULATED)" } else { "" }
+            if handle.is_simulated() {
+                " (SIMULATED)"
+            } else {
+                ""
+            }
         );
     }
     std::process::exit(if overall == DiagResult::Fail { 3 } else { 0 });

@@ -12,7 +12,10 @@ use dcgm::EntityGroup;
 use serde_json::json;
 
 #[derive(Debug, Parser)]
-#[command(name = "discovery", about = "List GPUs, MIG instances, NvSwitches and CPUs as a tree")]
+#[command(
+    name = "discovery",
+    about = "List GPUs, MIG instances, NvSwitches and CPUs as a tree"
+)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -31,7 +34,11 @@ fn compress(cores: &[u32]) -> String {
             i += 1;
             end = cores[i];
         }
-        out.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
         i += 1;
     }
     out.join(",")
@@ -102,14 +109,40 @@ fn main() {
     println!(
         "Node: {} GPU(s){}",
         gpus.len(),
-        if doc["simulated"] == json!(true) { " (SIMULATED)" } else { "" }
+        if doc["simulated"] == json!(true) {
+            " (SIMULATED)"
+        } else {
+            ""
+        }
     );
     for (i, g) in gpus.iter().enumerate() {
-        let last_gpu = i + 1 == gpus.len() && doc["nvswitches"].as_array().is_none_or(|s| s.is_empty());
-        let (branch, pad) = if last_gpu { ("└─", "   ") } else { ("├─", "│  ") };
-        println!("{branch} GPU {}: {}", g["gpu"], g["name"].as_str().unwrap_or(""));
-        println!("{pad}   UUID {}  bus {}", g["uuid"].as_str().unwrap_or(""), g["pci_bus_id"].as_str().unwrap_or(""));
-        println!("{pad}   memory {} MiB, power limit {} W, MIG {}", g["memory_mib"], g["power_limit_w"], if g["mig_mode"] == json!(true) { "on" } else { "off" });
+        let last_gpu =
+            i + 1 == gpus.len() && doc["nvswitches"].as_array().is_none_or(|s| s.is_empty());
+        let (branch, pad) = if last_gpu {
+            ("└─", "   ")
+        } else {
+            ("├─", "│  ")
+        };
+        println!(
+            "{branch} GPU {}: {}",
+            g["gpu"],
+            g["name"].as_str().unwrap_or("")
+        );
+        println!(
+            "{pad}   UUID {}  bus {}",
+            g["uuid"].as_str().unwrap_or(""),
+            g["pci_bus_id"].as_str().unwrap_or("")
+        );
+        println!(
+            "{pad}   memory {} MiB, power limit {} W, MIG {}",
+            g["memory_mib"],
+            g["power_limit_w"],
+            if g["mig_mode"] == json!(true) {
+                "on"
+            } else {
+                "off"
+            }
+        );
         for gi in g["mig_instances"].as_array().into_iter().flatten() {
             println!(
                 "{pad}   ├─ GPU instance {} (NVML id {}, {} slice(s))",
@@ -129,6 +162,11 @@ fn main() {
         println!("├─ NvSwitches: {}", ids.join(", "));
     }
     for c in doc["cpus"].as_array().into_iter().flatten() {
-        println!("└─ CPU {}: {} cores ({})", c["cpu"], c["core_count"], c["cores"].as_str().unwrap_or(""));
+        println!(
+            "└─ CPU {}: {} cores ({})",
+            c["cpu"],
+            c["core_count"],
+            c["cores"].as_str().unwrap_or("")
+        );
     }
 }

@@ -15,7 +15,10 @@ use clap::Parser;
 use dcgm::{Entity, FieldId, FieldMeta, Value};
 
 #[derive(Debug, Parser)]
-#[command(name = "dmon", about = "Print DCGM field values of GPUs and other entities at an interval")]
+#[command(
+    name = "dmon",
+    about = "Print DCGM field values of GPUs and other entities at an interval"
+)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -122,8 +125,13 @@ fn main() {
             .map(|d| d.as_millis())
             .unwrap_or(0);
         for (entity, values) in &snap {
-            let cells: Vec<Option<&Value>> = fields.iter().map(|f| values.get(f).map(|v| &v.value)).collect();
-            let line = render(&format, entity, &fields, &metas, &cells, now, simulated, &width);
+            let cells: Vec<Option<&Value>> = fields
+                .iter()
+                .map(|f| values.get(f).map(|v| &v.value))
+                .collect();
+            let line = render(
+                &format, entity, &fields, &metas, &cells, now, simulated, &width,
+            );
             if writeln!(out, "{line}").is_err() {
                 return; // stdout closed (e.g. piped into head)
             }
@@ -176,12 +184,20 @@ fn render(
                     }
                 })
                 .collect();
-            format!("{now_ms},{},{},{}", entity.group.name(), entity.id, vals.join(","))
+            format!(
+                "{now_ms},{},{},{}",
+                entity.group.name(),
+                entity.id,
+                vals.join(",")
+            )
         }
         Format::Json => {
             let mut obj = serde_json::Map::new();
             obj.insert("timestamp_ms".into(), serde_json::json!(now_ms as u64));
-            obj.insert("entity_group".into(), serde_json::json!(entity.group.name()));
+            obj.insert(
+                "entity_group".into(),
+                serde_json::json!(entity.group.name()),
+            );
             obj.insert("entity_id".into(), serde_json::json!(entity.id));
             if simulated {
                 obj.insert("simulated".into(), serde_json::json!(true));

@@ -40,22 +40,22 @@ fn parse_systems(s: &str) -> Result<HealthSystems, String> {
     let mut out = HealthSystems::empty();
     for p in s.split(',').map(|p| p.trim().to_ascii_lowercase()) {
         let bit = match p.as_str() {
-                "all" | "a" => HealthSystems::ALL,
-                "pcie" | "p" => HealthSystems::PCIE,
-                "nvlink" | "n" => HealthSystems::NVLINK,
-                "pmu" => HealthSystems::PMU,
-                "mcu" => HealthSystems::MCU,
-                "mem" | "m" => HealthSystems::MEM,
-                "sm" => HealthSystems::SM,
-                "inforom" | "i" => HealthSystems::INFOROM,
-                "thermal" | "t" => HealthSystems::THERMAL,
-                "power" => HealthSystems::POWER,
-                "driver" | "d" => HealthSystems::DRIVER,
-                "nvswitch-nonfatal" => HealthSystems::NVSWITCH_NONFATAL,
-                "nvswitch-fatal" => HealthSystems::NVSWITCH_FATAL,
-                "connectx" => HealthSystems::CONNECTX,
-                other => return Err(format!("unknown health system {other:?}")),
-            };
+            "all" | "a" => HealthSystems::ALL,
+            "pcie" | "p" => HealthSystems::PCIE,
+            "nvlink" | "n" => HealthSystems::NVLINK,
+            "pmu" => HealthSystems::PMU,
+            "mcu" => HealthSystems::MCU,
+            "mem" | "m" => HealthSystems::MEM,
+            "sm" => HealthSystems::SM,
+            "inforom" | "i" => HealthSystems::INFOROM,
+            "thermal" | "t" => HealthSystems::THERMAL,
+            "power" => HealthSystems::POWER,
+            "driver" | "d" => HealthSystems::DRIVER,
+            "nvswitch-nonfatal" => HealthSystems::NVSWITCH_NONFATAL,
+            "nvswitch-fatal" => HealthSystems::NVSWITCH_FATAL,
+            "connectx" => HealthSystems::CONNECTX,
+            other => return Err(format!("unknown health system {other:?}")),
+        };
         out |= bit;
     }
     Ok(out)
@@ -67,13 +67,22 @@ fn main() {
     let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
     let simulated = handle.is_simulated();
     let group = if cli.gpus.is_empty() {
-        let all = handle.system().gpu_ids().unwrap_or_else(|e| common::fail(e));
+        let all = handle
+            .system()
+            .gpu_ids()
+            .unwrap_or_else(|e| common::fail(e));
         Group::with_gpus(&handle, &format!("health-{}", std::process::id()), &all)
     } else {
-        Group::with_gpus(&handle, &format!("health-{}", std::process::id()), &cli.gpus)
+        Group::with_gpus(
+            &handle,
+            &format!("health-{}", std::process::id()),
+            &cli.gpus,
+        )
     }
     .unwrap_or_else(|e| common::fail(e));
-    group.health_set(systems).unwrap_or_else(|e| common::fail(e));
+    group
+        .health_set(systems)
+        .unwrap_or_else(|e| common::fail(e));
     let mut worst = HealthResult::Pass;
     for i in 0..cli.count.max(1) {
         if i > 0 {
@@ -103,7 +112,8 @@ fn main() {
                     inc.system.to_string(),
                     inc.result.to_string(),
                     inc.error_name.unwrap_or("DCGM_FR_?"),
-                    inc.severity.map_or_else(|| "-".to_string(), |s| s.to_string()),
+                    inc.severity
+                        .map_or_else(|| "-".to_string(), |s| s.to_string()),
                     inc.message
                 );
             }

@@ -31,7 +31,10 @@ fn code(s: LinkState) -> char {
 fn main() {
     let cli = Cli::parse();
     let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
-    let st = handle.system().nvlink_status().unwrap_or_else(|e| common::fail(e));
+    let st = handle
+        .system()
+        .nvlink_status()
+        .unwrap_or_else(|e| common::fail(e));
     if cli.json {
         let enc = |v: &[(u32, Vec<LinkState>)]| -> Vec<serde_json::Value> {
             v.iter()

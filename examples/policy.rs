@@ -76,13 +76,18 @@ fn main() {
     let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
     let simulated = handle.is_simulated();
     let gpus = if cli.gpus.is_empty() {
-        handle.system().gpu_ids().unwrap_or_else(|e| common::fail(e))
+        handle
+            .system()
+            .gpu_ids()
+            .unwrap_or_else(|e| common::fail(e))
     } else {
         cli.gpus.clone()
     };
     let group = Group::with_gpus(&handle, &format!("policy-{}", std::process::id()), &gpus)
         .unwrap_or_else(|e| common::fail(e));
-    group.policy_set(&policy).unwrap_or_else(|e| common::fail(e));
+    group
+        .policy_set(&policy)
+        .unwrap_or_else(|e| common::fail(e));
     let (reg, rx) = group
         .policy_subscribe(policy.conditions())
         .unwrap_or_else(|e| common::fail(e));
@@ -94,7 +99,9 @@ fn main() {
             if simulated { " (SIMULATED)" } else { "" }
         );
     }
-    let deadline = cli.timeout_s.map(|s| Instant::now() + Duration::from_secs_f64(s));
+    let deadline = cli
+        .timeout_s
+        .map(|s| Instant::now() + Duration::from_secs_f64(s));
     let mut n = 0u64;
     loop {
         let wait = match deadline {
@@ -116,13 +123,17 @@ fn main() {
                 ViolationDetail::Dbe { location, count } => {
                     serde_json::json!({"location": format!("{location:?}"), "count": count})
                 }
-                ViolationDetail::Thermal { temperature_c } => serde_json::json!({"temperature_c": temperature_c}),
+                ViolationDetail::Thermal { temperature_c } => {
+                    serde_json::json!({"temperature_c": temperature_c})
+                }
                 ViolationDetail::Power { watts } => serde_json::json!({"watts": watts}),
                 ViolationDetail::Pci { counter } => serde_json::json!({"counter": counter}),
                 ViolationDetail::Nvlink { field, counter } => {
                     serde_json::json!({"field": field.name(), "counter": counter})
                 }
-                ViolationDetail::RetiredPages { sbe, dbe } => serde_json::json!({"sbe": sbe, "dbe": dbe}),
+                ViolationDetail::RetiredPages { sbe, dbe } => {
+                    serde_json::json!({"sbe": sbe, "dbe": dbe})
+                }
             };
             println!(
                 "{}",

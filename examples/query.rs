@@ -60,35 +60,87 @@ const PROPERTIES: &[(&str, u16, &str)] = &[
     ("memory.free", DCGM_FI_DEV_FB_FREE, "MiB"),
     ("memory.reserved", DCGM_FI_DEV_FB_RESERVED, "MiB"),
     ("power.draw", DCGM_FI_DEV_BOARD_POWER_WATTS, "W"),
-    ("power.limit", DCGM_FI_DEV_BOARD_POWER_LIMIT_REQUESTED_WATTS, "W"),
-    ("enforced.power.limit", DCGM_FI_DEV_BOARD_POWER_LIMIT_ENFORCED_WATTS, "W"),
-    ("power.default_limit", DCGM_FI_DEV_BOARD_POWER_LIMIT_DEFAULT_WATTS, "W"),
-    ("power.min_limit", DCGM_FI_DEV_BOARD_POWER_LIMIT_MIN_WATTS, "W"),
-    ("power.max_limit", DCGM_FI_DEV_BOARD_POWER_LIMIT_MAX_WATTS, "W"),
+    (
+        "power.limit",
+        DCGM_FI_DEV_BOARD_POWER_LIMIT_REQUESTED_WATTS,
+        "W",
+    ),
+    (
+        "enforced.power.limit",
+        DCGM_FI_DEV_BOARD_POWER_LIMIT_ENFORCED_WATTS,
+        "W",
+    ),
+    (
+        "power.default_limit",
+        DCGM_FI_DEV_BOARD_POWER_LIMIT_DEFAULT_WATTS,
+        "W",
+    ),
+    (
+        "power.min_limit",
+        DCGM_FI_DEV_BOARD_POWER_LIMIT_MIN_WATTS,
+        "W",
+    ),
+    (
+        "power.max_limit",
+        DCGM_FI_DEV_BOARD_POWER_LIMIT_MAX_WATTS,
+        "W",
+    ),
     ("clocks.sm", DCGM_FI_DEV_SM_CLOCK, "MHz"),
     ("clocks.gr", DCGM_FI_DEV_SM_CLOCK, "MHz"),
     ("clocks.mem", DCGM_FI_DEV_MEM_CLOCK, "MHz"),
     ("clocks.video", DCGM_FI_DEV_VIDEO_CLOCK, "MHz"),
     ("clocks.max.sm", DCGM_FI_DEV_MAX_SM_CLOCK, "MHz"),
     ("clocks.max.mem", DCGM_FI_DEV_MAX_MEM_CLOCK, "MHz"),
-    ("clocks.applications.graphics", DCGM_FI_DEV_APP_SM_CLOCK, "MHz"),
+    (
+        "clocks.applications.graphics",
+        DCGM_FI_DEV_APP_SM_CLOCK,
+        "MHz",
+    ),
     ("pstate", DCGM_FI_DEV_GPU_PSTATE, ""),
     ("fan.speed", DCGM_FI_DEV_FAN_SPEED, "%"),
     ("persistence_mode", DCGM_FI_DEV_GPU_PERSISTENCE_MODE, ""),
     ("compute_mode", DCGM_FI_DEV_GPU_COMPUTE_MODE, ""),
     ("mig.mode.current", DCGM_FI_DEV_MIG_MODE, ""),
     ("ecc.mode.current", DCGM_FI_DEV_ECC_MODE, ""),
-    ("ecc.errors.corrected.volatile.total", DCGM_FI_DEV_ECC_SBE_VOL_TOTAL, ""),
-    ("ecc.errors.uncorrected.volatile.total", DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, ""),
-    ("ecc.errors.corrected.aggregate.total", DCGM_FI_DEV_ECC_SBE_AGG_TOTAL, ""),
-    ("ecc.errors.uncorrected.aggregate.total", DCGM_FI_DEV_ECC_DBE_AGG_TOTAL, ""),
-    ("retired_pages.double_bit.count", DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL, ""),
-    ("retired_pages.pending", DCGM_FI_DEV_PAGE_RETIRED_PENDING, ""),
+    (
+        "ecc.errors.corrected.volatile.total",
+        DCGM_FI_DEV_ECC_SBE_VOL_TOTAL,
+        "",
+    ),
+    (
+        "ecc.errors.uncorrected.volatile.total",
+        DCGM_FI_DEV_ECC_DBE_VOL_TOTAL,
+        "",
+    ),
+    (
+        "ecc.errors.corrected.aggregate.total",
+        DCGM_FI_DEV_ECC_SBE_AGG_TOTAL,
+        "",
+    ),
+    (
+        "ecc.errors.uncorrected.aggregate.total",
+        DCGM_FI_DEV_ECC_DBE_AGG_TOTAL,
+        "",
+    ),
+    (
+        "retired_pages.double_bit.count",
+        DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL,
+        "",
+    ),
+    (
+        "retired_pages.pending",
+        DCGM_FI_DEV_PAGE_RETIRED_PENDING,
+        "",
+    ),
     ("pcie.link.gen.current", DCGM_FI_DEV_PCIE_LINK_GEN, ""),
     ("pcie.link.gen.max", DCGM_FI_DEV_PCIE_MAX_LINK_GEN, ""),
     ("pcie.link.width.current", DCGM_FI_DEV_PCIE_LINK_WIDTH, ""),
     ("pcie.link.width.max", DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH, ""),
-    ("clocks_event_reasons.active", DCGM_FI_DEV_CLOCKS_EVENT_REASONS, ""),
+    (
+        "clocks_event_reasons.active",
+        DCGM_FI_DEV_CLOCKS_EVENT_REASONS,
+        "",
+    ),
 ];
 
 struct Format {
@@ -131,7 +183,10 @@ fn main() {
     let fmt = parse_format(&cli.format).unwrap_or_else(|e| common::fail(e));
     let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
     let gpus = if cli.ids.is_empty() {
-        handle.system().gpu_ids().unwrap_or_else(|e| common::fail(e))
+        handle
+            .system()
+            .gpu_ids()
+            .unwrap_or_else(|e| common::fail(e))
     } else {
         cli.ids.clone()
     };
@@ -174,15 +229,29 @@ fn fmt_value(v: Option<&Value>, unit: &str, units: bool) -> String {
         Some(Value::Double(d)) => format!("{d:.2}"),
         Some(v) => v.to_string(),
     };
-    if units && !unit.is_empty() { format!("{s} {unit}") } else { s }
+    if units && !unit.is_empty() {
+        format!("{s} {unit}")
+    } else {
+        s
+    }
 }
 
-fn query_gpus(handle: &Handle, group: &Group, gpus: &[u32], props: &[String], fmt: &Format) -> dcgm::Result<()> {
+fn query_gpus(
+    handle: &Handle,
+    group: &Group,
+    gpus: &[u32],
+    props: &[String],
+    fmt: &Format,
+) -> dcgm::Result<()> {
     let resolved: Vec<Option<(u16, &str)>> = props
         .iter()
         .map(|p| prop(p.trim()).map_err(dcgm::Error::InvalidArgument))
         .collect::<dcgm::Result<_>>()?;
-    let mut ids: Vec<FieldId> = resolved.iter().flatten().map(|(f, _)| FieldId(*f)).collect();
+    let mut ids: Vec<FieldId> = resolved
+        .iter()
+        .flatten()
+        .map(|(f, _)| FieldId(*f))
+        .collect();
     ids.sort();
     ids.dedup();
     let values = if ids.is_empty() {
@@ -240,7 +309,15 @@ fn process_name(pid: u32) -> String {
 }
 
 fn query_apps(handle: &Handle, group: &Group, props: &[String], fmt: &Format) -> dcgm::Result<()> {
-    let known = ["pid", "process_name", "gpu_uuid", "gpu_bus_id", "gpu_index", "used_memory", "gpu_name"];
+    let known = [
+        "pid",
+        "process_name",
+        "gpu_uuid",
+        "gpu_bus_id",
+        "gpu_index",
+        "used_memory",
+        "gpu_name",
+    ];
     if let Some(bad) = props.iter().find(|p| !known.contains(&p.trim())) {
         return Err(dcgm::Error::InvalidArgument(format!(
             "unknown process property {bad:?}; use {}",
@@ -267,7 +344,11 @@ fn query_apps(handle: &Handle, group: &Group, props: &[String], fmt: &Format) ->
             .iter()
             .map(|p| {
                 let p = p.trim();
-                if p == "used_memory" && fmt.units { "used_gpu_memory [MiB]".to_string() } else { p.to_string() }
+                if p == "used_memory" && fmt.units {
+                    "used_gpu_memory [MiB]".to_string()
+                } else {
+                    p.to_string()
+                }
             })
             .collect();
         println!("{}", cols.join(", "));
@@ -277,7 +358,9 @@ fn query_apps(handle: &Handle, group: &Group, props: &[String], fmt: &Format) ->
         if Some(&s.timestamp_us) != latest_ts.get(&s.entity.id) {
             continue;
         }
-        let Some(p) = s.value.running_process() else { continue };
+        let Some(p) = s.value.running_process() else {
+            continue;
+        };
         let attrs = sys.device_attributes(s.entity.id)?;
         let cells: Vec<String> = props
             .iter()
@@ -290,7 +373,11 @@ fn query_apps(handle: &Handle, group: &Group, props: &[String], fmt: &Format) ->
                 "gpu_name" => attrs.name.clone(),
                 _ => {
                     let mib = p.memory_used_bytes >> 20;
-                    if fmt.units { format!("{mib} MiB") } else { mib.to_string() }
+                    if fmt.units {
+                        format!("{mib} MiB")
+                    } else {
+                        mib.to_string()
+                    }
                 }
             })
             .collect();

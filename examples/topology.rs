@@ -41,7 +41,11 @@ fn ranges(cpus: &[u32]) -> String {
             i += 1;
             e = cpus[i];
         }
-        out.push(if s == e { s.to_string() } else { format!("{s}-{e}") });
+        out.push(if s == e {
+            s.to_string()
+        } else {
+            format!("{s}-{e}")
+        });
         i += 1;
     }
     out.join(",")
@@ -70,7 +74,10 @@ fn main() {
                 })
             })
             .collect();
-        println!("{}", serde_json::json!({"simulated": handle.is_simulated(), "gpus": doc}));
+        println!(
+            "{}",
+            serde_json::json!({"simulated": handle.is_simulated(), "gpus": doc})
+        );
         return;
     }
     let mut header = String::from("      ");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the `dcgm` Python wheel with the dcgm-sim simulator inside, installs it in a fresh
-# virtualenv and tests it there: mypy.stubtest on the package, then the pytest suite
-# (python/tests, which also runs examples/upstream_style_reader.py).
+# virtualenv and tests it there: mypy.stubtest on the package, mypy on the tests and the
+# example, then the pytest suite (python/tests, which also runs
+# examples/upstream_style_reader.py).
 #
 # Needs: cargo, python3 (3.9+) with the venv module, and PyPI for the pinned tools below.
 #
@@ -92,6 +93,9 @@ cd "$RUN"
 
 step "mypy.stubtest dcgm"
 "$TEST/bin/python" -m mypy.stubtest dcgm --allowlist "$ROOT/python/stubtest-allowlist.txt"
+
+step "mypy on the tests and examples (the stubs as a user's code sees them)"
+"$TEST/bin/python" -m mypy --no-incremental "$ROOT/python/tests" "$ROOT/python/examples"
 
 step "pytest"
 set +e

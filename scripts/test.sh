@@ -8,6 +8,4 @@ cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 bash scripts/prometheus_e2e.sh
-if [ -f python/build_and_test.sh ]; then
-    bash python/build_and_test.sh
-fi
+bash python/build_and_test.sh

@@ -7,7 +7,11 @@ fn tool(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
     let p = dir.join("examples").join(name);
-    assert!(p.exists(), "{} not built (cargo test builds the examples)", p.display());
+    assert!(
+        p.exists(),
+        "{} not built (cargo test builds the examples)",
+        p.display()
+    );
     p
 }
 
@@ -27,11 +31,25 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn dmon_prints_a_labelled_table_with_na_for_blanks() {
-    let o = run("dmon", &["--simulate", "-e", "gpu_temp,power_usage,fan_speed", "-c", "2", "-d", "50"]);
+    let o = run(
+        "dmon",
+        &[
+            "--simulate",
+            "-e",
+            "gpu_temp,power_usage,fan_speed",
+            "-c",
+            "2",
+            "-d",
+            "50",
+        ],
+    );
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].starts_with("#Entity") && lines[0].contains("(simulated)"), "{out}");
+    assert!(
+        lines[0].starts_with("#Entity") && lines[0].contains("(simulated)"),
+        "{out}"
+    );
     assert!(lines[0].contains("TMPTR") && lines[0].contains("POWER"));
     let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("GPU ")).collect();
     assert_eq!(rows.len(), 16, "2 samples x 8 GPUs:\n{out}");
@@ -46,17 +64,44 @@ fn dmon_prints_a_labelled_table_with_na_for_blanks() {
 
 #[test]
 fn dmon_csv_and_json_and_mig_entities() {
-    let o = run("dmon", &["--simulate", "-e", "fb_used,fb_total", "-i", "7,gi:0,ci:1", "-c", "1", "--csv"]);
+    let o = run(
+        "dmon",
+        &[
+            "--simulate",
+            "-e",
+            "fb_used,fb_total",
+            "-i",
+            "7,gi:0,ci:1",
+            "-c",
+            "1",
+            "--csv",
+        ],
+    );
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
     let mut lines = out.lines();
-    assert_eq!(lines.next().unwrap(), "timestamp,entity_group,entity_id,DCGM_FI_DEV_FB_USED,DCGM_FI_DEV_FB_TOTAL");
+    assert_eq!(
+        lines.next().unwrap(),
+        "timestamp,entity_group,entity_id,DCGM_FI_DEV_FB_USED,DCGM_FI_DEV_FB_TOTAL"
+    );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().any(|r| r[1] == "GPU_I" && r[2] == "0"));
     assert!(rows.iter().any(|r| r[1] == "GPU_CI" && r[2] == "1"));
 
-    let o = run("dmon", &["--simulate", "-e", "gpu_temp,fan_speed", "-i", "0", "-c", "1", "--json"]);
+    let o = run(
+        "dmon",
+        &[
+            "--simulate",
+            "-e",
+            "gpu_temp,fan_speed",
+            "-i",
+            "0",
+            "-c",
+            "1",
+            "--json",
+        ],
+    );
     let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
     assert_eq!(v["entity_group"], "GPU");
     assert_eq!(v["simulated"], true);
@@ -75,7 +120,11 @@ fn dmon_rejects_unknown_fields_with_a_clear_error() {
 fn query_gpu_matches_nvidia_smi_csv() {
     let o = run(
         "query",
-        &["--simulate", "--query-gpu=index,name,utilization.gpu,memory.used,fan.speed", "--format=csv,noheader,nounits"],
+        &[
+            "--simulate",
+            "--query-gpu=index,name,utilization.gpu,memory.used,fan.speed",
+            "--format=csv,noheader,nounits",
+        ],
     );
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
@@ -89,7 +138,16 @@ fn query_gpu_matches_nvidia_smi_csv() {
     assert!(mem > 0);
     assert_eq!(rows[3][4], "[N/A]");
 
-    let o = run("query", &["--simulate", "--query-gpu=memory.used,power.draw", "--format=csv", "-i", "1"]);
+    let o = run(
+        "query",
+        &[
+            "--simulate",
+            "--query-gpu=memory.used,power.draw",
+            "--format=csv",
+            "-i",
+            "1",
+        ],
+    );
     let out = stdout(&o);
     let mut l = out.lines();
     assert_eq!(l.next().unwrap(), "memory.used [MiB], power.draw [W]");
@@ -101,12 +159,20 @@ fn query_gpu_matches_nvidia_smi_csv() {
 fn query_compute_apps_lists_the_simulated_processes() {
     let o = run(
         "query",
-        &["--simulate", "--query-compute-apps=pid,gpu_index,used_memory", "--format=csv,noheader,nounits"],
+        &[
+            "--simulate",
+            "--query-compute-apps=pid,gpu_index,used_memory",
+            "--format=csv,noheader,nounits",
+        ],
     );
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
     let rows: Vec<&str> = out.lines().collect();
-    assert_eq!(rows.len(), 8, "the training job on 7 GPUs and the server on GPU 7:\n{out}");
+    assert_eq!(
+        rows.len(),
+        8,
+        "the training job on 7 GPUs and the server on GPU 7:\n{out}"
+    );
     assert!(rows.contains(&"4242, 0, 62000"));
     assert!(rows.contains(&"5151, 7, 9000"));
 }
@@ -145,7 +211,13 @@ fn nvlink_shows_every_link_up() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["gpus"].as_array().unwrap().len(), 8);
     assert_eq!(v["gpus"][0]["links"].as_array().unwrap().len(), 18);
-    assert!(v["gpus"][0]["links"].as_array().unwrap().iter().all(|l| l == "Up"));
+    assert!(
+        v["gpus"][0]["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l == "Up")
+    );
     assert_eq!(v["nvswitches"].as_array().unwrap().len(), 4);
 }
 
@@ -157,7 +229,10 @@ fn tools_without_a_library_say_what_to_install() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("/nonexistent/libdcgm.so.4") && err.contains("datacenter-gpu-manager-4-core"), "{err}");
+    assert!(
+        err.contains("/nonexistent/libdcgm.so.4") && err.contains("datacenter-gpu-manager-4-core"),
+        "{err}"
+    );
 }
 
 fn run_with_config(name: &str, args: &[&str], config: &str) -> Output {
@@ -186,7 +261,12 @@ fn health_reports_scripted_incidents_with_severity_and_exit_status() {
     let o = run_with_config("health", &["--simulate", "-c", "4", "-d", "150"], EVENTS);
     assert_eq!(o.status.code(), Some(3), "failures exit with 3: {o:?}");
     let out = stdout(&o);
-    assert!(out.contains("GPU 2") && out.contains("MEM") && out.contains("DCGM_FR_VOLATILE_DBE_DETECTED"), "{out}");
+    assert!(
+        out.contains("GPU 2")
+            && out.contains("MEM")
+            && out.contains("DCGM_FR_VOLATILE_DBE_DETECTED"),
+        "{out}"
+    );
     assert!(out.contains("GPU 5") && out.contains("PCIE"), "{out}");
     assert!(out.contains("GPU 1") && out.contains("THERMAL"), "{out}");
     assert!(out.trim_end().ends_with("Overall health: FAIL (SIMULATED)"));
@@ -198,7 +278,11 @@ fn health_reports_scripted_incidents_with_severity_and_exit_status() {
 
 #[test]
 fn policy_streams_violations_as_json_lines() {
-    let o = run_with_config("policy", &["--simulate", "--json", "-n", "3", "-t", "10"], EVENTS);
+    let o = run_with_config(
+        "policy",
+        &["--simulate", "--json", "-n", "3", "-t", "10"],
+        EVENTS,
+    );
     assert!(o.status.success(), "{o:?}");
     let lines: Vec<serde_json::Value> = stdout(&o)
         .lines()
@@ -219,16 +303,58 @@ fn diag_prints_per_test_per_gpu_results() {
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].contains("GPU0") && lines[0].contains("GPU1"));
-    assert!(lines[1].starts_with("software") && lines[1].matches("PASS").count() == 2, "{out}");
+    assert!(
+        lines[1].starts_with("software") && lines[1].matches("PASS").count() == 2,
+        "{out}"
+    );
 
     let dbe_now = r#"{"events":[{"at_ms":0,"gpu":1,"kind":"dbe","value":2}]}"#;
     let o = run_with_config("diag", &["--simulate", "-r", "2", "--json"], dbe_now);
     assert_eq!(o.status.code(), Some(3), "{o:?}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["overall"], "FAIL");
-    let memory = v["tests"].as_array().unwrap().iter().find(|t| t["name"] == "memory").unwrap();
-    let gpu1 = memory["gpus"].as_array().unwrap().iter().find(|g| g["entity"] == "GPU 1").unwrap();
+    let memory = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "memory")
+        .unwrap();
+    let gpu1 = memory["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["entity"] == "GPU 1")
+        .unwrap();
     assert_eq!(gpu1["result"], "FAIL");
-    let names: Vec<&str> = v["tests"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, vec!["software", "pcie", "memory"]);
+}
+
+#[test]
+fn the_simulator_on_the_library_path_is_not_used_unless_asked_for() {
+    let dir = std::env::temp_dir().join(format!("dcgm-rs-soname-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sim = tool("dmon")
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libdcgm_sim.so");
+    let link = dir.join("libdcgm.so.4");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&sim, &link).unwrap();
+    let o = Command::new(tool("discovery"))
+        .env("LD_LIBRARY_PATH", &dir)
+        .env_remove("DCGM_LIB_PATH")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("only used when asked for"), "{err}");
 }

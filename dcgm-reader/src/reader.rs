@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use dcgm::{
-    ConnectionKind, Entity, EntityGroup, Error, FieldGroup, FieldId, FieldValue, Group, Handle, HandleBuilder,
-    OperationMode, Result, SinceCursor, Value, Watch, WatchOptions,
+    ConnectionKind, Entity, EntityGroup, Error, FieldGroup, FieldId, FieldValue, Group, Handle,
+    HandleBuilder, OperationMode, Result, SinceCursor, Value, Watch, WatchOptions,
 };
 
 use crate::defaults::DEFAULT_FIELD_IDS;
@@ -186,14 +186,21 @@ impl ReaderBuilder {
             None => BTreeMap::from([(self.update_frequency, self.fields.clone())]),
         };
         if intervals.values().all(|f| f.is_empty()) {
-            return Err(Error::InvalidArgument("the reader needs at least one field".into()));
+            return Err(Error::InvalidArgument(
+                "the reader needs at least one field".into(),
+            ));
         }
         for (d, fs) in &intervals {
             if d.is_zero() {
-                return Err(Error::InvalidArgument("update intervals must be above zero".into()));
+                return Err(Error::InvalidArgument(
+                    "update intervals must be above zero".into(),
+                ));
             }
             if let Some(bad) = fs.iter().find(|f| f.info().is_none()) {
-                return Err(Error::InvalidArgument(format!("unknown field id {}", bad.0)));
+                return Err(Error::InvalidArgument(format!(
+                    "unknown field id {}",
+                    bad.0
+                )));
             }
         }
         Ok(Reader {
@@ -326,8 +333,12 @@ impl Reader {
         let n = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
         let group = match (&self.opts.entities, &self.opts.gpu_ids) {
-            (Some(ents), _) => Group::with_entities(&handle, &format!("dcgmreader_{pid}_{n}"), ents)?,
-            (None, Some(gpus)) => Group::with_gpus(&handle, &format!("dcgmreader_{pid}_{n}"), gpus)?,
+            (Some(ents), _) => {
+                Group::with_entities(&handle, &format!("dcgmreader_{pid}_{n}"), ents)?
+            }
+            (None, Some(gpus)) => {
+                Group::with_gpus(&handle, &format!("dcgmreader_{pid}_{n}"), gpus)?
+            }
             (None, None) => Group::all_gpus(&handle),
         };
         let mut field_groups = Vec::new();
@@ -384,7 +395,10 @@ impl Reader {
     /// Runs `f` on the connected state; a lost connection is dropped, logged, re-established
     /// once, and `f` retried on the fresh connection. Nothing read before the loss is returned
     /// as fresh.
-    fn with_state<T>(&mut self, mut f: impl FnMut(&mut State, &BTreeSet<FieldId>, bool) -> Result<T>) -> Result<T> {
+    fn with_state<T>(
+        &mut self,
+        mut f: impl FnMut(&mut State, &BTreeSet<FieldId>, bool) -> Result<T>,
+    ) -> Result<T> {
         let mut retried = false;
         loop {
             if self.state.is_none() {
@@ -492,10 +506,14 @@ impl Reader {
                     if ignore.contains(&v.field) || (ignore_blank && v.value.is_blank()) {
                         continue;
                     }
-                    out.entry(v.entity).or_default().entry(v.field).or_default().push(Sample {
-                        timestamp_us: v.timestamp_us,
-                        value: v.value,
-                    });
+                    out.entry(v.entity)
+                        .or_default()
+                        .entry(v.field)
+                        .or_default()
+                        .push(Sample {
+                            timestamp_us: v.timestamp_us,
+                            value: v.value,
+                        });
                 }
             }
             s.cursor = next;
@@ -556,10 +574,18 @@ impl Iterator for Snapshots<'_> {
     }
 }
 
-fn gpu_only<K: Ord>(snap: Snapshot, key: impl Fn(FieldId) -> K) -> BTreeMap<u32, BTreeMap<K, Value>> {
+fn gpu_only<K: Ord>(
+    snap: Snapshot,
+    key: impl Fn(FieldId) -> K,
+) -> BTreeMap<u32, BTreeMap<K, Value>> {
     snap.into_iter()
         .filter(|(e, _)| e.group == EntityGroup::Gpu)
-        .map(|(e, fields)| (e.id, fields.into_iter().map(|(f, v)| (key(f), v.value)).collect()))
+        .map(|(e, fields)| {
+            (
+                e.id,
+                fields.into_iter().map(|(f, v)| (key(f), v.value)).collect(),
+            )
+        })
         .collect()
 }
 

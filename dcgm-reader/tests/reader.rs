@@ -34,7 +34,11 @@ fn default_reader_returns_the_thirty_upstream_fields_for_every_gpu() {
 #[test]
 fn by_name_uses_the_library_tags() {
     let _s = SimulatorLock::new(None).unwrap();
-    let mut r = builder().field_names(&["DCGM_FI_DEV_POWER_USAGE", "gpu_temp"]).unwrap().build().unwrap();
+    let mut r = builder()
+        .field_names(&["DCGM_FI_DEV_POWER_USAGE", "gpu_temp"])
+        .unwrap()
+        .build()
+        .unwrap();
     let v = r.latest_by_name().unwrap();
     let keys: Vec<&String> = v[&3].keys().collect();
     assert_eq!(keys, vec!["gpu_temp", "power_usage"]);
@@ -52,13 +56,22 @@ fn auto_mode_prefers_a_running_hostengine_and_falls_back_to_embedded() {
     let mut r = builder().build().unwrap();
     r.connect().unwrap();
     assert_eq!(r.mode(), Some(&ChosenMode::Embedded));
-    let mut r2 = builder().connection(Connection::Remote("10.9.9.9".into())).build().unwrap();
-    assert!(r2.connect().is_err(), "an explicit remote host is never replaced by embedded");
+    let mut r2 = builder()
+        .connection(Connection::Remote("10.9.9.9".into()))
+        .build()
+        .unwrap();
+    assert!(
+        r2.connect().is_err(),
+        "an explicit remote host is never replaced by embedded"
+    );
 }
 
 #[test]
 fn gpu_subset_ignore_list_and_blank_filtering() {
-    let json = format!(r#"{{"faults":{{"unsupported_fields":[{}]}}}}"#, DCGM_FI_DEV_MEM_CLOCK);
+    let json = format!(
+        r#"{{"faults":{{"unsupported_fields":[{}]}}}}"#,
+        DCGM_FI_DEV_MEM_CLOCK
+    );
     let _s = SimulatorLock::new(Some(&json)).unwrap();
     let fields = [fid("gpu_temp"), fid("sm_clock"), fid("memory_clock")];
     let mut r = builder()
@@ -69,14 +82,26 @@ fn gpu_subset_ignore_list_and_blank_filtering() {
         .unwrap();
     let v = r.latest_by_id().unwrap();
     assert_eq!(v.keys().copied().collect::<Vec<_>>(), vec![1, 5]);
-    assert_eq!(v[&1].keys().copied().collect::<Vec<_>>(), vec![fid("gpu_temp")], "ignored and blank dropped");
+    assert_eq!(
+        v[&1].keys().copied().collect::<Vec<_>>(),
+        vec![fid("gpu_temp")],
+        "ignored and blank dropped"
+    );
     let gpus = r.gpus().unwrap();
     assert_eq!(gpus.len(), 2);
     assert!(gpus[0].uuid.starts_with("GPU-") && gpus[1].pci_bus_id.starts_with("00000000:"));
 
-    let mut keep = builder().fields(&fields).gpu_ids(&[1]).ignore_blank(false).build().unwrap();
+    let mut keep = builder()
+        .fields(&fields)
+        .gpu_ids(&[1])
+        .ignore_blank(false)
+        .build()
+        .unwrap();
     let v = keep.latest_by_id().unwrap();
-    assert_eq!(v[&1][&fid("memory_clock")], Value::Blank(BlankKind::NotSupported));
+    assert_eq!(
+        v[&1][&fid("memory_clock")],
+        Value::Blank(BlankKind::NotSupported)
+    );
 }
 
 #[test]
@@ -99,7 +124,10 @@ fn entities_mig_switches_and_cpus() {
     assert!(snap[&ents[1]].contains_key(&fid("fb_used")));
     assert!(snap[&ents[2]].contains_key(&fid("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS")));
     assert!(snap[&ents[3]].contains_key(&fid("DCGM_FI_DEV_CPU_TEMP_CELSIUS")));
-    assert!(r.latest_by_id().unwrap().is_empty(), "no GPU entities in this reader");
+    assert!(
+        r.latest_by_id().unwrap().is_empty(),
+        "no GPU entities in this reader"
+    );
 }
 
 #[test]
@@ -118,8 +146,15 @@ fn field_interval_map_watches_each_set_at_its_own_rate() {
     std::thread::sleep(Duration::from_millis(60));
     let since = r.since_last_call().unwrap();
     let g0 = &since[&Entity::gpu(0)];
-    assert!(g0[&fid("gpu_temp")].len() >= 5, "fast field sampled often: {}", g0[&fid("gpu_temp")].len());
-    assert!(!g0.contains_key(&fid("fb_total")), "slow field not sampled again yet");
+    assert!(
+        g0[&fid("gpu_temp")].len() >= 5,
+        "fast field sampled often: {}",
+        g0[&fid("gpu_temp")].len()
+    );
+    assert!(
+        !g0.contains_key(&fid("fb_total")),
+        "slow field not sampled again yet"
+    );
 }
 
 #[test]
@@ -133,9 +168,14 @@ fn since_last_call_has_data_at_once_and_never_repeats_or_skips() {
         .build()
         .unwrap();
     let first = r.since_last_call().unwrap();
-    assert_eq!(first.len(), 8, "unlike upstream, the first call returns data");
+    assert_eq!(
+        first.len(),
+        8,
+        "unlike upstream, the first call returns data"
+    );
     let mut last: HashMap<(Entity, FieldId), i64> = HashMap::new();
-    let record = |m: &BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>>, last: &mut HashMap<_, i64>| {
+    let record = |m: &BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>>,
+                  last: &mut HashMap<_, i64>| {
         for (e, fields) in m {
             for (f, samples) in fields {
                 for s in samples {
@@ -156,7 +196,11 @@ fn since_last_call_has_data_at_once_and_never_repeats_or_skips() {
     for _ in 0..20 {
         std::thread::sleep(Duration::from_millis(3));
         let m = r.since_last_call().unwrap();
-        total += m.values().flat_map(|f| f.values()).map(Vec::len).sum::<usize>();
+        total += m
+            .values()
+            .flat_map(|f| f.values())
+            .map(Vec::len)
+            .sum::<usize>();
         record(&m, &mut last);
     }
     assert!(total > 100, "samples kept arriving: {total}");
@@ -179,7 +223,8 @@ fn a_hostengine_restart_is_survived_without_the_caller_noticing() {
 
 #[test]
 fn while_the_hostengine_is_down_reads_fail_and_then_recover() {
-    let _s = SimulatorLock::new(Some(r#"{"faults":{"drop_after_calls":15,"down_ms":300}}"#)).unwrap();
+    let _s =
+        SimulatorLock::new(Some(r#"{"faults":{"drop_after_calls":15,"down_ms":300}}"#)).unwrap();
     let mut r = builder()
         .connection(Connection::Remote("localhost".into()))
         .fields(&[fid("gpu_temp")])
@@ -192,7 +237,10 @@ fn while_the_hostengine_is_down_reads_fail_and_then_recover() {
             break;
         }
     }
-    assert!(failed, "reads fail while the host engine is down; stale data is never served");
+    assert!(
+        failed,
+        "reads fail while the host engine is down; stale data is never served"
+    );
     std::thread::sleep(Duration::from_millis(350));
     assert_eq!(r.latest_by_id().unwrap().len(), 8);
     assert_eq!(r.reconnects(), 1);
@@ -224,7 +272,12 @@ fn bad_options_are_rejected_before_connecting() {
     assert!(Reader::builder().fields(&[]).build().is_err());
     assert!(Reader::builder().fields(&[FieldId(9999)]).build().is_err());
     assert!(Reader::builder().field_names(&["not_a_field"]).is_err());
-    assert!(Reader::builder().update_frequency(Duration::ZERO).build().is_err());
+    assert!(
+        Reader::builder()
+            .update_frequency(Duration::ZERO)
+            .build()
+            .is_err()
+    );
 }
 
 #[test]
@@ -244,11 +297,19 @@ fn latest_into_updates_in_place_and_drops_values_that_went_blank() {
     std::thread::sleep(Duration::from_millis(2));
     r.handle().unwrap().update_all_fields(true).unwrap();
     r.latest_into(&mut snap).unwrap();
-    assert!(snap[&Entity::gpu(0)][&fid("gpu_temp")].timestamp_us > first_ts, "values were refreshed");
+    assert!(
+        snap[&Entity::gpu(0)][&fid("gpu_temp")].timestamp_us > first_ts,
+        "values were refreshed"
+    );
     // A stale entry the reader did not write is removed.
     let stale = snap[&Entity::gpu(0)][&fid("gpu_temp")].clone();
-    snap.entry(Entity::gpu(5)).or_default().insert(fid("gpu_temp"), stale);
+    snap.entry(Entity::gpu(5))
+        .or_default()
+        .insert(fid("gpu_temp"), stale);
     r.latest_into(&mut snap).unwrap();
-    assert_eq!(snap.keys().copied().collect::<Vec<_>>(), vec![Entity::gpu(0), Entity::gpu(1)]);
+    assert_eq!(
+        snap.keys().copied().collect::<Vec<_>>(),
+        vec![Entity::gpu(0), Entity::gpu(1)]
+    );
     assert_eq!(snap[&Entity::gpu(1)].len(), 2);
 }

@@ -162,17 +162,21 @@ impl LibraryLoader {
         let mut attempts = Vec::new();
         for (cand, source) in self.candidates() {
             match open_one(&cand) {
+                Ok(lib) if source_is_search(source) && exports_simulator(&lib) => {
+                    attempts.push(LoadAttempt {
+                        candidate: cand.to_string_lossy().into_owned(),
+                        source,
+                        error: "this is the dcgm-sim simulator, which is only used when asked for \
+                                (DCGM_LIB_PATH or an explicit path)"
+                            .into(),
+                    });
+                }
                 Ok(lib) => {
                     let path = resolved_path(&cand);
                     // SAFETY: `lib` stays alive inside the returned DcgmLibrary for as long as
                     // the function pointers resolved from it.
                     let api = unsafe { DcgmApi::load(&lib) };
-                    // SAFETY: looking a symbol up has no side effects; it is only tested for
-                    // presence, never called through this type.
-                    let is_simulator = unsafe {
-                        lib.get::<unsafe extern "C" fn() -> i32>(b"dcgmSimIsSimulator\0")
-                    }
-                    .is_ok();
+                    let is_simulator = exports_simulator(&lib);
                     return Ok(DcgmLibrary {
                         api,
                         path,
@@ -197,6 +201,15 @@ impl LibraryLoader {
         }
         Err(LoadError { attempts })
     }
+}
+
+fn source_is_search(source: &str) -> bool {
+    source == "soname search" || source == "distribution directory"
+}
+
+fn exports_simulator(lib: &libloading::Library) -> bool {
+    // SAFETY: only the symbol's presence is tested; it is never called through this type.
+    unsafe { lib.get::<unsafe extern "C" fn() -> i32>(b"dcgmSimIsSimulator\0") }.is_ok()
 }
 
 fn push_path(out: &mut Vec<(OsString, &'static str)>, p: &Path, source: &'static str) {

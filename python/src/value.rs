@@ -132,7 +132,8 @@ impl PyFieldValue {
         self.inner.value.is_blank()
     }
 
-    /// The library's per-value status (`DCGM_ST_OK` when there is a sample).
+    /// The library's per-value status (`DCGM_ST_OK` when there is a sample). For the samples
+    /// of `Reader.since_last_call`, which come without one, it is derived from `blank`.
     #[getter]
     fn status(&self) -> i32 {
         self.inner.status

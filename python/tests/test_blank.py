@@ -23,7 +23,7 @@ def test_field_values_carry_blank_kinds(sim_config: Any) -> None:
         with g.watch(fg):
             h.update_all_fields()
             values = g.latest_values(fg)
-    by_field = {}
+    by_field: dict = {}
     for v in values:
         by_field.setdefault(v.field_id, []).append(v)
     for v in by_field[150]:
@@ -59,8 +59,8 @@ def test_dcgm_reader_blank_handling(sim_config: Any) -> None:
         r.Process()
         assert set(seen) == {"power_usage"}
         assert set(r.GetLatestGpuValuesAsFieldNameDict()[0]) == {"power_usage"}
-    with DcgmReader(fieldIds=[150, 203, 155], simulate=True, ignoreBlank=False) as r:
-        d = r.GetLatestGpuValuesAsFieldIdDict()[0]
+    with DcgmReader(fieldIds=[150, 203, 155], simulate=True, ignoreBlank=False) as r2:
+        d = r2.GetLatestGpuValuesAsFieldIdDict()[0]
         assert d[150] is dcgm.Blank.NOT_SUPPORTED and d[203] is dcgm.Blank.BLANK
-        series = r.GetAllGpuValuesAsFieldIdDictSinceLastCall()[0][203]
+        series = r2.GetAllGpuValuesAsFieldIdDictSinceLastCall()[0][203]
         assert series and all(v.isBlank and v.value is None for v in series)

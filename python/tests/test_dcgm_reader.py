@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple, Union
 
 import pytest
 
@@ -154,8 +154,8 @@ def test_entities_and_v2_handlers() -> None:
 
 
 def test_field_interval_map_and_gpu_ids() -> None:
-    intervals = {100000: [150], 1000000: ["power_usage"]}  # ids or names
-    with DcgmReader(fieldIntervalMap=intervals, gpuIds=[1, 2], simulate=True) as r:  # type: ignore[dict-item]
+    intervals: Dict[int, List[Union[int, str]]] = {100000: [150], 1000000: ["power_usage"]}  # ids or names
+    with DcgmReader(fieldIntervalMap=intervals, gpuIds=[1, 2], simulate=True) as r:
         d = r.GetLatestGpuValuesAsFieldNameDict()
     assert sorted(d) == [1, 2]
     assert set(d[1]) == {"gpu_temp", "power_usage"}

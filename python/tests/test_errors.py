@@ -27,7 +27,7 @@ def test_caught_as_the_base_class_too(handle: dcgm.Handle) -> None:
 
 
 @pytest.mark.parametrize("field", ["no_such_field", 9999, "DCGM_FI_DEV_NOPE", -1])
-def test_unknown_field_is_typed(handle: dcgm.Handle, field: object) -> None:
+def test_unknown_field_is_typed(handle: dcgm.Handle, field: "int | str") -> None:
     with pytest.raises(dcgm_structs.DCGMError_UnknownField) as e:
         handle.field_group("bad-field", [150, field])
     assert str(field) in str(e.value)

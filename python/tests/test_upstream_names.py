@@ -22,6 +22,7 @@ def test_every_field_name_and_pre_46_alias_is_a_constant() -> None:
     names = [f.name for f in table]
     assert len(set(names)) == len(names)
     for f in table:
+        assert f.name is not None
         assert getattr(dcgm_fields, f.name) == f.field_id
         for alias in f.deprecated_aliases:
             assert getattr(dcgm_fields, alias) == f.field_id, alias

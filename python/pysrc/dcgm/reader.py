@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from dcgm import _native, fields as _fields
 from dcgm._native import FieldMeta, FieldValue
@@ -47,9 +47,19 @@ def entity_group_id_to_string(entityGroupId: int) -> str:
 
 
 _ConnectionLost = dcgmExceptionClass(DCGM_ST_CONNECTION_NOT_VALID)
+_Self = TypeVar("_Self", bound="DcgmReader")
+#: A field: an id (as NVIDIA's DcgmReader takes), or a name, pre-4.6 alias or tag.
+_Field = Union[int, str]
 
 # raw since-last-call result: {(entity_group, entity_id): {field_id: [FieldValue]}}
 _Raw = Dict[Tuple[int, int], Dict[int, List[FieldValue]]]
+
+
+def _ignored_id(f: _Field) -> Optional[int]:
+    meta = _fields.field_info(f)
+    if meta is not None:
+        return meta.field_id
+    return f if isinstance(f, int) else None
 
 
 def _entity_pair(e: Any) -> Tuple[int, int]:
@@ -72,14 +82,14 @@ class DcgmReader:
     def __init__(
         self,
         hostname: Optional[str] = None,
-        fieldIds: Optional[Iterable[int]] = None,
+        fieldIds: Optional[Iterable[_Field]] = None,
         updateFrequency: int = 10000000,
         maxKeepAge: float = 3600.0,
-        ignoreList: Optional[Iterable[int]] = None,
+        ignoreList: Optional[Iterable[_Field]] = None,
         fieldGroupName: str = "dcgm_fieldgroupData",
         gpuIds: Optional[Iterable[int]] = None,
         entities: Optional[Iterable[Any]] = None,
-        fieldIntervalMap: Optional[Dict[int, Iterable[int]]] = None,
+        fieldIntervalMap: Optional[Mapping[int, Iterable[_Field]]] = None,
         ignoreBlank: bool = True,
         *,
         simulate: bool = False,
@@ -88,7 +98,7 @@ class DcgmReader:
         self.m_dcgmHostName = hostname
         self.m_updateFreq = updateFrequency
         self.m_fieldGroupName = fieldGroupName
-        self.m_publishFields: Dict[int, List[int]] = {}
+        self.m_publishFields: Dict[int, List[_Field]] = {}
         if fieldIntervalMap is not None:
             self.m_publishFields = {int(k): list(v) for k, v in fieldIntervalMap.items()}
         else:
@@ -98,7 +108,7 @@ class DcgmReader:
         self.m_requestedEntities: Optional[List[Tuple[int, int]]] = (
             [_entity_pair(e) for e in entities] if entities else None
         )
-        self.m_dcgmIgnoreFields: List[int] = list(ignoreList or [])
+        self.m_dcgmIgnoreFields: List[int] = [i for i in map(_ignored_id, ignoreList or []) if i is not None]
         self.m_maxKeepAge = maxKeepAge
         self.m_simulate = simulate
         self.m_libraryPath = libraryPath
@@ -119,7 +129,7 @@ class DcgmReader:
 
     # --- lifecycle ---
 
-    def __enter__(self) -> "DcgmReader":
+    def __enter__(self: _Self) -> _Self:
         return self
 
     def __exit__(self, type: Any, value: Any, traceback: Any) -> None:
@@ -178,10 +188,10 @@ class DcgmReader:
             self.m_gpuIdToUUId[g["gpu"]] = g["uuid"]
         self.m_fieldIdToInfo = {}
         for fids in self.m_publishFields.values():
-            for fid in fids:
-                meta = _fields.DcgmFieldGetById(fid)
+            for f in fids:
+                meta = _fields.field_info(f)
                 if meta is not None:
-                    self.m_fieldIdToInfo[fid] = meta
+                    self.m_fieldIdToInfo[meta.field_id] = meta
 
     def SetupGpuIdBusMappings(self) -> None:
         self.InitializeFromHandle()
