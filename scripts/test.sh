@@ -5,6 +5,8 @@
 #   3. the Python wheel: built fresh, installed into a new virtualenv, stubtest + pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The tool tests run the example programs, which `--all-targets` builds only as test harnesses.
+cargo build --workspace --examples
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 bash scripts/prometheus_e2e.sh
