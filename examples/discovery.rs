@@ -24,26 +24,6 @@ struct Cli {
     json: bool,
 }
 
-fn compress(cores: &[u32]) -> String {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cores.len() {
-        let start = cores[i];
-        let mut end = start;
-        while i + 1 < cores.len() && cores[i + 1] == end + 1 {
-            i += 1;
-            end = cores[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(",")
-}
-
 fn main() {
     let cli = Cli::parse();
     let run = || -> dcgm::Result<serde_json::Value> {
@@ -91,7 +71,7 @@ fn main() {
             .cpu_hierarchy()
             .unwrap_or_default()
             .into_iter()
-            .map(|c| json!({"cpu": c.id, "cores": compress(&c.cores), "core_count": c.cores.len()}))
+            .map(|c| json!({"cpu": c.id, "cores": common::ranges(&c.cores), "core_count": c.cores.len()}))
             .collect();
         Ok(json!({
             "simulated": handle.is_simulated(),

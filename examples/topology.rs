@@ -31,26 +31,6 @@ fn pci_name(p: PciPath) -> &'static str {
     }
 }
 
-fn ranges(cpus: &[u32]) -> String {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let s = cpus[i];
-        let mut e = s;
-        while i + 1 < cpus.len() && cpus[i + 1] == e + 1 {
-            i += 1;
-            e = cpus[i];
-        }
-        out.push(if s == e {
-            s.to_string()
-        } else {
-            format!("{s}-{e}")
-        });
-        i += 1;
-    }
-    out.join(",")
-}
-
 fn main() {
     let cli = Cli::parse();
     let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
@@ -67,7 +47,7 @@ fn main() {
             .map(|(g, t)| {
                 serde_json::json!({
                     "gpu": g,
-                    "cpu_affinity": ranges(&t.cpu_affinity),
+                    "cpu_affinity": common::ranges(&t.cpu_affinity),
                     "peers": t.paths.iter().map(|p| serde_json::json!({
                         "gpu": p.gpu, "pci": pci_name(p.pci), "nvlinks": p.nvlinks,
                     })).collect::<Vec<_>>(),
@@ -100,7 +80,7 @@ fn main() {
             };
             line += &format!("{cell:>7}");
         }
-        line += &format!("  {}", ranges(&t.cpu_affinity));
+        line += &format!("  {}", common::ranges(&t.cpu_affinity));
         println!("{line}");
     }
     println!();

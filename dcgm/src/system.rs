@@ -142,30 +142,25 @@ impl System {
 
     /// Every GPU id, supported by DCGM or not.
     pub fn gpu_ids(&self) -> Result<Vec<u32>> {
-        let mut ids = [0u32; DCGM_MAX_NUM_DEVICES];
-        let mut n: c_int = 0;
-        let lib = self.lib();
-        // SAFETY: room for DCGM_MAX_NUM_DEVICES ids and a valid count pointer.
-        unsafe {
-            ffi!(
-                lib,
-                dcgmGetAllDevices(self.handle.raw(), ids.as_mut_ptr(), &mut n)
-            )
-        }?;
-        Ok(ids[..(n.max(0) as usize).min(ids.len())].to_vec())
+        self.device_list(false)
     }
 
     /// GPU ids DCGM supports.
     pub fn supported_gpu_ids(&self) -> Result<Vec<u32>> {
+        self.device_list(true)
+    }
+
+    fn device_list(&self, supported_only: bool) -> Result<Vec<u32>> {
         let mut ids = [0u32; DCGM_MAX_NUM_DEVICES];
         let mut n: c_int = 0;
-        let lib = self.lib();
-        // SAFETY: as in `gpu_ids`.
+        let (h, lib) = (self.handle.raw(), self.lib());
+        // SAFETY: room for DCGM_MAX_NUM_DEVICES ids and a valid count pointer.
         unsafe {
-            ffi!(
-                lib,
-                dcgmGetAllSupportedDevices(self.handle.raw(), ids.as_mut_ptr(), &mut n)
-            )
+            if supported_only {
+                ffi!(lib, dcgmGetAllSupportedDevices(h, ids.as_mut_ptr(), &mut n))
+            } else {
+                ffi!(lib, dcgmGetAllDevices(h, ids.as_mut_ptr(), &mut n))
+            }
         }?;
         Ok(ids[..(n.max(0) as usize).min(ids.len())].to_vec())
     }

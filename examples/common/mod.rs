@@ -96,3 +96,24 @@ pub fn fail(e: impl std::fmt::Display) -> ! {
     eprintln!("error: {e}");
     std::process::exit(1)
 }
+
+/// Formats sorted ids as ranges: `0-55,60,62-63`.
+pub fn ranges(ids: &[u32]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let start = ids[i];
+        let mut end = start;
+        while i + 1 < ids.len() && ids[i + 1] == end + 1 {
+            i += 1;
+            end = ids[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}

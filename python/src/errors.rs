@@ -31,7 +31,19 @@ pub fn raise(py: Python<'_>, code: i32, message: String, hint: Option<&str>) -> 
 /// The Python exception of a `dcgm::Error`.
 pub fn to_py(py: Python<'_>, e: &dcgm::Error) -> PyErr {
     let code = e.code().map_or(DCGM_ST_GENERIC_ERROR, |c| c.0);
-    raise(py, code, e.to_string(), e.hint())
+    match e {
+        // The Python-side way to the simulator is `simulate=True`: say so where it matters.
+        dcgm::Error::LibraryNotFound(_) => raise(
+            py,
+            code,
+            format!(
+                "{e}\nIn Python, pass simulate=True to read from the simulator shipped in this \
+                 package."
+            ),
+            e.hint(),
+        ),
+        _ => raise(py, code, e.to_string(), e.hint()),
+    }
 }
 
 /// `DCGMError_Badparam` with this message.

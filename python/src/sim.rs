@@ -49,48 +49,12 @@ pub fn resolve(simulate: bool, library_path: Option<PathBuf>) -> dcgm::Result<Op
     }
 }
 
-/// libdcgm's normal search, kept from reaching the simulator: dcgm-sim's soname is
-/// `libdcgm.so.4`, so once this process has loaded it (`simulate=True`), the dynamic loader
-/// answers a search for `libdcgm.so.4` with the simulator. `None` means "search as usual" (it
-/// finds NVIDIA's library, or `DCGM_LIB_PATH` names the library: the user's explicit choice);
-/// otherwise NVIDIA's library by its full path, or `LibraryNotFound`.
+/// libdcgm's normal search. The loader in `dcgm-sys` never accepts the simulator from the
+/// soname or distribution-directory search (dcgm-sim's soname is `libdcgm.so.4`, so once this
+/// process has loaded it the dynamic loader would answer with it): simulated data only comes
+/// from an explicit `simulate=True` or library path.
 fn default_search() -> dcgm::Result<Option<PathBuf>> {
-    use dcgm::sys::{
-        DCGM_LIB_PATH_ENV, DISTRIBUTION_DIRS, DcgmLibrary, LoadAttempt, LoadError, SONAMES,
-    };
-    if std::env::var_os(DCGM_LIB_PATH_ENV).is_some_and(|v| !v.is_empty()) {
-        return Ok(None);
-    }
-    let found = DcgmLibrary::open()?;
-    if !found.is_simulator() {
-        return Ok(None);
-    }
-    let mut attempts = vec![LoadAttempt {
-        candidate: found.path().display().to_string(),
-        source: "soname search",
-        error: "matched the dcgm-sim simulator this process loaded earlier (simulate=True); \
-                it is used only when asked for"
-            .into(),
-    }];
-    drop(found);
-    for dir in DISTRIBUTION_DIRS {
-        for name in SONAMES {
-            let p = Path::new(dir).join(name);
-            if !p.is_file() {
-                continue;
-            }
-            match DcgmLibrary::open_path(&p) {
-                Ok(l) if !l.is_simulator() => return Ok(Some(p)),
-                Ok(_) => attempts.push(LoadAttempt {
-                    candidate: p.display().to_string(),
-                    source: "distribution directory",
-                    error: "is the dcgm-sim simulator".into(),
-                }),
-                Err(e) => attempts.extend(e.attempts),
-            }
-        }
-    }
-    Err(dcgm::Error::LibraryNotFound(LoadError { attempts }))
+    Ok(None)
 }
 
 type ConfigureFn = unsafe extern "C" fn(*const c_char) -> i32;
