@@ -53,8 +53,11 @@ pub const DCGM_FS_ENTITY: i32 = 1;
 /// Field scope: per device (same as [`DCGM_FS_ENTITY`]).
 pub const DCGM_FS_DEVICE: i32 = DCGM_FS_ENTITY;
 
-/// The null field id.
-pub const DCGM_FI_UNKNOWN: u16 = 0;
+/// The null field id (not a registered field).
+pub const DCGM_FI_SYSTEM_FIELD_UNKNOWN: u16 = 0;
+/// Pre-4.6 name of [`DCGM_FI_SYSTEM_FIELD_UNKNOWN`] (the 326th deprecated alias; it is not in
+/// the field table because field 0 is not a registered field).
+pub const DCGM_FI_UNKNOWN: u16 = DCGM_FI_SYSTEM_FIELD_UNKNOWN;
 /// One past the largest field id of DCGM 4.6.0.
 pub const DCGM_FI_MAX_FIELDS: u16 = 1534;
 /// First vGPU field id.
