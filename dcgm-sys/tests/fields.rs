@@ -6,11 +6,18 @@ use dcgm_sys::*;
 
 #[test]
 fn the_field_table_holds_every_field_libdcgm_4_6_registers() {
-    assert_eq!(FIELD_TABLE.len(), 643, "639 public fields + 4 internal ones");
+    assert_eq!(
+        FIELD_TABLE.len(),
+        643,
+        "639 public fields + 4 internal ones"
+    );
     assert_eq!(FIELD_TABLE.iter().filter(|f| f.internal).count(), 4);
     let ids: HashSet<u16> = FIELD_TABLE.iter().map(|f| f.id).collect();
     assert_eq!(ids.len(), FIELD_TABLE.len(), "no duplicate ids");
-    assert!(FIELD_TABLE.windows(2).all(|w| w[0].id < w[1].id), "sorted by id");
+    assert!(
+        FIELD_TABLE.windows(2).all(|w| w[0].id < w[1].id),
+        "sorted by id"
+    );
     let mut names = HashSet::new();
     for f in FIELD_TABLE {
         assert!(names.insert(f.name), "duplicate name {}", f.name);
@@ -18,7 +25,12 @@ fn the_field_table_holds_every_field_libdcgm_4_6_registers() {
             assert!(names.insert(a), "duplicate alias {a}");
         }
         assert!(f.name.starts_with("DCGM_FI_"));
-        assert!(b"bdist".contains(&f.field_type), "{} has type {}", f.name, f.field_type);
+        assert!(
+            b"bdist".contains(&f.field_type),
+            "{} has type {}",
+            f.name,
+            f.field_type
+        );
         assert!(f.entity_level < DCGM_FE_COUNT);
         assert!(!f.tag.is_empty());
         assert!(f.id < DCGM_FI_MAX_FIELDS);
@@ -37,9 +49,15 @@ fn names_aliases_and_tags_resolve_to_the_same_field() {
     let old = DCGM_FI_DEV_GPU_TEMP;
     assert_eq!(old, 150);
     assert_eq!(field_by_name("DCGM_FI_DEV_GPU_TEMP").unwrap().id, 150);
-    assert_eq!(field_by_name("DCGM_FI_DEV_GPU_TEMP_CELSIUS").unwrap().id, 150);
+    assert_eq!(
+        field_by_name("DCGM_FI_DEV_GPU_TEMP_CELSIUS").unwrap().id,
+        150
+    );
     assert_eq!(field_by_tag("gpu_temp").unwrap().id, 150);
-    assert_eq!(field_by_name("DCGM_FI_DEV_POWER_USAGE").unwrap().name, "DCGM_FI_DEV_BOARD_POWER_WATTS");
+    assert_eq!(
+        field_by_name("DCGM_FI_DEV_POWER_USAGE").unwrap().name,
+        "DCGM_FI_DEV_BOARD_POWER_WATTS"
+    );
     assert_eq!(field_by_id(155).unwrap().unit, "W");
     assert!(field_by_name("DCGM_FI_NOT_A_FIELD").is_none());
     assert!(field_by_id(600).is_none(), "range markers are not fields");
@@ -86,7 +104,10 @@ fn every_blank_sentinel_maps_to_its_kind_and_real_values_do_not() {
     for (v, k) in strs {
         assert_eq!(str_blank_kind(v), Some(k));
     }
-    assert_eq!(int64_blank_kind(DCGM_INT64_BLANK + 9), Some(BlankKind::Blank));
+    assert_eq!(
+        int64_blank_kind(DCGM_INT64_BLANK + 9),
+        Some(BlankKind::Blank)
+    );
     assert_eq!(int64_blank_kind(1_000_000), None);
     assert_eq!(fp64_blank_kind(700.5), None);
     assert_eq!(str_blank_kind("NVIDIA H100"), None);
@@ -97,8 +118,14 @@ fn every_blank_sentinel_maps_to_its_kind_and_real_values_do_not() {
 #[test]
 fn every_return_code_has_a_name_and_pydcgm_class_suffix() {
     assert_eq!(RETURN_CODES.len(), 67);
-    assert_eq!(return_code_name(DCGM_ST_CONNECTION_NOT_VALID), Some("DCGM_ST_CONNECTION_NOT_VALID"));
+    assert_eq!(
+        return_code_name(DCGM_ST_CONNECTION_NOT_VALID),
+        Some("DCGM_ST_CONNECTION_NOT_VALID")
+    );
     assert_eq!(return_code_name(-2), None);
-    assert_eq!(python_error_suffix("DCGM_ST_3RD_PARTY_LIBRARY_ERROR"), "3rdPartyLibraryError");
+    assert_eq!(
+        python_error_suffix("DCGM_ST_3RD_PARTY_LIBRARY_ERROR"),
+        "3rdPartyLibraryError"
+    );
     assert_eq!(python_error_suffix("DCGM_ST_NOT_SUPPORTED"), "NotSupported");
 }
