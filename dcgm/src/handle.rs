@@ -246,8 +246,14 @@ pub fn find_simulator() -> Result<PathBuf> {
         let mut dir = exe.parent().map(Path::to_path_buf);
         for _ in 0..3 {
             let Some(d) = dir else { break };
-            for name in ["libdcgm_sim.so", "libdcgm.so.4"] {
-                let cand = d.join(name);
+            // Cargo leaves the library in `deps/` when it was built as a dependency (of the
+            // examples, say) rather than on its own.
+            for (sub, name) in [
+                ("", "libdcgm_sim.so"),
+                ("deps", "libdcgm_sim.so"),
+                ("", "libdcgm.so.4"),
+            ] {
+                let cand = d.join(sub).join(name);
                 if cand.is_file() && (name == "libdcgm_sim.so" || is_sim_file(&cand)) {
                     return Ok(cand);
                 }
