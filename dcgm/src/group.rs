@@ -221,6 +221,14 @@ impl Group {
         Self::special(handle, DCGM_GROUP_ALL_GPUS)
     }
 
+    /// An existing group by id (created elsewhere, e.g. by another client of the host
+    /// engine); it is not destroyed when dropped. Fails if the id is unknown.
+    pub fn from_id(handle: &Handle, id: dcgmGpuGrp_t) -> Result<Self> {
+        let g = Self::special(handle, id);
+        g.info()?;
+        Ok(g)
+    }
+
     /// DCGM's built-in group of every NvSwitch.
     pub fn all_nvswitches(handle: &Handle) -> Self {
         Self::special(handle, DCGM_GROUP_ALL_NVSWITCHES)

@@ -165,6 +165,29 @@ impl System {
         Ok(ids[..(n.max(0) as usize).min(ids.len())].to_vec())
     }
 
+    /// Ids of every group created on the host engine (by any client).
+    pub fn group_ids(&self) -> Result<Vec<dcgmGpuGrp_t>> {
+        let mut ids = [0 as dcgmGpuGrp_t; DCGM_MAX_NUM_GROUPS];
+        let mut n = 0u32;
+        let lib = self.lib();
+        // SAFETY: room for DCGM_MAX_NUM_GROUPS ids and a valid count pointer.
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGroupGetAllIds(self.handle.raw(), ids.as_mut_ptr(), &mut n)
+            )
+        }?;
+        Ok(ids[..(n as usize).min(ids.len())].to_vec())
+    }
+
+    /// The id of the field group with this name, if there is one.
+    pub fn field_group_id_by_name(&self, name: &str) -> Result<Option<dcgmFieldGrp_t>> {
+        Ok(crate::all_field_groups(&self.handle)?
+            .into_iter()
+            .find(|(_, n, _)| n == name)
+            .map(|(id, _, _)| id))
+    }
+
     /// Entities of one entity group.
     pub fn entities(&self, group: EntityGroup, only_supported: bool) -> Result<Vec<Entity>> {
         let flags = if only_supported {

@@ -392,3 +392,29 @@ fn field_metadata_is_copied_out_and_outlives_the_handle() {
     assert_eq!(by_tag.id, FieldId(DCGM_FI_DEV_GPU_TEMP_CELSIUS));
     assert_eq!(by_tag.entity_level, EntityGroup::Gpu);
 }
+
+#[test]
+fn existing_groups_and_field_groups_can_be_found_and_bound() {
+    let s = Sim::new(None);
+    let h = s.handle(OperationMode::Auto);
+    let g = Group::with_gpus(&h, "found", &[3]).unwrap();
+    let fg = FieldGroup::create(&h, "found-fields", &[fid("gpu_temp")]).unwrap();
+    let sys = h.system();
+    assert_eq!(sys.group_ids().unwrap(), vec![g.id()]);
+    assert_eq!(
+        sys.field_group_id_by_name("found-fields").unwrap(),
+        Some(fg.id())
+    );
+    assert_eq!(sys.field_group_id_by_name("nope").unwrap(), None);
+    let bound = Group::from_id(&h, g.id()).unwrap();
+    assert_eq!(bound.gpu_ids().unwrap(), vec![3]);
+    drop(bound);
+    assert_eq!(
+        sys.group_ids().unwrap().len(),
+        1,
+        "a bound group is not destroyed on drop"
+    );
+    assert!(Group::from_id(&h, 4242).is_err());
+    let loaded = FieldGroup::from_id(&h, fg.id()).unwrap();
+    assert_eq!(loaded.fields(), &[fid("gpu_temp")]);
+}
