@@ -210,6 +210,7 @@ mod tests {
             Value::Blank(BlankKind::NotPermissioned)
         );
         let mut u: dcgmFieldValue_v1__bindgen_ty_1 = zeroed();
+        // SAFETY: any byte pattern is a valid c_char array.
         for (d, s) in unsafe { &mut u.str_ }
             .iter_mut()
             .zip(DCGM_STR_BLANK.bytes())
