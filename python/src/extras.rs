@@ -2,7 +2,6 @@
 //! returned as plain dicts and lists.
 
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,7 +14,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::errors::{self, ResultExt};
-use crate::handle::{drop_detached, seconds};
+use crate::handle::seconds;
+use crate::slot::Slot;
 use crate::tables::entity_tuple;
 
 /// Set at interpreter exit: policy callbacks arriving after it are dropped instead of taking
@@ -151,22 +151,9 @@ struct Counts {
 /// collection) stops delivery.
 #[pyclass(frozen, name = "PolicyRegistration", module = "dcgm")]
 pub struct PyPolicyRegistration {
-    inner: Mutex<Option<PolicyRegistration>>,
+    inner: Slot<PolicyRegistration>,
     counts: Arc<Counts>,
     conditions: u32,
-}
-
-impl Drop for PyPolicyRegistration {
-    fn drop(&mut self) {
-        if let Some(r) = self
-            .inner
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            drop_detached(r);
-        }
-    }
 }
 
 #[pymethods]
@@ -180,10 +167,7 @@ impl PyPolicyRegistration {
     /// Whether callbacks are still delivered.
     #[getter]
     fn active(&self) -> bool {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
+        !self.inner.is_closed()
     }
 
     /// How many times the callback was called.
@@ -202,19 +186,14 @@ impl PyPolicyRegistration {
     #[getter]
     fn dropped(&self) -> u64 {
         self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .map_or(0, PolicyRegistration::dropped)
+            .peek(|r| r.map_or(0, PolicyRegistration::dropped))
     }
 
     /// Stops delivery and unregisters the conditions from the group.
     fn unregister(&self, py: Python<'_>) -> PyResult<()> {
-        let r = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
-        match r {
-            Some(r) => py.detach(move || r.unregister()).py(py),
-            None => Ok(()),
-        }
+        self.inner
+            .close_with(py, PolicyRegistration::unregister)
+            .map_or(Ok(()), |r| r.py(py))
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -267,7 +246,7 @@ pub fn policy_register(
     let cond = PolicyCondition::from_bits(conditions);
     let reg = py.detach(move || g.policy_register(cond, deliver)).py(py)?;
     Ok(PyPolicyRegistration {
-        inner: Mutex::new(Some(reg)),
+        inner: Slot::new(reg, "policy registration"),
         counts,
         conditions,
     })

@@ -1,50 +1,34 @@
 //! `dcgm.Group`, `dcgm.FieldGroup`, `dcgm.Watch` and `dcgm.SinceCursor`.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use dcgm::{FieldGroup, Group, SinceCursor, Watch, WatchOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::errors::{self, ResultExt};
+use crate::errors::ResultExt;
 use crate::extras;
-use crate::handle::{drop_detached, seconds};
+use crate::handle::seconds;
+use crate::slot::Slot;
 use crate::tables::{entity_tuple, extract_entity};
 use crate::value::{PyFieldValue, values_to_list};
 
 /// A group of entities (GPUs, MIG instances, NvSwitches, ...).
 #[pyclass(frozen, name = "Group", module = "dcgm")]
 pub struct PyGroup {
-    inner: Mutex<Option<Group>>,
+    inner: Slot<Group>,
 }
 
 impl PyGroup {
     pub fn wrap(g: Group) -> Self {
         Self {
-            inner: Mutex::new(Some(g)),
+            inner: Slot::new(g, "group"),
         }
     }
 
+    /// The group, or `DCGMError_Uninitialized` once destroyed.
     pub fn get(&self, py: Python<'_>) -> PyResult<Group> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(|| errors::closed(py, "group"))
-    }
-}
-
-impl Drop for PyGroup {
-    fn drop(&mut self) {
-        if let Some(g) = self
-            .inner
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            drop_detached(g);
-        }
+        self.inner.get(py)
     }
 }
 
@@ -120,7 +104,7 @@ impl PyGroup {
         let fg = field_group.get(py)?;
         let w = py.detach(move || g.watch(&fg, options)).py(py)?;
         Ok(PyWatch {
-            inner: Mutex::new(Some(w)),
+            inner: Slot::new(w, "watch"),
         })
     }
 
@@ -154,11 +138,9 @@ impl PyGroup {
 
     /// Destroys the group in DCGM now (built-in groups are never destroyed).
     fn destroy(&self, py: Python<'_>) -> PyResult<()> {
-        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
-        match g {
-            Some(g) => py.detach(move || g.destroy()).py(py),
-            None => Ok(()),
-        }
+        self.inner
+            .close_with(py, Group::destroy)
+            .map_or(Ok(()), |r| r.py(py))
     }
 
     // --- health ---
@@ -357,45 +339,29 @@ impl PyGroup {
     }
 
     fn __repr__(&self) -> String {
-        match &*self.inner.lock().unwrap_or_else(|p| p.into_inner()) {
+        self.inner.peek(|g| match g {
             Some(g) => format!("Group(id={})", g.id()),
             None => "Group(destroyed)".into(),
-        }
+        })
     }
 }
 
 /// A named set of fields to watch and read together.
 #[pyclass(frozen, name = "FieldGroup", module = "dcgm")]
 pub struct PyFieldGroup {
-    inner: Mutex<Option<FieldGroup>>,
+    inner: Slot<FieldGroup>,
 }
 
 impl PyFieldGroup {
     pub fn wrap(fg: FieldGroup) -> Self {
         Self {
-            inner: Mutex::new(Some(fg)),
+            inner: Slot::new(fg, "field group"),
         }
     }
 
+    /// The field group, or `DCGMError_Uninitialized` once closed.
     pub fn get(&self, py: Python<'_>) -> PyResult<FieldGroup> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(|| errors::closed(py, "field group"))
-    }
-}
-
-impl Drop for PyFieldGroup {
-    fn drop(&mut self) {
-        if let Some(g) = self
-            .inner
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            drop_detached(g);
-        }
+        self.inner.get(py)
     }
 }
 
@@ -421,12 +387,11 @@ impl PyFieldGroup {
     /// Releases this object's reference (the field group is destroyed in DCGM once no watch
     /// uses it).
     fn close(&self, py: Python<'_>) {
-        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
-        py.detach(move || drop(g));
+        self.inner.close(py);
     }
 
     fn __repr__(&self) -> String {
-        match &*self.inner.lock().unwrap_or_else(|p| p.into_inner()) {
+        self.inner.peek(|g| match g {
             Some(g) => format!(
                 "FieldGroup(id={}, name={:?}, fields={:?})",
                 g.id(),
@@ -434,37 +399,19 @@ impl PyFieldGroup {
                 g.fields().iter().map(|f| f.0).collect::<Vec<_>>()
             ),
             None => "FieldGroup(closed)".into(),
-        }
+        })
     }
 }
 
 /// An active watch; the fields stop being watched when it is closed.
 #[pyclass(frozen, name = "Watch", module = "dcgm")]
 pub struct PyWatch {
-    inner: Mutex<Option<Watch>>,
-}
-
-impl Drop for PyWatch {
-    fn drop(&mut self) {
-        if let Some(w) = self
-            .inner
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            drop_detached(w);
-        }
-    }
+    inner: Slot<Watch>,
 }
 
 impl PyWatch {
     fn options(&self, py: Python<'_>) -> PyResult<WatchOptions> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .map(Watch::options)
-            .ok_or_else(|| errors::closed(py, "watch"))
+        self.inner.map(py, Watch::options)
     }
 }
 
@@ -473,10 +420,7 @@ impl PyWatch {
     /// Whether the watch is still active.
     #[getter]
     fn active(&self) -> bool {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
+        !self.inner.is_closed()
     }
 
     /// Seconds between samples.
@@ -498,8 +442,7 @@ impl PyWatch {
 
     /// Stops watching.
     fn close(&self, py: Python<'_>) {
-        let w = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
-        py.detach(move || drop(w));
+        self.inner.close(py);
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -513,7 +456,7 @@ impl PyWatch {
     }
 
     fn __repr__(&self) -> String {
-        match &*self.inner.lock().unwrap_or_else(|p| p.into_inner()) {
+        self.inner.peek(|w| match w {
             Some(w) => format!(
                 "Watch(group={}, field_group={}, update_interval={}s)",
                 w.group().id(),
@@ -521,7 +464,7 @@ impl PyWatch {
                 w.options().update_interval.as_secs_f64()
             ),
             None => "Watch(closed)".into(),
-        }
+        })
     }
 }
 

@@ -1,7 +1,6 @@
 //! `dcgm.Handle` and `dcgm.System`.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use dcgm::{ConnectionKind, EntityGroup, Handle, LogSeverity, OperationMode};
@@ -11,14 +10,9 @@ use pyo3::types::{PyDict, PyList};
 use crate::errors::{self, ResultExt};
 use crate::group::{PyFieldGroup, PyGroup};
 use crate::sim;
+use crate::slot::Slot;
 use crate::tables::{PyFieldMeta, entity_tuple, extract_entities, extract_fields};
 use crate::value::{PyFieldValue, values_to_list};
-
-/// Drops a value that may call into DCGM with the GIL released: a DCGM thread (a policy
-/// callback) may need the GIL before the call it blocks returns.
-pub fn drop_detached<T: Send>(v: T) {
-    Python::attach(|py| py.detach(move || drop(v)));
-}
 
 /// Seconds (a float) to a `Duration`; negative, NaN or huge values raise `DCGMError_Badparam`.
 pub fn seconds(py: Python<'_>, what: &str, s: f64) -> PyResult<Duration> {
@@ -53,36 +47,19 @@ fn severity(py: Python<'_>, s: &str) -> PyResult<LogSeverity> {
 /// A connection to DCGM: the engine embedded in this process, or an nv-hostengine.
 #[pyclass(frozen, name = "Handle", module = "dcgm")]
 pub struct PyHandle {
-    inner: Mutex<Option<Handle>>,
+    inner: Slot<Handle>,
 }
 
 impl PyHandle {
     pub fn wrap(h: Handle) -> Self {
         Self {
-            inner: Mutex::new(Some(h)),
+            inner: Slot::new(h, "handle"),
         }
     }
 
     /// The handle, or `DCGMError_Uninitialized` once closed.
     pub fn get(&self, py: Python<'_>) -> PyResult<Handle> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(|| errors::closed(py, "handle"))
-    }
-}
-
-impl Drop for PyHandle {
-    fn drop(&mut self) {
-        if let Some(h) = self
-            .inner
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            drop_detached(h);
-        }
+        self.inner.get(py)
     }
 }
 
@@ -178,10 +155,7 @@ impl PyHandle {
     /// Whether `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_none()
+        self.inner.is_closed()
     }
 
     /// Node-wide queries.
@@ -298,11 +272,9 @@ impl PyHandle {
     /// groups, watches and readers created from it keep the connection open until they are
     /// closed or collected.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let h = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
-        match h {
-            Some(h) => py.detach(move || h.close()).py(py),
-            None => Ok(()),
-        }
+        self.inner
+            .close_with(py, Handle::close)
+            .map_or(Ok(()), |r| r.py(py))
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -316,7 +288,7 @@ impl PyHandle {
     }
 
     fn __repr__(&self) -> String {
-        match &*self.inner.lock().unwrap_or_else(|p| p.into_inner()) {
+        self.inner.peek(|h| match h {
             None => "Handle(closed)".into(),
             Some(h) => format!(
                 "Handle({}, library={:?}{})",
@@ -327,7 +299,7 @@ impl PyHandle {
                 h.library().path().display().to_string(),
                 if h.is_simulated() { ", simulated" } else { "" }
             ),
-        }
+        })
     }
 }
 

@@ -15,6 +15,7 @@ mod handle;
 mod more;
 mod reader;
 mod sim;
+mod slot;
 mod tables;
 mod value;
 

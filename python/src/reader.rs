@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use dcgm::sys::{
@@ -15,28 +14,16 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::errors::{self, ResultExt};
-use crate::handle::{drop_detached, seconds};
+use crate::handle::seconds;
 use crate::sim;
+use crate::slot::Slot;
 use crate::tables::{entity_tuple, extract_entities, extract_fields};
 use crate::value::{PyFieldValue, value_or_blank};
 
 /// Every watched field of every GPU (or entity) in one call.
 #[pyclass(frozen, name = "Reader", module = "dcgm")]
 pub struct PyReader {
-    inner: Mutex<Option<Reader>>,
-}
-
-impl Drop for PyReader {
-    fn drop(&mut self) {
-        if let Some(r) = self
-            .inner
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            drop_detached(r);
-        }
-    }
+    inner: Slot<Reader>,
 }
 
 impl PyReader {
@@ -46,14 +33,7 @@ impl PyReader {
         py: Python<'_>,
         f: impl FnOnce(&mut Reader) -> dcgm::Result<T> + Send,
     ) -> PyResult<T> {
-        let r = py.detach(|| {
-            let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-            guard.as_mut().map(f)
-        });
-        match r {
-            Some(r) => r.py(py),
-            None => Err(errors::closed(py, "reader")),
-        }
+        self.inner.map_detached(py, f)?.py(py)
     }
 }
 
@@ -159,7 +139,7 @@ impl PyReader {
         }
         let r = b.build().py(py)?;
         Ok(Self {
-            inner: Mutex::new(Some(r)),
+            inner: Slot::new(r, "reader"),
         })
     }
 
@@ -178,8 +158,7 @@ impl PyReader {
 
     /// Releases everything for good.
     fn close(&self, py: Python<'_>) {
-        let r = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
-        py.detach(move || drop(r));
+        self.inner.close(py);
     }
 
     /// `"embedded"`, `"standalone"`, or `None` before connecting.
@@ -305,12 +284,11 @@ impl PyReader {
     }
 
     fn __repr__(&self) -> String {
-        match self.inner.try_lock() {
-            Ok(g) => match &*g {
+        self.inner
+            .try_peek(|r| match r {
                 Some(r) => format!("Reader({:?})", r.mode()),
                 None => "Reader(closed)".into(),
-            },
-            Err(_) => "Reader(busy)".into(),
-        }
+            })
+            .unwrap_or_else(|| "Reader(busy)".into())
     }
 }
