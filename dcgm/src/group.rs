@@ -467,8 +467,9 @@ unsafe extern "C" fn collect_values(
         }
         // SAFETY: the library passes `n` valid records, alive during this call.
         let vals = unsafe { std::slice::from_raw_parts(values, n as usize) };
+        let entity = crate::Entity::new(crate::EntityGroup::from_raw(group), id);
         sink.out
-            .extend(vals.iter().map(|v| FieldValue::from_raw_v1(group, id, v)));
+            .extend(vals.iter().map(|v| FieldValue::from_raw_v1_of(entity, v)));
     }));
     match r {
         Ok(()) => 0,

@@ -87,8 +87,15 @@ impl FieldValue {
 
     /// Decodes a C value record of an entity.
     pub fn from_raw_v1(group: u32, id: u32, v: &dcgmFieldValue_v1) -> Self {
+        Self::from_raw_v1_of(Entity::new(EntityGroup::from_raw(group), id), v)
+    }
+
+    /// Decodes a C value record of a known entity (the callbacks pass a run of records of one
+    /// entity, so its conversion is done once per run).
+    #[inline]
+    pub(crate) fn from_raw_v1_of(entity: Entity, v: &dcgmFieldValue_v1) -> Self {
         Self {
-            entity: Entity::new(EntityGroup::from_raw(group), id),
+            entity,
             field: FieldId(v.fieldId),
             timestamp_us: v.ts,
             value: decode(v.fieldId, v.fieldType, v.status, &v.value),
@@ -110,12 +117,22 @@ impl FieldValue {
 
 /// Turns a raw value into a typed one, status first: a record whose status is not OK has no
 /// value, whatever its bytes say.
+#[inline]
 pub(crate) fn decode(
     field: u16,
     ty: u16,
     status: i32,
     v: &dcgmFieldValue_v1__bindgen_ty_1,
 ) -> Value {
+    // The common case first: an integer sample.
+    if status == DCGM_ST_OK && ty == u16::from(DCGM_FT_INT64) {
+        // SAFETY: the record's type says the union holds an int64.
+        let i = unsafe { v.i64_ };
+        return match int64_blank_kind(i) {
+            Some(k) => Value::Blank(k),
+            None => Value::Int(i),
+        };
+    }
     match status {
         DCGM_ST_OK => {}
         DCGM_ST_NOT_SUPPORTED | DCGM_ST_FIELD_UNSUPPORTED_BY_API => {
