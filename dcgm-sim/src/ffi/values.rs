@@ -23,14 +23,25 @@ pub struct Read {
 
 /// The value of a field for an entity at `ts`, with the configured faults applied.
 pub fn generate(e: &Engine, group: u32, id: u32, field: u16, ts: i64) -> SimValue {
-    let f = &e.machine.cfg.faults;
+    generate_in(&e.machine, &e.dynamics, group, id, field, ts)
+}
+
+fn generate_in(
+    m: &crate::machine::Machine,
+    d: &crate::model::Dynamics,
+    group: u32,
+    id: u32,
+    field: u16,
+    ts: i64,
+) -> SimValue {
+    let f = &m.cfg.faults;
     if f.unsupported_fields.contains(&field) {
         return SimValue::NotSupported;
     }
     if f.blank_fields.contains(&field) {
         return SimValue::Blank;
     }
-    sample(&e.machine, &e.dynamics, group, id, field, ts)
+    sample(m, d, group, id, field, ts)
 }
 
 /// Brings one cache entry up to date (AUTO mode only: MANUAL waits for dcgmUpdateAllFields).
@@ -39,11 +50,16 @@ fn advance(e: &mut Engine, k: u64, now: i64) {
         return;
     }
     let (g, id, f) = unkey(k);
-    let Some(mut w) = e.cache.watches.remove(&k) else {
-        return;
-    };
-    w.advance(now, |ts| generate(e, g, id, f, ts));
-    e.cache.watches.insert(k, w);
+    // Borrow the cache and the model separately: no remove/re-insert of the entry.
+    let Engine {
+        cache,
+        machine,
+        dynamics,
+        ..
+    } = e;
+    if let Some(w) = cache.watches.get_mut(&k) {
+        w.advance(now, |ts| generate_in(machine, dynamics, g, id, f, ts));
+    }
 }
 
 /// `dcgmUpdateAllFields`: a fresh sample of every watched field.
