@@ -1,9 +1,10 @@
-//! Health watches, policies (with Python callbacks), diagnostics and process/job statistics,
-//! returned as plain dicts and lists.
+//! Health watches, policies (Python callbacks or channel subscriptions), diagnostics and
+//! process/job statistics, returned as plain dicts and lists.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dcgm::{
     DiagLevel, DiagRequest, DiagResponse, DiagResult, Group, HealthSystems, JobGpuStats,
@@ -249,6 +250,170 @@ pub fn policy_register(
         inner: Slot::new(reg, "policy registration"),
         counts,
         conditions,
+    })
+}
+
+/// How long a blocking receive lasts at most, with the GIL released, before signals (Ctrl-C)
+/// are checked.
+const RECV_TICK: Duration = Duration::from_millis(50);
+
+/// A policy subscription: violations of the subscribed conditions queue up in a bounded
+/// channel, read with `get()` or by iterating. `close()` (or the end of a `with` block, or
+/// collection) unregisters; violations queued by then can still be read, after which
+/// iteration stops and `get()` returns `None`.
+#[pyclass(frozen, name = "PolicySubscription", module = "dcgm")]
+pub struct PyPolicySubscription {
+    inner: Slot<PolicyRegistration>,
+    rx: Mutex<Receiver<PolicyViolation>>,
+    conditions: u32,
+    capacity: usize,
+    /// `dropped` at the time of `close()` (the registration, which counts, is gone after).
+    dropped_at_close: AtomicU64,
+}
+
+impl PyPolicySubscription {
+    /// The next violation, waiting at most `timeout` (`None`: until one arrives or the
+    /// subscription is closed), with the GIL released. `None` on timeout, or once closed and
+    /// drained.
+    fn recv(&self, py: Python<'_>, timeout: Option<Duration>) -> PyResult<Option<PolicyViolation>> {
+        let deadline = timeout.map(|t| Instant::now().checked_add(t));
+        loop {
+            let wait = match deadline {
+                None | Some(None) => RECV_TICK,
+                Some(Some(d)) => d.saturating_duration_since(Instant::now()).min(RECV_TICK),
+            };
+            let got = py.detach(|| {
+                self.rx
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .recv_timeout(wait)
+            });
+            match got {
+                Ok(v) => return Ok(Some(v)),
+                Err(RecvTimeoutError::Disconnected) => return Ok(None),
+                Err(RecvTimeoutError::Timeout) => {
+                    py.check_signals()?;
+                    if let Some(Some(d)) = deadline {
+                        if Instant::now() >= d {
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl PyPolicySubscription {
+    /// The next violation (a dict, as `policy_register` callbacks get it). Waits at most
+    /// `timeout` seconds (`None`: until one arrives or the subscription is closed; `0`: does not
+    /// wait), with the GIL released. Returns `None` if none arrived in time, or once the
+    /// subscription is closed and every queued violation was read.
+    #[pyo3(signature = (timeout=None))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: Option<f64>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let timeout = timeout.map(|t| seconds(py, "timeout", t)).transpose()?;
+        self.recv(py, timeout)?
+            .map(|v| violation_dict(py, &v))
+            .transpose()
+    }
+
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Waits for the next violation (GIL released); stops once closed and drained.
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.get(py, None)
+    }
+
+    /// The subscribed `PolicyCondition` bits.
+    #[getter]
+    fn conditions(&self) -> u32 {
+        self.conditions
+    }
+
+    /// How many violations the channel holds at most.
+    #[getter]
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Whether violations are still delivered (not closed).
+    #[getter]
+    fn active(&self) -> bool {
+        !self.inner.is_closed()
+    }
+
+    /// Violations lost: the channel was full, or the library sent a response that could not
+    /// be decoded.
+    #[getter]
+    fn dropped(&self) -> u64 {
+        self.inner.peek(|r| {
+            r.map_or_else(
+                || self.dropped_at_close.load(Ordering::Relaxed),
+                PolicyRegistration::dropped,
+            )
+        })
+    }
+
+    /// Unregisters the conditions from the group and stops delivery. Violations already
+    /// queued can still be read. Closing twice does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let done = self.inner.close_with(py, |r| {
+            let dropped = r.dropped();
+            (dropped, r.unregister())
+        });
+        match done {
+            None => Ok(()),
+            Some((dropped, r)) => {
+                self.dropped_at_close.store(dropped, Ordering::Relaxed);
+                r.py(py)
+            }
+        }
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "PolicySubscription(conditions={}, capacity={}, active={}, dropped={})",
+            PolicyCondition::from_bits(self.conditions),
+            self.capacity,
+            self.active(),
+            self.dropped()
+        )
+    }
+}
+
+pub fn policy_subscribe(
+    py: Python<'_>,
+    g: Group,
+    conditions: u32,
+    capacity: usize,
+) -> PyResult<PyPolicySubscription> {
+    let cond = PolicyCondition::from_bits(conditions);
+    let (reg, rx) = py
+        .detach(move || g.policy_subscribe_with_capacity(cond, capacity))
+        .py(py)?;
+    Ok(PyPolicySubscription {
+        inner: Slot::new(reg, "policy subscription"),
+        rx: Mutex::new(rx),
+        conditions,
+        capacity,
+        dropped_at_close: AtomicU64::new(0),
     })
 }
 

@@ -13,6 +13,9 @@ use crate::slot::Slot;
 use crate::tables::{entity_tuple, extract_entity};
 use crate::value::{PyFieldValue, values_to_list};
 
+// `policy_subscribe`'s default capacity (a literal there, so that Python shows it) is dcgm's.
+const _: () = assert!(dcgm::DEFAULT_POLICY_CHANNEL_CAPACITY == 1024);
+
 /// A group of entities (GPUs, MIG instances, NvSwitches, ...).
 #[pyclass(frozen, name = "Group", module = "dcgm")]
 pub struct PyGroup {
@@ -212,6 +215,20 @@ impl PyGroup {
         callback: Py<PyAny>,
     ) -> PyResult<extras::PyPolicyRegistration> {
         extras::policy_register(py, self.get(py)?, conditions, callback)
+    }
+
+    /// Subscribes to the violations of `conditions` (`dcgm.PolicyCondition` flags) on the
+    /// group's GPUs: they queue up in a channel of `capacity` violations (when it is full,
+    /// further ones are dropped and counted), read with `get(timeout)` or by iterating the
+    /// returned `PolicySubscription`, without a callback on DCGM's thread.
+    #[pyo3(signature = (conditions, capacity=1024))]
+    fn policy_subscribe(
+        &self,
+        py: Python<'_>,
+        conditions: u32,
+        capacity: usize,
+    ) -> PyResult<extras::PyPolicySubscription> {
+        extras::policy_subscribe(py, self.get(py)?, conditions, capacity)
     }
 
     // --- diagnostics ---

@@ -68,9 +68,13 @@ impl PyHandle {
     /// Starts (or shares) the DCGM engine inside this process. `simulate=True` loads the
     /// simulator shipped in this package; `library_path` loads that libdcgm file; otherwise
     /// libdcgm is searched for as NVIDIA's bindings do. `manual=True` selects MANUAL operation
-    /// mode (nothing is sampled until `update_all_fields`).
+    /// mode (nothing is sampled until `update_all_fields`). `deny_modules` (names such as
+    /// `"Diag"` or `DcgmModuleId*` numbers, at most 16) keeps those modules from loading. The
+    /// engine is shared: `manual`, the log options and `deny_modules` apply when this call
+    /// starts it, not when it joins an engine another handle already started.
     #[staticmethod]
-    #[pyo3(signature = (simulate=false, library_path=None, manual=false, *, log_file=None, log_severity=None))]
+    #[pyo3(signature = (simulate=false, library_path=None, manual=false, *, log_file=None, log_severity=None, deny_modules=None))]
+    #[allow(clippy::too_many_arguments)]
     fn embedded(
         py: Python<'_>,
         simulate: bool,
@@ -78,6 +82,7 @@ impl PyHandle {
         manual: bool,
         log_file: Option<String>,
         log_severity: Option<String>,
+        deny_modules: Option<Vec<Bound<'_, PyAny>>>,
     ) -> PyResult<Self> {
         let lib = sim::resolve(simulate, library_path).py(py)?;
         let mut b = Handle::builder().operation_mode(if manual {
@@ -93,6 +98,19 @@ impl PyHandle {
         }
         if let Some(s) = log_severity {
             b = b.log_severity(severity(py, &s)?);
+        }
+        if let Some(mods) = deny_modules {
+            if mods.len() > 16 {
+                return Err(errors::badparam(
+                    py,
+                    format!("at most 16 modules can be denied, not {}", mods.len()),
+                ));
+            }
+            let ids = mods
+                .iter()
+                .map(|m| crate::more::module(py, m).map(dcgm::Module::raw))
+                .collect::<PyResult<Vec<u32>>>()?;
+            b = b.deny_modules(&ids);
         }
         let h = py.detach(move || b.embedded()).py(py)?;
         Ok(Self::wrap(h))

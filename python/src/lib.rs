@@ -32,9 +32,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<group::PyWatch>()?;
     m.add_class::<group::PySinceCursor>()?;
     m.add_class::<value::PyFieldValue>()?;
+    m.add_class::<value::PyRunningProcess>()?;
+    m.add_class::<value::PyAccountingStats>()?;
     m.add_class::<tables::PyFieldMeta>()?;
     m.add_class::<reader::PyReader>()?;
+    m.add_class::<reader::PySnapshots>()?;
     m.add_class::<extras::PyPolicyRegistration>()?;
+    m.add_class::<extras::PyPolicySubscription>()?;
     m.add_function(wrap_pyfunction!(tables::field_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::field_info, m)?)?;
     m.add_function(wrap_pyfunction!(tables::return_codes, m)?)?;

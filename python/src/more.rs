@@ -157,7 +157,7 @@ pub fn module_statuses<'py>(py: Python<'py>, s: System) -> PyResult<Bound<'py, P
 }
 
 /// A module by `DcgmModuleId*` number or by name (`"Diag"`, `"profiling"`).
-fn module(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<Module> {
+pub fn module(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<Module> {
     if let Ok(id) = m.extract::<u32>() {
         return Ok(Module::from_raw(id));
     }

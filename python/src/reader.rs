@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use dcgm::sys::{
     DCGM_ST_BADPARAM, DCGM_ST_NO_DATA, DCGM_ST_NO_PERMISSION, DCGM_ST_NOT_SUPPORTED, DCGM_ST_OK,
 };
-use dcgm::{BlankKind, FieldId, FieldValue, OperationMode, Value};
-use dcgm_reader::{ChosenMode, Connection, Reader};
+use dcgm::{BlankKind, EntityGroup, FieldId, FieldValue, OperationMode, Value};
+use dcgm_reader::{ChosenMode, Connection, Reader, Snapshot};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -27,6 +28,14 @@ pub struct PyReader {
 }
 
 impl PyReader {
+    /// A fresh snapshot, read with the GIL released; `None` if the reader is closed.
+    fn latest_or_closed(&self, py: Python<'_>) -> PyResult<Option<Snapshot>> {
+        self.inner
+            .try_map_detached(py, Reader::latest)
+            .transpose()
+            .py(py)
+    }
+
     /// Runs `f` on the reader with the GIL released.
     fn with<T: Send>(
         &self,
@@ -47,19 +56,114 @@ fn status_of(v: &Value) -> i32 {
     }
 }
 
-fn by_gpu<'py, K: IntoPyObject<'py> + Clone>(
+/// `{gpu_id: {key(field): value}}` of the GPUs of a snapshot (as `Reader::latest_by_id` and
+/// `Reader::latest_by_name` make it, keeping the field id to decode binary values).
+fn by_gpu<'py, K: IntoPyObject<'py>>(
     py: Python<'py>,
-    m: BTreeMap<u32, BTreeMap<K, Value>>,
+    snap: Snapshot,
+    key: impl Fn(FieldId) -> K,
 ) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    for (gpu, fields) in m {
-        let d = PyDict::new(py);
-        for (k, v) in fields {
-            d.set_item(k, value_or_blank(py, &v)?)?;
+    for (e, fields) in snap {
+        if e.group != EntityGroup::Gpu {
+            continue;
         }
-        out.set_item(gpu, d)?;
+        let d = PyDict::new(py);
+        for (f, v) in fields {
+            d.set_item(key(f), value_or_blank(py, f, &v.value)?)?;
+        }
+        out.set_item(e.id, d)?;
     }
     Ok(out)
+}
+
+/// A snapshot as `{(entity_group, entity_id): {field_id: FieldValue}}`.
+fn snapshot_dict<'py>(py: Python<'py>, snap: Snapshot) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (e, fields) in snap {
+        let d = PyDict::new(py);
+        for (f, v) in fields {
+            d.set_item(f.0, Py::new(py, PyFieldValue::new(v))?)?;
+        }
+        out.set_item(entity_tuple(e), d)?;
+    }
+    Ok(out)
+}
+
+/// How long a wait with the GIL released lasts at most before signals (Ctrl-C) are checked
+/// and the reader is looked at again.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Waits until `deadline` with the GIL released, checking for signals every [`TICK`]; returns
+/// `false` early if `reader` is closed meanwhile.
+fn wait_until(py: Python<'_>, reader: &PyReader, deadline: Instant) -> PyResult<bool> {
+    loop {
+        if reader.inner.is_closed() {
+            return Ok(false);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(true);
+        }
+        let nap = (deadline - now).min(TICK);
+        py.detach(move || std::thread::sleep(nap));
+        py.check_signals()?;
+    }
+}
+
+/// The deadline of the read after one due at `due`: one `interval` later, or now if that has
+/// passed already (a slow handler delays the next read; missed reads are not made up).
+fn next_due(due: Instant, interval: Duration) -> Instant {
+    (due + interval).max(Instant::now())
+}
+
+/// The snapshots of `Reader.snapshots`: an iterator of
+/// `{(entity_group, entity_id): {field_id: FieldValue}}`, one every `interval` seconds (the first
+/// at once). It ends after `count` snapshots, or when the reader is closed.
+#[pyclass(name = "Snapshots", module = "dcgm")]
+pub struct PySnapshots {
+    reader: Py<PyReader>,
+    interval: Duration,
+    remaining: Option<u64>,
+    due: Instant,
+}
+
+#[pymethods]
+impl PySnapshots {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        if self.remaining == Some(0) {
+            return Ok(None);
+        }
+        let reader = self.reader.clone_ref(py);
+        let reader = reader.get();
+        if !wait_until(py, reader, self.due)? {
+            return Ok(None);
+        }
+        let Some(snap) = reader.latest_or_closed(py)? else {
+            return Ok(None);
+        };
+        self.due = next_due(self.due, self.interval);
+        if let Some(n) = self.remaining.as_mut() {
+            *n -= 1;
+        }
+        snapshot_dict(py, snap).map(Some)
+    }
+
+    /// Seconds between snapshots.
+    #[getter]
+    fn interval(&self) -> f64 {
+        self.interval.as_secs_f64()
+    }
+
+    /// Snapshots still to come (`None`: no limit).
+    #[getter]
+    fn remaining(&self) -> Option<u64> {
+        self.remaining
+    }
 }
 
 #[pymethods]
@@ -214,31 +318,74 @@ impl PyReader {
     /// `{(entity_group, entity_id): {field_id: FieldValue}}`.
     fn latest<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let snap = self.with(py, Reader::latest)?;
-        let out = PyDict::new(py);
-        for (e, fields) in snap {
-            let d = PyDict::new(py);
-            for (f, v) in fields {
-                d.set_item(f.0, Py::new(py, PyFieldValue::new(v))?)?;
-            }
-            out.set_item(entity_tuple(e), d)?;
-        }
-        Ok(out)
+        snapshot_dict(py, snap)
     }
 
     /// `{gpu_id: {field_id: value}}` (a blank value, when kept, is its `dcgm.Blank` member).
     fn latest_by_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let m = self.with(py, Reader::latest_by_id)?;
-        let m: BTreeMap<u32, BTreeMap<u16, Value>> = m
-            .into_iter()
-            .map(|(g, f)| (g, f.into_iter().map(|(k, v)| (k.0, v)).collect()))
-            .collect();
-        by_gpu(py, m)
+        let snap = self.with(py, Reader::latest)?;
+        by_gpu(py, snap, |f| f.0)
     }
 
     /// `{gpu_id: {field_tag: value}}`.
     fn latest_by_name<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let m = self.with(py, Reader::latest_by_name)?;
-        by_gpu(py, m)
+        let snap = self.with(py, Reader::latest)?;
+        by_gpu(py, snap, FieldId::tag)
+    }
+
+    /// Calls `handler(snapshot)` with a fresh `latest()` snapshot every `interval` seconds
+    /// (the first at once), `count` times or, with `count=None`, until `handler` returns
+    /// `False` or the reader is closed. The GIL is released while reading and waiting; the
+    /// reader is not locked while `handler` runs, so it may use the reader. An exception
+    /// raised by `handler` stops the loop and propagates. Returns how many snapshots were
+    /// handled.
+    #[pyo3(signature = (interval, handler, count=None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        interval: f64,
+        handler: &Bound<'_, PyAny>,
+        count: Option<u64>,
+    ) -> PyResult<u64> {
+        let interval = seconds(py, "interval", interval)?;
+        if !handler.is_callable() {
+            return Err(PyTypeError::new_err("handler must be callable"));
+        }
+        let mut due = Instant::now();
+        let mut n = 0;
+        while count.is_none_or(|c| n < c) {
+            if !wait_until(py, self, due)? {
+                break;
+            }
+            let Some(snap) = self.latest_or_closed(py)? else {
+                break;
+            };
+            n += 1;
+            let go_on = handler.call1((snapshot_dict(py, snap)?,))?;
+            if matches!(go_on.extract::<bool>(), Ok(false)) {
+                break;
+            }
+            due = next_due(due, interval);
+        }
+        Ok(n)
+    }
+
+    /// An iterator of `latest()` snapshots, one every `interval` seconds (the first at once),
+    /// `count` of them or, with `count=None`, until the reader is closed. The GIL is released
+    /// while reading and waiting.
+    #[pyo3(signature = (interval, count=None))]
+    fn snapshots(
+        slf: Py<Self>,
+        py: Python<'_>,
+        interval: f64,
+        count: Option<u64>,
+    ) -> PyResult<PySnapshots> {
+        Ok(PySnapshots {
+            reader: slf,
+            interval: seconds(py, "interval", interval)?,
+            remaining: count,
+            due: Instant::now(),
+        })
     }
 
     /// Every sample since the previous call (the first call: every sample kept so far), oldest

@@ -1,8 +1,8 @@
 //! `Slot`: the closable Rust value inside a Python object.
 //!
 //! The Python classes that wrap a DCGM object (handles, groups, field groups, watches, readers,
-//! policy registrations) hold it in a `Slot`, so `close()` can release it while other
-//! references to the Python object live on. Once closed, using it raises
+//! policy registrations and subscriptions) hold it in a `Slot`, so `close()` can release it
+//! while other references to the Python object live on. Once closed, using it raises
 //! `DCGMError_Uninitialized`. A lock poisoned by a panic is recovered: the value stays usable.
 
 use std::sync::{Mutex, MutexGuard};
@@ -75,6 +75,16 @@ impl<T: Send> Slot<T> {
     ) -> PyResult<R> {
         py.detach(|| self.lock().as_mut().map(f))
             .ok_or_else(|| self.closed_error(py))
+    }
+
+    /// `f` of the value, with the GIL released and the slot locked meanwhile; `None` (and `f`
+    /// not called) once closed.
+    pub fn try_map_detached<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut T) -> R + Send,
+    ) -> Option<R> {
+        py.detach(|| self.lock().as_mut().map(f))
     }
 
     /// `f` of the value, or of `None` once closed.

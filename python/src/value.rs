@@ -1,8 +1,16 @@
 //! Field values as Python objects: numbers, strings and bytes as themselves, "no value" as a
-//! `dcgm.Blank` member, never as a sentinel number.
+//! `dcgm.Blank` member, never as a sentinel number. The binary fields DCGM documents are
+//! decoded: `DCGM_FI_DEV_COMPUTE_PIDS` / `DCGM_FI_DEV_GRAPHICS_PIDS` into
+//! `dcgm.RunningProcess`, `DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS` into `dcgm.AccountingStats`;
+//! other blobs (and blobs that do not decode) stay `bytes`.
 
-use dcgm::{BlankKind, FieldValue, Value};
+use dcgm::sys::{
+    DCGM_FI_DEV_COMPUTE_PIDS, DCGM_FI_DEV_GRAPHICS_PIDS, DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS,
+    dcgmDevicePidAccountingStats_version1, dcgmRunningProcess_version1,
+};
+use dcgm::{AccountingStats, BlankKind, FieldId, FieldValue, RunningProcess, Value};
 use pyo3::IntoPyObjectExt;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
@@ -25,8 +33,8 @@ pub fn blank_member(py: Python<'_>, kind: BlankKind) -> PyResult<Py<PyAny>> {
     Ok(blank.bind(py).getattr(name)?.unbind())
 }
 
-/// The value as int, float, str or bytes; `None` for a blank.
-pub fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+/// The value undecoded: int, float, str or bytes; `None` for a blank.
+pub fn raw_value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
     match v {
         Value::Int(i) => i.into_py_any(py),
         Value::Double(d) => d.into_py_any(py),
@@ -36,11 +44,258 @@ pub fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
     }
 }
 
+/// The value of `field` as int, float, str, bytes, or the decoded struct of a known binary
+/// field; `None` for a blank.
+pub fn value_to_py(py: Python<'_>, field: FieldId, v: &Value) -> PyResult<Py<PyAny>> {
+    if matches!(v, Value::Bytes(_)) {
+        match field.0 {
+            DCGM_FI_DEV_COMPUTE_PIDS | DCGM_FI_DEV_GRAPHICS_PIDS => {
+                if let Some(p) = v.running_process() {
+                    return Py::new(py, PyRunningProcess { inner: p }).map(Py::into_any);
+                }
+            }
+            DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS => {
+                if let Some(a) = v.accounting_stats() {
+                    return Py::new(py, PyAccountingStats { inner: a.into() }).map(Py::into_any);
+                }
+            }
+            _ => {}
+        }
+    }
+    raw_value_to_py(py, v)
+}
+
 /// The value, or its `dcgm.Blank` member for a blank (for the plain `{key: value}` dicts).
-pub fn value_or_blank(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+pub fn value_or_blank(py: Python<'_>, field: FieldId, v: &Value) -> PyResult<Py<PyAny>> {
     match v {
         Value::Blank(k) => blank_member(py, *k),
-        other => value_to_py(py, other),
+        other => value_to_py(py, field, other),
+    }
+}
+
+/// A process on a GPU: a value of `DCGM_FI_DEV_COMPUTE_PIDS` or `DCGM_FI_DEV_GRAPHICS_PIDS`
+/// (pydcgm's `c_dcgmRunningProcess_t`, whose attribute names it also has).
+#[pyclass(
+    frozen,
+    eq,
+    hash,
+    skip_from_py_object,
+    name = "RunningProcess",
+    module = "dcgm"
+)]
+#[derive(PartialEq, Eq, Hash)]
+pub struct PyRunningProcess {
+    inner: RunningProcess,
+}
+
+#[pymethods]
+impl PyRunningProcess {
+    #[new]
+    fn new(pid: u32, memory_used_bytes: u64) -> Self {
+        Self {
+            inner: RunningProcess {
+                pid,
+                memory_used_bytes,
+            },
+        }
+    }
+
+    /// Decodes a `dcgmRunningProcess_v1` blob (the bytes of a PID-list value); raises
+    /// `ValueError` if it is not one.
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<Self> {
+        Value::Bytes(data.to_vec())
+            .running_process()
+            .map(|inner| Self { inner })
+            .ok_or_else(|| PyValueError::new_err("not a dcgmRunningProcess_v1 record"))
+    }
+
+    #[getter]
+    fn pid(&self) -> u32 {
+        self.inner.pid
+    }
+
+    /// GPU memory the process uses, in bytes.
+    #[getter]
+    fn memory_used_bytes(&self) -> u64 {
+        self.inner.memory_used_bytes
+    }
+
+    /// pydcgm's `memoryUsed` (bytes).
+    #[getter(memoryUsed)]
+    fn memory_used_upstream(&self) -> u64 {
+        self.inner.memory_used_bytes
+    }
+
+    /// pydcgm's `version`: the struct's version word.
+    #[getter]
+    fn version(&self) -> u32 {
+        dcgmRunningProcess_version1
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "RunningProcess(pid={}, memory_used_bytes={})",
+            self.inner.pid, self.inner.memory_used_bytes
+        )
+    }
+}
+
+/// Accounting statistics of a process: a value of `DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS`
+/// (pydcgm's `c_dcgmDevicePidAccountingStats_v1`, whose attribute names it also has).
+#[pyclass(
+    frozen,
+    eq,
+    hash,
+    skip_from_py_object,
+    name = "AccountingStats",
+    module = "dcgm"
+)]
+#[derive(PartialEq, Eq, Hash)]
+pub struct PyAccountingStats {
+    inner: AccountingStatsKey,
+}
+
+/// `AccountingStats` with `Hash`.
+#[derive(PartialEq, Eq, Hash)]
+struct AccountingStatsKey {
+    pid: u32,
+    gpu_utilization: u32,
+    memory_utilization: u32,
+    max_memory_bytes: u64,
+    start_time_us: u64,
+    active_time_us: u64,
+}
+
+impl From<AccountingStats> for AccountingStatsKey {
+    fn from(a: AccountingStats) -> Self {
+        Self {
+            pid: a.pid,
+            gpu_utilization: a.gpu_utilization,
+            memory_utilization: a.memory_utilization,
+            max_memory_bytes: a.max_memory_bytes,
+            start_time_us: a.start_time_us,
+            active_time_us: a.active_time_us,
+        }
+    }
+}
+
+#[pymethods]
+impl PyAccountingStats {
+    #[new]
+    #[pyo3(signature = (pid, gpu_utilization=0, memory_utilization=0, max_memory_bytes=0, start_time_us=0, active_time_us=0))]
+    fn new(
+        pid: u32,
+        gpu_utilization: u32,
+        memory_utilization: u32,
+        max_memory_bytes: u64,
+        start_time_us: u64,
+        active_time_us: u64,
+    ) -> Self {
+        Self {
+            inner: AccountingStatsKey {
+                pid,
+                gpu_utilization,
+                memory_utilization,
+                max_memory_bytes,
+                start_time_us,
+                active_time_us,
+            },
+        }
+    }
+
+    /// Decodes a `dcgmDevicePidAccountingStats_v1` blob; raises `ValueError` if it is not one.
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<Self> {
+        Value::Bytes(data.to_vec())
+            .accounting_stats()
+            .map(|a| Self { inner: a.into() })
+            .ok_or_else(|| PyValueError::new_err("not a dcgmDevicePidAccountingStats_v1 record"))
+    }
+
+    #[getter]
+    fn pid(&self) -> u32 {
+        self.inner.pid
+    }
+
+    /// Percent of time the GPU was busy while the process ran.
+    #[getter]
+    fn gpu_utilization(&self) -> u32 {
+        self.inner.gpu_utilization
+    }
+
+    /// Percent of time the memory was busy while the process ran.
+    #[getter]
+    fn memory_utilization(&self) -> u32 {
+        self.inner.memory_utilization
+    }
+
+    /// Peak GPU memory use, in bytes.
+    #[getter]
+    fn max_memory_bytes(&self) -> u64 {
+        self.inner.max_memory_bytes
+    }
+
+    /// Start, in microseconds since the Unix epoch.
+    #[getter]
+    fn start_time_us(&self) -> u64 {
+        self.inner.start_time_us
+    }
+
+    /// Run time, in microseconds.
+    #[getter]
+    fn active_time_us(&self) -> u64 {
+        self.inner.active_time_us
+    }
+
+    /// pydcgm's `gpuUtilization`.
+    #[getter(gpuUtilization)]
+    fn gpu_utilization_upstream(&self) -> u32 {
+        self.inner.gpu_utilization
+    }
+
+    /// pydcgm's `memoryUtilization`.
+    #[getter(memoryUtilization)]
+    fn memory_utilization_upstream(&self) -> u32 {
+        self.inner.memory_utilization
+    }
+
+    /// pydcgm's `maxMemoryUsage` (bytes).
+    #[getter(maxMemoryUsage)]
+    fn max_memory_upstream(&self) -> u64 {
+        self.inner.max_memory_bytes
+    }
+
+    /// pydcgm's `startTimestamp` (µs since the epoch).
+    #[getter(startTimestamp)]
+    fn start_timestamp_upstream(&self) -> u64 {
+        self.inner.start_time_us
+    }
+
+    /// pydcgm's `activeTimeUsec`.
+    #[getter(activeTimeUsec)]
+    fn active_time_upstream(&self) -> u64 {
+        self.inner.active_time_us
+    }
+
+    /// pydcgm's `version`: the struct's version word.
+    #[getter]
+    fn version(&self) -> u32 {
+        dcgmDevicePidAccountingStats_version1
+    }
+
+    fn __repr__(&self) -> String {
+        let a = &self.inner;
+        format!(
+            "AccountingStats(pid={}, gpu_utilization={}, memory_utilization={}, max_memory_bytes={}, \
+             start_time_us={}, active_time_us={})",
+            a.pid,
+            a.gpu_utilization,
+            a.memory_utilization,
+            a.max_memory_bytes,
+            a.start_time_us,
+            a.active_time_us
+        )
     }
 }
 
@@ -112,10 +367,17 @@ impl PyFieldValue {
         self.inner.timestamp_us as f64 / 1e6
     }
 
-    /// int, float, str or bytes; `None` when blank (see `blank`).
+    /// int, float, str or bytes; a `RunningProcess` or `AccountingStats` for the binary
+    /// fields DCGM documents; `None` when blank (see `blank`).
     #[getter]
     fn value(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        value_to_py(py, &self.inner.value)
+        value_to_py(py, self.inner.field, &self.inner.value)
+    }
+
+    /// The value undecoded: a binary field as `bytes`, anything else as `value`.
+    #[getter]
+    fn raw_value(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        raw_value_to_py(py, &self.inner.value)
     }
 
     /// Why there is no value (a `dcgm.Blank` member), or `None` when there is one.
@@ -182,7 +444,10 @@ impl PyFieldValue {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let shown = match &self.inner.value {
             Value::Blank(k) => format!("{k:?}"),
-            v => value_to_py(py, v)?.bind(py).repr()?.to_string(),
+            v => value_to_py(py, self.inner.field, v)?
+                .bind(py)
+                .repr()?
+                .to_string(),
         };
         Ok(format!(
             "FieldValue({} {}, {}={}, ts={})",

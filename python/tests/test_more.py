@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+
+import pytest
+
 import dcgm
 
 
@@ -42,3 +46,13 @@ def test_introspection_modules_status_profiling(handle: dcgm.Handle) -> None:
     assert handle.all_gpus().profiling_metric_groups()
     handle.profiling_pause()
     handle.profiling_resume()
+
+
+def test_deny_modules_on_the_embedded_engine() -> None:
+    gc.collect()  # the deny list applies when this handle starts the engine
+    with dcgm.Handle.embedded(simulate=True, deny_modules=["Diag", "profiling", 8]) as h:
+        assert h.system().gpu_ids() == list(range(8))
+    with pytest.raises(dcgm.structs.DCGMError_Badparam, match="no-such-module"):
+        dcgm.Handle.embedded(simulate=True, deny_modules=["no-such-module"])
+    with pytest.raises(dcgm.structs.DCGMError_Badparam, match="at most 16"):
+        dcgm.Handle.embedded(simulate=True, deny_modules=list(range(17)))

@@ -37,7 +37,7 @@ def test_well_known_fields_and_aliases() -> None:
     assert dcgm_fields.DCGM_FI_DEV_POWER_USAGE == dcgm_fields.DCGM_FI_DEV_BOARD_POWER_WATTS == 155
     assert dcgm_fields.DCGM_FI_DEV_GPU_UTIL == 203
     assert dcgm_fields.DCGM_FI_DRIVER_VERSION == dcgm_fields.DCGM_FI_SYSTEM_DRIVER_VERSION == 1
-    assert dcgm_fields.DCGM_FI_UNKNOWN == 0
+    assert dcgm_fields.DCGM_FI_UNKNOWN == dcgm_fields.DCGM_FI_SYSTEM_FIELD_UNKNOWN == 0
     assert dcgm_fields.DCGM_FI_MAX_FIELDS > max(f.field_id for f in dcgm_fields.all_fields())
 
 

@@ -28,7 +28,10 @@ def render_fields() -> str:
     for name, value in [("BINARY", "b"), ("DOUBLE", "d"), ("INT64", "i"), ("STRING", "s"), ("TIMESTAMP", "t")]:
         out.append("DCGM_FT_%s: Final = %r\n" % (name, value))
     out.append("\nDCGM_FS_GLOBAL: Final = 0\nDCGM_FS_ENTITY: Final = 1\nDCGM_FS_DEVICE: Final = 1\n\n")
-    out.append("DCGM_FI_UNKNOWN: Final = 0\nDCGM_FI_MAX_FIELDS: int\n\nDCGM_FE_COUNT: int\n")
+    out.append(
+        "DCGM_FI_SYSTEM_FIELD_UNKNOWN: Final = 0\nDCGM_FI_UNKNOWN: Final = 0\n"
+        "DCGM_FI_MAX_FIELDS: int\n\nDCGM_FE_COUNT: int\n"
+    )
     for name, value, _ in _native.entity_groups():
         out.append("%s: Final = %d\n" % (name, value))
     out.append("\nENTITY_GROUP_NAMES: Dict[int, str]\nDEPRECATED_ALIASES: Dict[str, str]\n\n")

@@ -20,14 +20,18 @@ import os as _os
 
 from dcgm import _native
 from dcgm._native import (
+    AccountingStats,
     FieldGroup,
     FieldMeta,
     FieldValue,
     Group,
     Handle,
     PolicyRegistration,
+    PolicySubscription,
     Reader,
+    RunningProcess,
     SinceCursor,
+    Snapshots,
     System,
     Watch,
 )
@@ -61,6 +65,7 @@ def simulator_path() -> str:
 
 
 __all__ = [
+    "AccountingStats",
     "Blank",
     "DCGMError",
     "DcgmReader",
@@ -73,8 +78,11 @@ __all__ = [
     "HealthSystem",
     "PolicyCondition",
     "PolicyRegistration",
+    "PolicySubscription",
     "Reader",
+    "RunningProcess",
     "SinceCursor",
+    "Snapshots",
     "System",
     "Watch",
     "dcgmExceptionClass",

@@ -6,14 +6,18 @@ from dcgm._enums import (
     PolicyCondition as PolicyCondition,
 )
 from dcgm._native import (
+    AccountingStats as AccountingStats,
     FieldGroup as FieldGroup,
     FieldMeta as FieldMeta,
     FieldValue as FieldValue,
     Group as Group,
     Handle as Handle,
     PolicyRegistration as PolicyRegistration,
+    PolicySubscription as PolicySubscription,
     Reader as Reader,
+    RunningProcess as RunningProcess,
     SinceCursor as SinceCursor,
+    Snapshots as Snapshots,
     System as System,
     Watch as Watch,
 )
@@ -26,6 +30,7 @@ from dcgm.structs import DCGMError as DCGMError, dcgmExceptionClass as dcgmExcep
 
 __version__: str
 __all__ = [
+    "AccountingStats",
     "Blank",
     "DCGMError",
     "DcgmReader",
@@ -38,8 +43,11 @@ __all__ = [
     "HealthSystem",
     "PolicyCondition",
     "PolicyRegistration",
+    "PolicySubscription",
     "Reader",
+    "RunningProcess",
     "SinceCursor",
+    "Snapshots",
     "System",
     "Watch",
     "dcgmExceptionClass",

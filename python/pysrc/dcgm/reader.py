@@ -14,6 +14,10 @@ Differences from NVIDIA's class, on purpose:
 * A value with no data is never a sentinel number: samples have ``value None`` and ``isBlank``
   True, and the plain ``{key: value}`` dicts (when ``ignoreBlank=False``) hold a
   :class:`dcgm.Blank` member.
+* Binary values are decoded as NVIDIA's ``DcgmFieldValue`` decodes them: the PID lists
+  (``DCGM_FI_DEV_COMPUTE_PIDS``, ``DCGM_FI_DEV_GRAPHICS_PIDS``) into :class:`dcgm.RunningProcess`
+  (``.pid``, ``.memoryUsed``), the accounting data into :class:`dcgm.AccountingStats`
+  (``.pid``, ``.gpuUtilization``, ``.maxMemoryUsage``, ...); other blobs stay ``bytes``.
 * ``SetHandle`` is not provided.
 """
 
