@@ -5,13 +5,23 @@
 //!   entity order, label values escaped, blank values left out (never a sentinel number). It
 //!   writes into a `String` you keep and reuse; in steady state it allocates nothing per
 //!   value.
-//! * Every series carries dcgm-exporter's labels: `gpu`, `UUID`, `pci_bus_id`, `device`
+//! * GPU and MIG series carry dcgm-exporter's labels: `gpu`, `UUID`, `pci_bus_id`, `device`
 //!   (`nvidiaN`), `modelName`, `Hostname`, and for MIG GPU instances `GPU_I_PROFILE` and
 //!   `GPU_I_ID`; then one label per `label` row of the counters file (`DCGM_FI_DRIVER_VERSION`,
 //!   ...), named as written in the file.
+//! * Rows of NvSwitch, NVLink, CPU and CPU-core fields ([`row_entity_group`]) are exported for
+//!   those entities ([`OtherEntity`]) with dcgm-exporter's labels for them (see [`labels`]):
+//!   `nvswitch="nvswitchN"`; `nvlink` with `nvswitch`, or with the GPU's `gpu`, `gpu_uuid`,
+//!   `pci_bus_id`, `device`, `model_name`; `cpu`; `cpucore` and `cpu`. Global `label` rows
+//!   label them too.
+//! * `DCGM_EXP_GPU_HEALTH_STATUS`: one series per GPU and health watch ([`HEALTH_WATCHES`]),
+//!   labels `health_watch` and `health_error_code`, value 0 / 10 / 20 (pass / warn / fail).
+//!   `DCGM_EXP_P2P_STATUS`: one series per GPU and peer GPU, labels `peer_gpu` and
+//!   `link_status`, value DCGM's P2P status (0 = OK).
 //! * [`DeviceSelection`] is dcgm-exporter's `-d` syntax (`f`, `g`, `g:0,1`, `g:0-3`, `i`,
 //!   `i:0,2-4`); [`discover_entities`] turns it into the entities to read, with their
-//!   identities.
+//!   identities. [`EntitySelection`] is the same syntax for `-s` (NvSwitches / links) and `-p`
+//!   (CPUs / cores); [`discover_other_entities`] resolves them.
 //! * [`EventWindow`] counts XID errors and clock events over a sliding window, for the
 //!   `DCGM_EXP_XID_ERRORS_COUNT` and `DCGM_EXP_CLOCK_EVENTS_COUNT` rows.
 //! * [`Collector`] ties it together: it connects, discovers, watches and renders.
@@ -41,7 +51,10 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use dcgm::{Entity, EntityGroup, Error, FieldId, Handle, Result, Value};
+use dcgm::{
+    Entity, EntityGroup, Error, FieldId, FieldValue, GpuP2pStatus, Group, Handle, HealthReport,
+    HealthResult, HealthSystems, Incident, P2pStatus, Result, Value,
+};
 
 use crate::counters::{Counter, CounterField, ExporterCounter, MetricKind, counter_fields};
 use crate::reader::{Connection, Reader, Snapshot};
@@ -332,6 +345,504 @@ pub fn discover_entities(
     Ok(out)
 }
 
+/// Which NvSwitches and NVLinks (`-s/--switch-devices`), or which CPUs and CPU cores
+/// (`-p/--cpu-devices`), to export. dcgm-exporter's syntax for these flags: the letters of `-d`,
+/// `g` naming the top-level entities and `i` the sub-level ones.
+///
+/// | | `-s` (NvSwitches) | `-p` (CPUs) |
+/// |---|---|---|
+/// | `f` (default) | every NvSwitch, and every link of every NvSwitch that is up | every CPU and every core |
+/// | `g` / `g:0,2-3` | every NvSwitch / these NvSwitches; no links | every CPU / these CPUs; no cores |
+/// | `i` / `i:0-7` | the links (up) with these indices on every NvSwitch; no switch | every core / these cores; no CPU |
+///
+/// The NVLinks of GPUs follow `-d` instead (the links of the exported GPUs; none with `i`).
+///
+/// ```
+/// use dcgm_reader::exposition::EntitySelection;
+/// assert_eq!("f".parse(), Ok(EntitySelection::Flex));
+/// assert_eq!("g:0,2-3".parse(), Ok(EntitySelection::Major(Some(vec![0, 2, 3]))));
+/// assert_eq!("i".parse(), Ok(EntitySelection::Minor(None)));
+/// assert!("s:1".parse::<EntitySelection>().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum EntitySelection {
+    /// `f`: every top-level entity and every sub-level entity.
+    #[default]
+    Flex,
+    /// `g` (all) or `g:<ids>`: NvSwitches or CPUs.
+    Major(Option<Vec<u32>>),
+    /// `i` (all) or `i:<ids>`: NvSwitch link indices, or CPU cores.
+    Minor(Option<Vec<u32>>),
+}
+
+impl FromStr for EntitySelection {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Ok(match s.parse::<DeviceSelection>()? {
+            DeviceSelection::Flex => Self::Flex,
+            DeviceSelection::Gpus(ids) => Self::Major(ids),
+            DeviceSelection::GpuInstances(ids) => Self::Minor(ids),
+        })
+    }
+}
+
+/// Label names of the NvSwitch, NVLink and CPU series (dcgm-exporter's).
+pub mod labels {
+    /// NvSwitch series: `nvswitch="nvswitch<id>"`; NvSwitch links carry it too.
+    pub const NVSWITCH: &str = "nvswitch";
+    /// NVLink series: the link's index on its NvSwitch or GPU.
+    pub const NVLINK: &str = "nvlink";
+    /// GPU NVLink series: the GPU's UUID.
+    pub const GPU_UUID: &str = "gpu_uuid";
+    /// GPU NVLink series: the GPU's model.
+    pub const MODEL_NAME: &str = "model_name";
+    /// CPU series: the CPU id; CPU-core series: the id of the core's CPU.
+    pub const CPU: &str = "cpu";
+    /// CPU-core series: the core id.
+    pub const CPU_CORE: &str = "cpucore";
+    /// `DCGM_EXP_GPU_HEALTH_STATUS`: the health watch (`PCIE`, `MEM`, ..., `ALL`).
+    pub const HEALTH_WATCH: &str = "health_watch";
+    /// `DCGM_EXP_GPU_HEALTH_STATUS`: the failure reason (`DCGM_FR_OK` when healthy).
+    pub const HEALTH_ERROR_CODE: &str = "health_error_code";
+    /// `DCGM_EXP_P2P_STATUS`: the peer GPU id.
+    pub const PEER_GPU: &str = "peer_gpu";
+    /// `DCGM_EXP_P2P_STATUS`: the status name (`OK`, `TopologyNotSupported`, ...).
+    pub const LINK_STATUS: &str = "link_status";
+}
+
+/// An NvSwitch, an NVLink (of an NvSwitch or of a GPU), a CPU or a CPU core to export, with
+/// what its labels need. Series of GPU and MIG instances use [`EntityIdentity`] instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OtherEntity {
+    /// An NvSwitch: `nvswitch="nvswitch<id>"`.
+    Switch { id: u32 },
+    /// A link of an NvSwitch: `nvlink="<link>",nvswitch="nvswitch<switch>"`.
+    SwitchLink { switch: u32, link: u32 },
+    /// A link of a GPU: `nvlink`, `gpu`, `gpu_uuid`, `pci_bus_id`, `device`, `model_name`.
+    GpuLink {
+        gpu: u32,
+        link: u32,
+        uuid: String,
+        pci_bus_id: String,
+        model_name: String,
+    },
+    /// A CPU (socket): `cpu="<id>"`.
+    Cpu { id: u32 },
+    /// A CPU core: `cpucore="<core>",cpu="<cpu>"`.
+    CpuCore { cpu: u32, core: u32 },
+}
+
+impl OtherEntity {
+    /// A link of GPU `gpu`, with the GPU's identity.
+    pub fn gpu_link(gpu: &EntityIdentity, link: u32) -> Self {
+        Self::GpuLink {
+            gpu: gpu.gpu,
+            link,
+            uuid: gpu.uuid.clone(),
+            pci_bus_id: gpu.pci_bus_id.clone(),
+            model_name: gpu.model_name.clone(),
+        }
+    }
+
+    /// The DCGM entity the values are read from (a link's id is a packed `dcgm_link_t`).
+    pub fn entity(&self) -> Entity {
+        use dcgm::sys::{DCGM_FE_GPU, DCGM_FE_SWITCH, dcgm_link_t};
+        let link = |parent_type, index: u32, parent: u32| {
+            let l = dcgm_link_t::new(parent_type, index as u16, parent as u8);
+            Entity::new(EntityGroup::Link, l.raw())
+        };
+        match *self {
+            Self::Switch { id } => Entity::new(EntityGroup::Switch, id),
+            Self::SwitchLink { switch, link: l } => link(DCGM_FE_SWITCH, l, switch),
+            Self::GpuLink { gpu, link: l, .. } => link(DCGM_FE_GPU, l, gpu),
+            Self::Cpu { id } => Entity::new(EntityGroup::Cpu, id),
+            Self::CpuCore { core, .. } => Entity::new(EntityGroup::CpuCore, core),
+        }
+    }
+
+    /// The entity group whose counters-file rows it exports: `Switch`, `Link`, `Cpu` or
+    /// `CpuCore` (see [`row_entity_group`]).
+    pub fn group(&self) -> EntityGroup {
+        match self {
+            Self::Switch { .. } => EntityGroup::Switch,
+            Self::SwitchLink { .. } | Self::GpuLink { .. } => EntityGroup::Link,
+            Self::Cpu { .. } => EntityGroup::Cpu,
+            Self::CpuCore { .. } => EntityGroup::CpuCore,
+        }
+    }
+
+    /// Export order: switches, links (of GPUs, then of switches), CPUs, cores.
+    fn sort_key(&self) -> (u8, u32, u32) {
+        match *self {
+            Self::Switch { id } => (0, id, 0),
+            Self::GpuLink { gpu, link, .. } => (1, gpu, link),
+            Self::SwitchLink { switch, link } => (2, switch, link),
+            Self::Cpu { id } => (3, id, 0),
+            Self::CpuCore { cpu, core } => (4, cpu, core),
+        }
+    }
+}
+
+/// The entities a counters-file row reading `field` is exported for: `Switch`, `Link`, `Cpu` or
+/// `CpuCore` when that is the field's entity level, otherwise `Gpu` (GPUs and MIG instances,
+/// including global fields).
+///
+/// ```
+/// use dcgm::{EntityGroup, FieldId};
+/// use dcgm_reader::exposition::row_entity_group;
+/// assert_eq!(row_entity_group(FieldId::parse("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS")?), EntityGroup::Switch);
+/// assert_eq!(row_entity_group(FieldId::parse("DCGM_FI_DEV_CPU_UTIL_TOTAL")?), EntityGroup::CpuCore);
+/// assert_eq!(row_entity_group(FieldId::parse("DCGM_FI_DEV_GPU_TEMP")?), EntityGroup::Gpu);
+/// # Ok::<(), dcgm::Error>(())
+/// ```
+pub fn row_entity_group(field: FieldId) -> EntityGroup {
+    match field.info().map(|f| EntityGroup::from_raw(f.entity_level)) {
+        Some(
+            g @ (EntityGroup::Switch | EntityGroup::Link | EntityGroup::Cpu | EntityGroup::CpuCore),
+        ) => g,
+        _ => EntityGroup::Gpu,
+    }
+}
+
+/// Whether a field is global (entity level `NONE`): a `label` row of such a field labels the
+/// series of every entity, GPUs, NvSwitches, links and CPUs alike.
+fn is_global_field(field: FieldId) -> bool {
+    field
+        .info()
+        .is_some_and(|f| f.entity_level == dcgm::sys::DCGM_FE_NONE)
+}
+
+/// The NvSwitches, NVLinks, CPUs and CPU cores to export, in export order, for the entity
+/// groups in `groups` (only those are looked up, so a counters file without NvSwitch or CPU
+/// rows costs nothing).
+///
+/// * NvSwitches and their links follow `switches`, CPUs and their cores follow `cpus` (see
+///   [`EntitySelection`]); only links that are up are exported, as dcgm-exporter does.
+/// * GPU links are those (up) of the GPUs of `gpus` (pass the identities of the `-d`
+///   selection, or none for dcgm-exporter's `-d i`).
+/// * Ids that do not exist are an [`Error::InvalidArgument`]. A machine without NvSwitches or
+///   CPUs DCGM knows about simply has none (logged), unless ids were asked for.
+pub fn discover_other_entities(
+    handle: &Handle,
+    groups: &[EntityGroup],
+    gpus: &[EntityIdentity],
+    switches: &EntitySelection,
+    cpus: &EntitySelection,
+) -> Result<Vec<OtherEntity>> {
+    let sys = handle.system();
+    let want = |g: EntityGroup| groups.contains(&g);
+    let mut out = Vec::new();
+    let explicit = |s: &EntitySelection| {
+        matches!(
+            s,
+            EntitySelection::Major(Some(_)) | EntitySelection::Minor(Some(_))
+        )
+    };
+
+    if want(EntityGroup::Switch) {
+        let all: Vec<u32> = match sys.entities(EntityGroup::Switch, false) {
+            Ok(e) => e.into_iter().map(|e| e.id).collect(),
+            Err(e) if !explicit(switches) => {
+                log::info!("cannot list the NvSwitches ({e}); not exporting NvSwitch rows");
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
+        if all.is_empty() && !explicit(switches) {
+            log::info!("no NvSwitch found; NvSwitch rows have nothing to export");
+        }
+        match switches {
+            EntitySelection::Flex | EntitySelection::Major(None) => {
+                out.extend(all.iter().map(|&id| OtherEntity::Switch { id }));
+            }
+            EntitySelection::Major(Some(ids)) => {
+                for &id in ids {
+                    if !all.contains(&id) {
+                        return Err(Error::InvalidArgument(format!(
+                            "NvSwitch {id} does not exist"
+                        )));
+                    }
+                    out.push(OtherEntity::Switch { id });
+                }
+            }
+            EntitySelection::Minor(_) => {}
+        }
+    }
+
+    if want(EntityGroup::Link) {
+        let status = match sys.nvlink_status() {
+            Ok(s) => Some(s),
+            Err(e) if !explicit(switches) => {
+                log::info!("cannot read the NVLink states ({e}); not exporting NVLink rows");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(status) = status {
+            let up = |links: &[dcgm::LinkState]| -> Vec<u32> {
+                (0..links.len() as u32)
+                    .filter(|&i| links[i as usize] == dcgm::LinkState::Up)
+                    .collect()
+            };
+            let wanted: Option<Option<&[u32]>> = match switches {
+                EntitySelection::Flex | EntitySelection::Minor(None) => Some(None),
+                EntitySelection::Minor(Some(ids)) => Some(Some(ids)),
+                EntitySelection::Major(_) => None,
+            };
+            if let Some(Some(ids)) = wanted {
+                for &i in ids {
+                    if !status.switches.iter().any(|(_, l)| (i as usize) < l.len()) {
+                        return Err(Error::InvalidArgument(format!(
+                            "no NvSwitch has a link {i}"
+                        )));
+                    }
+                }
+            }
+            if let Some(ids) = wanted {
+                for (switch, links) in &status.switches {
+                    for link in up(links) {
+                        if ids.is_none_or(|ids| ids.contains(&link)) {
+                            out.push(OtherEntity::SwitchLink {
+                                switch: *switch,
+                                link,
+                            });
+                        }
+                    }
+                }
+            }
+            let mut seen = BTreeSet::new();
+            for id in gpus {
+                if !seen.insert(id.gpu) {
+                    continue;
+                }
+                if let Some((_, links)) = status.gpus.iter().find(|(g, _)| *g == id.gpu) {
+                    out.extend(up(links).into_iter().map(|l| OtherEntity::gpu_link(id, l)));
+                }
+            }
+        }
+    }
+
+    if want(EntityGroup::Cpu) || want(EntityGroup::CpuCore) {
+        let hierarchy = match sys.cpu_hierarchy() {
+            Ok(h) => h,
+            Err(e) if !explicit(cpus) => {
+                log::info!("cannot read the CPU hierarchy ({e}); not exporting CPU rows");
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
+        if hierarchy.is_empty() && !explicit(cpus) {
+            log::info!("no CPU found; CPU rows have nothing to export");
+        }
+        let check = |ids: &[u32], exists: &dyn Fn(u32) -> bool, what: &str| -> Result<()> {
+            match ids.iter().find(|&&id| !exists(id)) {
+                Some(id) => Err(Error::InvalidArgument(format!("{what} {id} does not exist"))),
+                None => Ok(()),
+            }
+        };
+        let (cpu_ids, core_ids): (Option<&[u32]>, Option<&[u32]>) = match cpus {
+            EntitySelection::Major(Some(ids)) => {
+                check(ids, &|id| hierarchy.iter().any(|c| c.id == id), "CPU")?;
+                (Some(ids), Some(&[]))
+            }
+            EntitySelection::Minor(Some(ids)) => {
+                check(
+                    ids,
+                    &|id| hierarchy.iter().any(|c| c.cores.contains(&id)),
+                    "CPU core",
+                )?;
+                (Some(&[]), Some(ids))
+            }
+            EntitySelection::Major(None) => (None, Some(&[])),
+            EntitySelection::Minor(None) => (Some(&[]), None),
+            EntitySelection::Flex => (None, None),
+        };
+        for cpu in &hierarchy {
+            if want(EntityGroup::Cpu) && cpu_ids.is_none_or(|ids| ids.contains(&cpu.id)) {
+                out.push(OtherEntity::Cpu { id: cpu.id });
+            }
+            if want(EntityGroup::CpuCore) {
+                for &core in &cpu.cores {
+                    if core_ids.is_none_or(|ids| ids.contains(&core)) {
+                        out.push(OtherEntity::CpuCore { cpu: cpu.id, core });
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by_key(OtherEntity::sort_key);
+    Ok(out)
+}
+
+/// The health watches `DCGM_EXP_GPU_HEALTH_STATUS` reports for every GPU, in dcgm-exporter's
+/// order, with their `health_watch` label values. `ALL` carries incidents DCGM files under no
+/// single subsystem.
+pub const HEALTH_WATCHES: [(HealthSystems, &str); 11] = [
+    (HealthSystems::PCIE, "PCIE"),
+    (HealthSystems::NVLINK, "NVLINK"),
+    (HealthSystems::PMU, "PMU"),
+    (HealthSystems::MCU, "MCU"),
+    (HealthSystems::MEM, "MEM"),
+    (HealthSystems::SM, "SM"),
+    (HealthSystems::INFOROM, "INFOROM"),
+    (HealthSystems::THERMAL, "THERMAL"),
+    (HealthSystems::POWER, "POWER"),
+    (HealthSystems::DRIVER, "DRIVER"),
+    (HealthSystems::ALL, "ALL"),
+];
+
+/// One health watch's verdict for one GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HealthVerdict {
+    /// Pass, warn or fail.
+    pub result: HealthResult,
+    /// The failure reason (`DCGM_FR_*`; 0, `DCGM_FR_OK`, when it passes).
+    pub error_code: u32,
+}
+
+impl HealthVerdict {
+    /// The sample value: DCGM's `dcgmHealthWatchResults_t` (0 pass, 10 warn, 20 fail), as
+    /// dcgm-exporter exports it.
+    pub fn value(&self) -> u32 {
+        match self.result {
+            HealthResult::Pass => dcgm::sys::DCGM_HEALTH_RESULT_PASS,
+            HealthResult::Warn => dcgm::sys::DCGM_HEALTH_RESULT_WARN,
+            HealthResult::Fail => dcgm::sys::DCGM_HEALTH_RESULT_FAIL,
+        }
+    }
+
+    fn write_error_code(&self, out: &mut String) {
+        match dcgm::sys::failure_reason_name(self.error_code) {
+            Some(n) => out.push_str(n),
+            None => {
+                let _ = write!(out, "DCGM_FR_UNKNOWN({})", self.error_code);
+            }
+        }
+    }
+}
+
+/// The verdicts of one health check, per GPU and health watch, for the
+/// `DCGM_EXP_GPU_HEALTH_STATUS` row: every watch of every GPU passes unless an incident of
+/// the check says otherwise (the worst incident of a watch wins).
+///
+/// ```
+/// use dcgm::{Entity, HealthReport, HealthResult, HealthSystems, Incident};
+/// use dcgm_reader::exposition::GpuHealth;
+/// let mut h = GpuHealth::new([0, 1]);
+/// h.apply(&HealthReport {
+///     overall: HealthResult::Fail,
+///     incidents: vec![Incident {
+///         system: HealthSystems::MEM,
+///         result: HealthResult::Fail,
+///         error_code: dcgm::sys::DCGM_FR_VOLATILE_DBE_DETECTED,
+///         error_name: None,
+///         category: None,
+///         severity: None,
+///         suggestion: None,
+///         message: "2 DBEs".into(),
+///         entity: Entity::gpu(1),
+///     }],
+/// });
+/// assert_eq!(h.verdict(1, HealthSystems::MEM).unwrap().value(), 20);
+/// assert_eq!(h.verdict(0, HealthSystems::MEM).unwrap().value(), 0);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GpuHealth {
+    gpus: Vec<(u32, [HealthVerdict; HEALTH_WATCHES.len()])>,
+}
+
+impl GpuHealth {
+    /// Every watch of these GPUs passing.
+    pub fn new(gpus: impl IntoIterator<Item = u32>) -> Self {
+        let mut ids: Vec<u32> = gpus.into_iter().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        Self {
+            gpus: ids
+                .into_iter()
+                .map(|g| (g, [HealthVerdict::default(); HEALTH_WATCHES.len()]))
+                .collect(),
+        }
+    }
+
+    /// The GPUs, in order.
+    pub fn gpus(&self) -> impl Iterator<Item = u32> + '_ {
+        self.gpus.iter().map(|(g, _)| *g)
+    }
+
+    /// Every watch of every GPU back to passing.
+    pub fn clear(&mut self) {
+        for (_, v) in &mut self.gpus {
+            *v = [HealthVerdict::default(); HEALTH_WATCHES.len()];
+        }
+    }
+
+    /// Records an incident, if it concerns one of the GPUs and one of [`HEALTH_WATCHES`];
+    /// returns whether it did. A watch keeps its worst incident.
+    pub fn record(&mut self, incident: &Incident) -> bool {
+        if incident.entity.group != EntityGroup::Gpu {
+            return false;
+        }
+        let Some(w) = HEALTH_WATCHES
+            .iter()
+            .position(|(s, _)| *s == incident.system)
+        else {
+            return false;
+        };
+        let Some((_, v)) = self.gpus.iter_mut().find(|(g, _)| *g == incident.entity.id) else {
+            return false;
+        };
+        if incident.result > v[w].result {
+            v[w] = HealthVerdict {
+                result: incident.result,
+                error_code: incident.error_code,
+            };
+        }
+        true
+    }
+
+    /// The verdicts of one health check: [`GpuHealth::clear`], then every incident recorded.
+    pub fn apply(&mut self, report: &HealthReport) {
+        self.clear();
+        for i in &report.incidents {
+            self.record(i);
+        }
+    }
+
+    /// The verdict of one watch of one GPU.
+    pub fn verdict(&self, gpu: u32, watch: HealthSystems) -> Option<HealthVerdict> {
+        let w = HEALTH_WATCHES.iter().position(|(s, _)| *s == watch)?;
+        self.verdicts(gpu).map(|v| v[w])
+    }
+
+    /// The verdicts of one GPU, in [`HEALTH_WATCHES`] order.
+    pub fn verdicts(&self, gpu: u32) -> Option<&[HealthVerdict; HEALTH_WATCHES.len()]> {
+        self.gpus.iter().find(|(g, _)| *g == gpu).map(|(_, v)| v)
+    }
+}
+
+/// A peer-to-peer status as dcgm-exporter exports it in `DCGM_EXP_P2P_STATUS`: the sample value
+/// (DCGM's `dcgmNvLinkP2PStatus_t`) and the `link_status` label.
+///
+/// ```
+/// use dcgm::P2pStatus;
+/// use dcgm_reader::exposition::p2p_status_value;
+/// assert_eq!(p2p_status_value(P2pStatus::Ok), (0, "OK"));
+/// assert_eq!(p2p_status_value(P2pStatus::TopologyNotSupported), (3, "TopologyNotSupported"));
+/// ```
+pub fn p2p_status_value(s: P2pStatus) -> (u32, &'static str) {
+    match s {
+        P2pStatus::Ok => (0, "OK"),
+        P2pStatus::ChipsetNotSupported => (1, "ChipsetNotSupported"),
+        P2pStatus::GpuNotSupported => (2, "GPUNotSupported"),
+        P2pStatus::TopologyNotSupported => (3, "TopologyNotSupported"),
+        P2pStatus::DisabledByRegKey => (4, "DisabledByRegKey"),
+        P2pStatus::NotSupported => (5, "NotSupported"),
+        P2pStatus::Unknown => (6, "Unknown"),
+    }
+}
+
 /// Names of the clock-event (clock throttling) reason bits, as dcgm-exporter labels them.
 pub const CLOCK_EVENT_REASONS: [(i64, &str); 9] = [
     (0x1, "gpu_idle"),
@@ -467,6 +978,17 @@ struct Family {
     help: String,
     kind: MetricKind,
     field: CounterField,
+    /// The entities a field row is exported for ([`row_entity_group`]).
+    group: EntityGroup,
+}
+
+/// A `label` row.
+struct LabelRow {
+    field: FieldId,
+    name: String,
+    /// The entities it labels ([`row_entity_group`]), every entity when `global`.
+    group: EntityGroup,
+    global: bool,
 }
 
 /// Writes snapshots in Prometheus text format; see the [module docs](self).
@@ -488,16 +1010,47 @@ struct Family {
 ///     "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-1234\",pci_bus_id=\"00000000:18:00.0\",\
 ///      device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\"} 41\n"));
 /// ```
+///
+/// Rows of NvSwitch, NVLink, CPU and CPU-core fields ([`row_entity_group`]) are written for the
+/// entities given to [`Renderer::set_other_entities`], with dcgm-exporter's labels for them:
+///
+/// ```
+/// use dcgm::{Entity, EntityGroup, FieldId, FieldValue, Value};
+/// use dcgm_reader::exposition::OtherEntity;
+/// use dcgm_reader::{LabelOptions, Renderer, Snapshot, parse_counters};
+/// let counters = parse_counters("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS, gauge, t\n").unwrap();
+/// let mut r = Renderer::new(&counters, vec![], LabelOptions { hostname: None, ..Default::default() });
+/// r.set_other_entities(vec![OtherEntity::Switch { id: 2 }]);
+/// let e = Entity::new(EntityGroup::Switch, 2);
+/// let f = FieldId::parse("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS").unwrap();
+/// let mut snap = Snapshot::new();
+/// snap.entry(e).or_default().insert(f, FieldValue { entity: e, field: f, timestamp_us: 0,
+///                                                  value: Value::Int(47), status: 0 });
+/// let mut text = String::new();
+/// r.render(&snap, &[], &mut text);
+/// assert!(text.contains("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS{nvswitch=\"nvswitch2\"} 47\n"));
+/// ```
 pub struct Renderer {
     families: Vec<Family>,
-    /// `label` rows: field and label name, sorted by name.
-    labels: Vec<(FieldId, String)>,
+    /// `label` rows, sorted by name.
+    labels: Vec<LabelRow>,
     identities: Vec<EntityIdentity>,
     opts: LabelOptions,
     /// Per identity: its fixed labels, without braces.
     base: Vec<String>,
     /// Per identity: the labels of `label` rows, rebuilt each render (the buffers are kept).
     row: Vec<String>,
+    /// Per physical GPU of the identities: its id, its labels without MIG labels (for the
+    /// health and P2P rows), and the index of its first identity (whose `label` rows it uses).
+    gpu_base: Vec<(u32, String, usize)>,
+    /// NvSwitches, NVLinks, CPUs and cores, in export order, with their entities.
+    others: Vec<(OtherEntity, Entity, EntityGroup)>,
+    /// Per other entity: its fixed labels.
+    other_base: Vec<String>,
+    /// Per other entity: the labels of `label` rows.
+    other_row: Vec<String>,
+    health: Option<GpuHealth>,
+    p2p: Option<Vec<GpuP2pStatus>>,
     simulated: Option<bool>,
     xid_field: Option<FieldId>,
     scratch: Vec<(i64, u64)>,
@@ -511,7 +1064,66 @@ impl std::fmt::Debug for Renderer {
                 &self.families.iter().map(|x| &x.name).collect::<Vec<_>>(),
             )
             .field("identities", &self.identities.len())
+            .field("other_entities", &self.others.len())
             .finish()
+    }
+}
+
+/// The values of `entity` in the first snapshot that has it.
+fn values_of<'a>(
+    snaps: &[&'a Snapshot],
+    entity: &Entity,
+) -> Option<&'a BTreeMap<FieldId, FieldValue>> {
+    snaps.iter().find_map(|s| s.get(entity))
+}
+
+/// Rebuilds the `label`-row labels of one entity of `group`.
+fn fill_row(
+    row: &mut String,
+    values: Option<&BTreeMap<FieldId, FieldValue>>,
+    labels: &[LabelRow],
+    group: EntityGroup,
+) {
+    row.clear();
+    let Some(values) = values else {
+        return;
+    };
+    for l in labels {
+        if !(l.global || l.group == group) {
+            continue;
+        }
+        let Some(v) = values.get(&l.field) else {
+            continue;
+        };
+        let start = row.len();
+        let _ = write!(row, ",{}=\"", l.name);
+        let ok = match &v.value {
+            Value::String(s) => {
+                escape_label_value(s, row);
+                true
+            }
+            Value::Int(_) | Value::Double(_) => write_number(&v.value, row),
+            _ => false,
+        };
+        if ok {
+            row.push('"');
+        } else {
+            row.truncate(start);
+        }
+    }
+}
+
+/// Writes one series: `name{base row} value`, nothing when the value is not a number.
+fn write_series(out: &mut String, name: &str, base: &str, row: &str, v: &Value) {
+    if !matches!(v, Value::Int(_) | Value::Double(_)) {
+        return;
+    }
+    let line = out.len();
+    let _ = write!(out, "{name}{{{base}{row}}} ");
+    if write_number(v, out) {
+        out.push('\n');
+    } else {
+        out.truncate(line);
     }
 }
 
@@ -530,15 +1142,24 @@ impl Renderer {
                 help: escape_help(&c.help),
                 kind: c.kind,
                 field: c.field,
+                group: c.field_id().map_or(EntityGroup::Gpu, row_entity_group),
             })
             .collect();
         families.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut labels: Vec<(FieldId, String)> = counters
+        let mut labels: Vec<LabelRow> = counters
             .iter()
             .filter(|c| c.is_label())
-            .filter_map(|c| Some((c.field_id()?, c.metric_name.clone())))
+            .filter_map(|c| {
+                let field = c.field_id()?;
+                Some(LabelRow {
+                    field,
+                    name: c.metric_name.clone(),
+                    group: row_entity_group(field),
+                    global: is_global_field(field),
+                })
+            })
             .collect();
-        labels.sort_by(|a, b| a.1.cmp(&b.1));
+        labels.sort_by(|a, b| a.name.cmp(&b.name));
         identities.sort_by_key(EntityIdentity::sort_key);
         let mut r = Self {
             families,
@@ -547,6 +1168,12 @@ impl Renderer {
             opts,
             base: Vec::new(),
             row: Vec::new(),
+            gpu_base: Vec::new(),
+            others: Vec::new(),
+            other_base: Vec::new(),
+            other_row: Vec::new(),
+            health: None,
+            p2p: None,
             simulated: None,
             xid_field: ExporterCounter::XidErrorsCount.source_field(),
             scratch: Vec::new(),
@@ -580,41 +1207,78 @@ impl Renderer {
             .map(|i| base_labels(i, &self.opts))
             .collect();
         self.row = vec![String::new(); identities.len()];
+        self.gpu_base.clear();
+        for (i, id) in identities.iter().enumerate() {
+            if self.gpu_base.iter().all(|(g, _, _)| *g != id.gpu) {
+                let whole = EntityIdentity {
+                    entity: Entity::gpu(id.gpu),
+                    mig: None,
+                    ..id.clone()
+                };
+                self.gpu_base
+                    .push((id.gpu, base_labels(&whole, &self.opts), i));
+            }
+        }
         self.identities = identities;
+    }
+
+    /// The NvSwitches, NVLinks, CPUs and CPU cores, in export order.
+    pub fn other_entities(&self) -> impl ExactSizeIterator<Item = &OtherEntity> + '_ {
+        self.others.iter().map(|(o, _, _)| o)
+    }
+
+    /// Sets the NvSwitches, NVLinks, CPUs and CPU cores whose rows are exported (sorted into
+    /// export order: switches, links, CPUs, cores).
+    pub fn set_other_entities(&mut self, mut others: Vec<OtherEntity>) {
+        others.sort_by_key(OtherEntity::sort_key);
+        self.other_base = others
+            .iter()
+            .map(|o| other_labels(o, &self.opts))
+            .collect();
+        self.other_row = vec![String::new(); others.len()];
+        self.others = others
+            .into_iter()
+            .map(|o| {
+                let (e, g) = (o.entity(), o.group());
+                (o, e, g)
+            })
+            .collect();
+    }
+
+    /// The verdicts written by the `DCGM_EXP_GPU_HEALTH_STATUS` row (`None`: the row is left
+    /// out). Only GPUs of the identities are written.
+    pub fn health_mut(&mut self) -> &mut Option<GpuHealth> {
+        &mut self.health
+    }
+
+    /// The statuses written by the `DCGM_EXP_P2P_STATUS` row (`None`: the row is left out).
+    /// Only GPUs of the identities are written, with every peer.
+    pub fn set_p2p(&mut self, p2p: Option<Vec<GpuP2pStatus>>) {
+        self.p2p = p2p;
     }
 
     /// Writes the exposition of `snap` into `out` (cleared first). `windows` feed the
     /// `DCGM_EXP_XID_ERRORS_COUNT` / `DCGM_EXP_CLOCK_EVENTS_COUNT` rows; a windowed row
     /// without its window is left out.
     pub fn render(&mut self, snap: &Snapshot, windows: &[EventWindow], out: &mut String) {
+        self.render_snapshots(&[snap], windows, out);
+    }
+
+    /// Like [`Renderer::render`], with the values spread over several snapshots (one per
+    /// reader): an entity's values are taken from the first snapshot that has the entity.
+    pub fn render_snapshots(
+        &mut self,
+        snaps: &[&Snapshot],
+        windows: &[EventWindow],
+        out: &mut String,
+    ) {
         out.clear();
-        // Labels from `label` rows, per entity.
         for (i, id) in self.identities.iter().enumerate() {
-            let row = &mut self.row[i];
-            row.clear();
-            let Some(values) = snap.get(&id.entity) else {
-                continue;
-            };
-            for (field, name) in &self.labels {
-                let Some(v) = values.get(field) else {
-                    continue;
-                };
-                let start = row.len();
-                let _ = write!(row, ",{name}=\"");
-                let ok = match &v.value {
-                    Value::String(s) => {
-                        escape_label_value(s, row);
-                        true
-                    }
-                    Value::Int(_) | Value::Double(_) => write_number(&v.value, row),
-                    _ => false,
-                };
-                if ok {
-                    row.push('"');
-                } else {
-                    row.truncate(start);
-                }
-            }
+            let values = values_of(snaps, &id.entity);
+            fill_row(&mut self.row[i], values, &self.labels, EntityGroup::Gpu);
+        }
+        for (i, (_, e, g)) in self.others.iter().enumerate() {
+            fill_row(&mut self.other_row[i], values_of(snaps, e), &self.labels, *g);
         }
         for f in &self.families {
             let start = out.len();
@@ -628,9 +1292,10 @@ impl Renderer {
             );
             let header_end = out.len();
             match f.field {
-                CounterField::Dcgm(field) => {
+                CounterField::Dcgm(field) if f.group == EntityGroup::Gpu => {
                     for (i, id) in self.identities.iter().enumerate() {
-                        let Some(v) = snap.get(&id.entity).and_then(|m| m.get(&field)) else {
+                        let Some(v) = values_of(snaps, &id.entity).and_then(|m| m.get(&field))
+                        else {
                             continue;
                         };
                         if !matches!(v.value, Value::Int(_) | Value::Double(_)) {
@@ -648,6 +1313,69 @@ impl Renderer {
                             out.push('\n');
                         } else {
                             out.truncate(line);
+                        }
+                    }
+                }
+                CounterField::Dcgm(field) => {
+                    for (i, (_, e, g)) in self.others.iter().enumerate() {
+                        if *g != f.group {
+                            continue;
+                        }
+                        if let Some(v) = values_of(snaps, e).and_then(|m| m.get(&field)) {
+                            write_series(
+                                out,
+                                &f.name,
+                                &self.other_base[i],
+                                &self.other_row[i],
+                                &v.value,
+                            );
+                        }
+                    }
+                }
+                CounterField::Exporter(ExporterCounter::GpuHealthStatus) => {
+                    let Some(h) = &self.health else {
+                        out.truncate(start);
+                        continue;
+                    };
+                    for (gpu, base, first) in &self.gpu_base {
+                        let Some(verdicts) = h.verdicts(*gpu) else {
+                            continue;
+                        };
+                        for (v, (_, watch)) in verdicts.iter().zip(HEALTH_WATCHES) {
+                            let _ = write!(
+                                out,
+                                "{}{{{}{},{}=\"{watch}\",{}=\"",
+                                f.name,
+                                base,
+                                self.row[*first],
+                                labels::HEALTH_WATCH,
+                                labels::HEALTH_ERROR_CODE
+                            );
+                            v.write_error_code(out);
+                            let _ = writeln!(out, "\"}} {}", v.value());
+                        }
+                    }
+                }
+                CounterField::Exporter(ExporterCounter::P2pStatus) => {
+                    let Some(p2p) = &self.p2p else {
+                        out.truncate(start);
+                        continue;
+                    };
+                    for (gpu, base, first) in &self.gpu_base {
+                        let Some(st) = p2p.iter().find(|s| s.gpu == *gpu) else {
+                            continue;
+                        };
+                        for (peer, status) in &st.peers {
+                            let (value, name) = p2p_status_value(*status);
+                            let _ = writeln!(
+                                out,
+                                "{}{{{}{},{}=\"{peer}\",{}=\"{name}\"}} {value}",
+                                f.name,
+                                base,
+                                self.row[*first],
+                                labels::PEER_GPU,
+                                labels::LINK_STATUS
+                            );
                         }
                     }
                 }
@@ -687,6 +1415,14 @@ impl Renderer {
     }
 }
 
+fn push_hostname(s: &mut String, opts: &LabelOptions) {
+    if let Some(h) = opts.hostname.as_deref().filter(|h| !h.is_empty()) {
+        let _ = write!(s, ",{}=\"", opts.hostname_label);
+        escape_label_value(h, s);
+        s.push('"');
+    }
+}
+
 fn base_labels(id: &EntityIdentity, opts: &LabelOptions) -> String {
     let mut s = String::new();
     let _ = write!(s, "gpu=\"{}\",{}=\"", id.gpu, opts.uuid_label);
@@ -710,11 +1446,53 @@ fn base_labels(id: &EntityIdentity, opts: &LabelOptions) -> String {
         escape_label_value(&m.profile, &mut s);
         let _ = write!(s, "\",GPU_I_ID=\"{}\"", m.instance_id);
     }
-    if let Some(h) = opts.hostname.as_deref().filter(|h| !h.is_empty()) {
-        let _ = write!(s, ",{}=\"", opts.hostname_label);
-        escape_label_value(h, &mut s);
-        s.push('"');
+    push_hostname(&mut s, opts);
+    s
+}
+
+/// The fixed labels of an NvSwitch, NVLink, CPU or core, as dcgm-exporter writes them (the
+/// host-name label follows [`LabelOptions`], as on GPU series).
+fn other_labels(o: &OtherEntity, opts: &LabelOptions) -> String {
+    use labels::*;
+    let mut s = String::new();
+    match o {
+        OtherEntity::Switch { id } => {
+            let _ = write!(s, "{NVSWITCH}=\"nvswitch{id}\"");
+        }
+        OtherEntity::SwitchLink { switch, link } => {
+            let _ = write!(s, "{NVLINK}=\"{link}\",{NVSWITCH}=\"nvswitch{switch}\"");
+        }
+        OtherEntity::GpuLink {
+            gpu,
+            link,
+            uuid,
+            pci_bus_id,
+            model_name,
+        } => {
+            let _ = write!(s, "{NVLINK}=\"{link}\",gpu=\"{gpu}\"");
+            // As dcgm-exporter: empty identity labels are left out.
+            for (name, value) in [(GPU_UUID, uuid), ("pci_bus_id", pci_bus_id)] {
+                if !value.is_empty() {
+                    let _ = write!(s, ",{name}=\"");
+                    escape_label_value(value, &mut s);
+                    s.push('"');
+                }
+            }
+            let _ = write!(s, ",device=\"nvidia{gpu}\"");
+            if !model_name.is_empty() {
+                let _ = write!(s, ",{MODEL_NAME}=\"");
+                escape_label_value(model_name, &mut s);
+                s.push('"');
+            }
+        }
+        OtherEntity::Cpu { id } => {
+            let _ = write!(s, "{CPU}=\"{id}\"");
+        }
+        OtherEntity::CpuCore { cpu, core } => {
+            let _ = write!(s, "{CPU_CORE}=\"{core}\",{CPU}=\"{cpu}\"");
+        }
     }
+    push_hostname(&mut s, opts);
     s
 }
 
@@ -773,8 +1551,15 @@ pub fn write_number(v: &Value, out: &mut String) -> bool {
 pub struct CollectorConfig {
     /// The counters file's rows.
     pub counters: Vec<Counter>,
-    /// Which entities (default [`DeviceSelection::Flex`]).
+    /// Which GPUs or MIG instances (`-d`; default [`DeviceSelection::Flex`]). NVLink rows are
+    /// exported for the links of these GPUs (none with `i`).
     pub devices: DeviceSelection,
+    /// Which NvSwitches and NvSwitch links (`-s`; default [`EntitySelection::Flex`]). Looked
+    /// up only when the counters have NvSwitch or NVLink rows.
+    pub switches: EntitySelection,
+    /// Which CPUs and CPU cores (`-p`; default [`EntitySelection::Flex`]). Looked up only when
+    /// the counters have CPU or CPU-core rows.
+    pub cpus: EntitySelection,
     /// How to reach DCGM (default: the embedded engine).
     pub connection: Connection,
     /// Load libdcgm from here.
@@ -797,6 +1582,8 @@ impl CollectorConfig {
         Self {
             counters,
             devices: DeviceSelection::Flex,
+            switches: EntitySelection::Flex,
+            cpus: EntitySelection::Flex,
             connection: Connection::Embedded,
             library_path: None,
             simulator: false,
@@ -808,12 +1595,52 @@ impl CollectorConfig {
     }
 }
 
+/// A reader of NvSwitch, NVLink, CPU or CPU-core rows, with its last values.
+struct OtherReader {
+    reader: Reader,
+    snap: Snapshot,
+    what: &'static str,
+    failing: bool,
+}
+
+/// The health watch behind `DCGM_EXP_GPU_HEALTH_STATUS`: a group of the exported GPUs,
+/// watching every subsystem (as dcgm-exporter), on the GPU reader's connection.
+struct HealthWatch {
+    gpus: Vec<u32>,
+    group: Option<Group>,
+    /// The reader's reconnect count when the group was made (a new connection needs a new
+    /// group).
+    reconnects: u64,
+    failing: bool,
+}
+
+impl HealthWatch {
+    fn open(&mut self, reader: &Reader) -> Result<()> {
+        self.group = None;
+        let handle = reader
+            .handle()
+            .ok_or_else(|| Error::InvalidArgument("not connected".into()))?;
+        let name = format!("dcgm_exporter_health_{}", std::process::id());
+        let group = Group::with_gpus(handle, &name, &self.gpus)?;
+        group.health_set(HealthSystems::ALL)?;
+        self.group = Some(group);
+        self.reconnects = reader.reconnects();
+        Ok(())
+    }
+}
+
 /// Reads the configured fields of the configured entities and renders them; see the
 /// [module docs](self).
 pub struct Collector {
     _handle: Handle,
     reader: Reader,
+    /// The GPU reader's last values.
+    snap: Snapshot,
+    others: Vec<OtherReader>,
     events: Option<(Reader, Vec<EventWindow>)>,
+    health: Option<HealthWatch>,
+    /// Whether `DCGM_EXP_P2P_STATUS` is exported, and whether reading it is failing.
+    p2p: Option<bool>,
     renderer: Renderer,
     simulated: bool,
     profiles_resolved: bool,
@@ -830,11 +1657,32 @@ impl std::fmt::Debug for Collector {
     }
 }
 
+/// The entity groups other than GPUs the counters export (their rows' [`row_entity_group`]).
+fn other_groups(counters: &[Counter]) -> Vec<EntityGroup> {
+    let mut out = Vec::new();
+    for c in counters.iter().filter(|c| !c.is_label()) {
+        if let Some(f) = c.field_id() {
+            let g = row_entity_group(f);
+            if g != EntityGroup::Gpu && !out.contains(&g) {
+                out.push(g);
+            }
+        }
+    }
+    out
+}
+
 impl Collector {
     /// Connects, discovers the entities and starts watching. Rows that cannot be exported
-    /// are listed by [`Collector::ignored`]: exporter rows this crate does not compute, and
-    /// profiling (`DCGM_FI_PROF_*`) rows when DCGM refuses to watch them (no profiling
-    /// support, or the profiling module is in use), as dcgm-exporter skips them.
+    /// are listed by [`Collector::ignored`]: profiling (`DCGM_FI_PROF_*`) rows when DCGM
+    /// refuses to watch them (no profiling support, or the profiling module is in use), as
+    /// dcgm-exporter skips them.
+    ///
+    /// NvSwitch, NVLink, CPU and CPU-core rows are read for the entities of
+    /// [`CollectorConfig::switches`], [`CollectorConfig::cpus`] and [`CollectorConfig::devices`]
+    /// (see [`discover_other_entities`]), each kind through its own watch; nothing is looked up
+    /// when the counters have no such row. `DCGM_EXP_GPU_HEALTH_STATUS` sets a health watch of
+    /// every subsystem on the exported GPUs and reports each check; `DCGM_EXP_P2P_STATUS`
+    /// reports the NVLink peer-to-peer status between them and every other GPU.
     pub fn new(cfg: CollectorConfig) -> Result<Self> {
         let mut hb = Handle::builder();
         if let Some(p) = &cfg.library_path {
@@ -858,36 +1706,38 @@ impl Collector {
         if identities.is_empty() {
             return Err(Error::InvalidArgument("no GPU to export".into()));
         }
+        let groups = other_groups(&cfg.counters);
+        let others = if groups.is_empty() {
+            Vec::new()
+        } else {
+            let link_gpus: &[EntityIdentity] = match cfg.devices {
+                DeviceSelection::GpuInstances(_) => &[],
+                _ => &identities,
+            };
+            discover_other_entities(&handle, &groups, link_gpus, &cfg.switches, &cfg.cpus)?
+        };
         let name_field = FieldId(dcgm::sys::field_by_name("DCGM_FI_DEV_NAME").map_or(50, |f| f.id));
         let mut ignored = Vec::new();
-        let mut counters = Vec::new();
-        for c in cfg.counters {
-            match c.field {
-                CounterField::Exporter(e) if e.source_field().is_none() => ignored.push(c),
-                _ => counters.push(c),
-            }
-        }
+        let mut counters = cfg.counters;
         let entities: Vec<Entity> = identities.iter().map(|i| i.entity).collect();
         let has_mig = identities.iter().any(|i| i.mig.is_some());
         let plain: Vec<Counter> = counters
             .iter()
-            .filter(|c| matches!(c.field, CounterField::Dcgm(_)))
+            .filter(|c| {
+                c.field_id()
+                    .is_some_and(|f| row_entity_group(f) == EntityGroup::Gpu)
+            })
             .cloned()
             .collect();
         let keep_age = (cfg.collect_interval * 4).max(Duration::from_secs(30));
-        let build = |counters: &[Counter]| -> Result<Reader> {
-            let mut fields = counter_fields(counters);
-            // The GPU instances' names are their MIG profiles; a reader needs a field anyway.
-            if (has_mig || fields.is_empty()) && !fields.contains(&name_field) {
-                fields.push(name_field);
-            }
+        let open_reader = |fields: &[FieldId], entities: &[Entity], name: &str| -> Result<Reader> {
             let mut b = Reader::builder()
-                .fields(&fields)
-                .entities(&entities)
+                .fields(fields)
+                .entities(entities)
                 .update_frequency(cfg.collect_interval)
                 .max_keep_age(keep_age)
                 .connection(connection.clone())
-                .field_group_name("dcgm_exporter");
+                .field_group_name(name);
             if let Some(p) = &cfg.library_path {
                 b = b.library_path(p);
             } else if cfg.simulator {
@@ -896,6 +1746,14 @@ impl Collector {
             let mut r = b.build()?;
             r.connect()?;
             Ok(r)
+        };
+        let build = |counters: &[Counter]| -> Result<Reader> {
+            let mut fields = counter_fields(counters);
+            // The GPU instances' names are their MIG profiles; a reader needs a field anyway.
+            if (has_mig || fields.is_empty()) && !fields.contains(&name_field) {
+                fields.push(name_field);
+            }
+            open_reader(&fields, &entities, "dcgm_exporter")
         };
         let reader = match build(&plain) {
             Ok(r) => r,
@@ -917,9 +1775,48 @@ impl Collector {
             }
             Err(e) => return Err(e),
         };
+
+        // One watch per kind of other entity, with that kind's rows and the global labels.
+        let mut other_readers = Vec::new();
+        for (group, what) in [
+            (EntityGroup::Switch, "NvSwitch"),
+            (EntityGroup::Link, "NVLink"),
+            (EntityGroup::Cpu, "CPU"),
+            (EntityGroup::CpuCore, "CPU core"),
+        ] {
+            let ents: Vec<Entity> = others
+                .iter()
+                .filter(|o| o.group() == group)
+                .map(OtherEntity::entity)
+                .collect();
+            if ents.is_empty() {
+                continue;
+            }
+            let rows: Vec<Counter> = counters
+                .iter()
+                .filter(|c| {
+                    c.field_id().is_some_and(|f| {
+                        row_entity_group(f) == group || (c.is_label() && is_global_field(f))
+                    })
+                })
+                .cloned()
+                .collect();
+            let fields = counter_fields(&rows);
+            let name = format!("dcgm_exporter_{}", group.name().to_ascii_lowercase());
+            for chunk in ents.chunks(dcgm::sys::DCGM_GROUP_MAX_ENTITIES_V2) {
+                other_readers.push(OtherReader {
+                    reader: open_reader(&fields, chunk, &name)?,
+                    snap: Snapshot::new(),
+                    what,
+                    failing: false,
+                });
+            }
+        }
+
         let mut windows = Vec::new();
         for c in &counters {
             if let CounterField::Exporter(kind) = c.field
+                && kind.source_field().is_some()
                 && windows.iter().all(|w: &EventWindow| w.kind() != kind)
             {
                 let window = match kind {
@@ -929,11 +1826,15 @@ impl Collector {
                 windows.push(EventWindow::new(kind, window, cfg.collect_interval));
             }
         }
+        let gpus: Vec<u32> = identities
+            .iter()
+            .map(|i| i.gpu)
+            .collect::<BTreeSet<u32>>()
+            .into_iter()
+            .collect();
         let events = if windows.is_empty() {
             None
         } else {
-            let gpus: BTreeSet<u32> = identities.iter().map(|i| i.gpu).collect();
-            let gpus: Vec<u32> = gpus.into_iter().collect();
             let fields: Vec<FieldId> = windows
                 .iter()
                 .filter_map(|w| w.kind().source_field())
@@ -959,12 +1860,31 @@ impl Collector {
             r.connect()?;
             Some((r, windows))
         };
+        let has_row = |e: ExporterCounter| counters.iter().any(|c| c.field == CounterField::Exporter(e));
+        let health = if has_row(ExporterCounter::GpuHealthStatus) {
+            let mut hw = HealthWatch {
+                gpus: gpus.clone(),
+                group: None,
+                reconnects: 0,
+                failing: false,
+            };
+            hw.open(&reader)?;
+            Some(hw)
+        } else {
+            None
+        };
+        let p2p = has_row(ExporterCounter::P2pStatus).then_some(false);
         let mut renderer = Renderer::new(&counters, identities, cfg.labels);
+        renderer.set_other_entities(others);
         renderer.mark_simulated(simulated);
         Ok(Self {
             _handle: handle,
             reader,
+            snap: Snapshot::new(),
+            others: other_readers,
             events,
+            health,
+            p2p,
             renderer,
             simulated,
             profiles_resolved: !has_mig,
@@ -978,9 +1898,15 @@ impl Collector {
         self.simulated
     }
 
-    /// The exported entities, in export order.
+    /// The exported GPUs and MIG instances, in export order.
     pub fn identities(&self) -> &[EntityIdentity] {
         self.renderer.identities()
+    }
+
+    /// The exported NvSwitches, NVLinks, CPUs and CPU cores, in export order (none unless the
+    /// counters have rows for them).
+    pub fn other_entities(&self) -> impl ExactSizeIterator<Item = &OtherEntity> + '_ {
+        self.renderer.other_entities()
     }
 
     /// Rows left out (see [`Collector::new`]).
@@ -989,11 +1915,33 @@ impl Collector {
     }
 
     /// Reads the latest values and writes their exposition into `out` (cleared first).
+    ///
+    /// A failure of the GPU reader is an error; a failure of the NvSwitch / NVLink / CPU
+    /// readers, of the health check or of the P2P status is logged (once until it works
+    /// again) and leaves those rows out.
     pub fn collect(&mut self, out: &mut String) -> Result<()> {
-        let snap = self.reader.latest()?;
+        self.reader.latest_into(&mut self.snap)?;
         if !self.profiles_resolved {
-            self.resolve_profiles(&snap);
+            resolve_profiles(&mut self.renderer, &self.snap, self.name_field);
+            self.profiles_resolved = true;
         }
+        for o in &mut self.others {
+            match o.reader.latest_into(&mut o.snap) {
+                Ok(()) => {
+                    if std::mem::take(&mut o.failing) {
+                        log::info!("reading the {} rows works again", o.what);
+                    }
+                }
+                Err(e) => {
+                    if !std::mem::replace(&mut o.failing, true) {
+                        log::warn!("reading the {} rows failed: {e}", o.what);
+                    }
+                    o.snap.clear();
+                }
+            }
+        }
+        self.check_health();
+        self.read_p2p();
         let windows: &[EventWindow] = match &mut self.events {
             Some((reader, windows)) => {
                 match reader.since_last_call() {
@@ -1023,32 +1971,96 @@ impl Collector {
             }
             None => &[],
         };
-        self.renderer.render(&snap, windows, out);
+        let mut snaps: Vec<&Snapshot> = Vec::with_capacity(1 + self.others.len());
+        snaps.push(&self.snap);
+        snaps.extend(self.others.iter().map(|o| &o.snap));
+        self.renderer.render_snapshots(&snaps, windows, out);
         Ok(())
     }
 
-    /// Names MIG profiles after `DCGM_FI_DEV_NAME` of each GPU instance, when DCGM reports a
-    /// name other than the GPU's model.
-    fn resolve_profiles(&mut self, snap: &Snapshot) {
-        let mut ids = self.renderer.identities().to_vec();
-        for id in &mut ids {
-            let Some(m) = id.mig.as_mut() else {
-                continue;
-            };
-            if let Some(Value::String(name)) = snap
-                .get(&id.entity)
-                .and_then(|f| f.get(&self.name_field))
-                .map(|v| &v.value)
-            {
-                let name = name.trim();
-                if !name.is_empty() && name != id.model_name {
-                    m.profile = name.to_string();
+    /// Runs the health check of `DCGM_EXP_GPU_HEALTH_STATUS` (making the health watch again
+    /// after a reconnection or a failure).
+    fn check_health(&mut self) {
+        let Some(hw) = &mut self.health else {
+            return;
+        };
+        let result = if hw.group.is_none() || hw.reconnects != self.reader.reconnects() {
+            hw.open(&self.reader)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| match &hw.group {
+            Some(g) => g.health_check(),
+            None => Err(Error::InvalidArgument("no health watch".into())),
+        });
+        let status = self.renderer.health_mut();
+        match result {
+            Ok(report) => {
+                status
+                    .get_or_insert_with(|| GpuHealth::new(hw.gpus.iter().copied()))
+                    .apply(&report);
+                if std::mem::take(&mut hw.failing) {
+                    log::info!("the GPU health check works again");
+                }
+            }
+            Err(e) => {
+                *status = None;
+                hw.group = None;
+                if !std::mem::replace(&mut hw.failing, true) {
+                    log::warn!("the GPU health check failed: {e}");
                 }
             }
         }
-        self.renderer.set_identities(ids);
-        self.profiles_resolved = true;
     }
+
+    /// Reads the NVLink peer-to-peer status of `DCGM_EXP_P2P_STATUS`.
+    fn read_p2p(&mut self) {
+        let Some(failing) = &mut self.p2p else {
+            return;
+        };
+        let result = match self.reader.handle() {
+            Some(h) => h.system().nvlink_p2p_status(),
+            None => Err(Error::InvalidArgument("not connected".into())),
+        };
+        match result {
+            Ok(mut st) => {
+                let gpus = &self.renderer.gpu_base;
+                st.retain(|s| gpus.iter().any(|(g, _, _)| *g == s.gpu));
+                self.renderer.set_p2p(Some(st));
+                if std::mem::take(failing) {
+                    log::info!("reading the NVLink P2P status works again");
+                }
+            }
+            Err(e) => {
+                self.renderer.set_p2p(None);
+                if !std::mem::replace(failing, true) {
+                    log::warn!("reading the NVLink P2P status failed: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Names MIG profiles after `DCGM_FI_DEV_NAME` of each GPU instance, when DCGM reports a name
+/// other than the GPU's model.
+fn resolve_profiles(renderer: &mut Renderer, snap: &Snapshot, name_field: FieldId) {
+    let mut ids = renderer.identities().to_vec();
+    for id in &mut ids {
+        let Some(m) = id.mig.as_mut() else {
+            continue;
+        };
+        if let Some(Value::String(name)) = snap
+            .get(&id.entity)
+            .and_then(|f| f.get(&name_field))
+            .map(|v| &v.value)
+        {
+            let name = name.trim();
+            if !name.is_empty() && name != id.model_name {
+                m.profile = name.to_string();
+            }
+        }
+    }
+    renderer.set_identities(ids);
 }
 
 fn is_profiling(c: &Counter) -> bool {
