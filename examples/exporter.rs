@@ -6,6 +6,7 @@
 //! curl -s 127.0.0.1:9400/metrics
 //! cargo run --example exporter -- --simulate --once | promtool check metrics
 //! cargo run --example exporter -- -f my-counters.csv -d g:0-3 --web-config-file web.yml
+//! cargo run --example exporter -- --simulate --once -f examples/exporter/switch-cpu-counters.csv -s g -p i:0-3
 //! ```
 //!
 //! It collects in a background thread every `--collect-interval` and serves the last
@@ -25,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use dcgm_reader::exposition::EntitySelection;
 use dcgm_reader::{
     Collector, CollectorConfig, Connection, DeviceSelection, LabelOptions, exposition,
     parse_counters,
@@ -36,12 +38,14 @@ use server::{Published, WebConfig};
 const DEFAULT_COUNTERS: &str = include_str!("exporter/default-counters.csv");
 
 /// Environment variables dcgm-exporter reads for the same flags.
-const ENV_FLAGS: [(&str, &str); 9] = [
+const ENV_FLAGS: [(&str, &str); 11] = [
     ("DCGM_EXPORTER_COLLECTORS", "--collectors"),
     ("DCGM_EXPORTER_LISTEN", "--address"),
     ("DCGM_EXPORTER_INTERVAL", "--collect-interval"),
     ("DCGM_REMOTE_HOSTENGINE_INFO", "--remote-hostengine-info"),
     ("DCGM_EXPORTER_DEVICES_STR", "--devices"),
+    ("DCGM_EXPORTER_OTHER_DEVICES_STR", "--switch-devices"),
+    ("DCGM_EXPORTER_CPU_DEVICES_STR", "--cpu-devices"),
     ("DCGM_EXPORTER_WEB_CONFIG_FILE", "--web-config-file"),
     (
         "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE",
@@ -85,6 +89,15 @@ struct Cli {
     /// `g:0-3` (GPUs), `i`, `i:0,2-4` (MIG GPU instances).
     #[arg(short = 'd', long = "devices", default_value = "f", value_parser = parse_devices)]
     devices: DeviceSelection,
+    /// NvSwitches and their NVLinks, for the counters file's NvSwitch and NVLink rows: `f`
+    /// (every switch and every link that is up), `g`, `g:0,1` (switches), `i`, `i:0-7` (links
+    /// with these indices on every switch). GPU links follow `-d`.
+    #[arg(short = 's', long = "switch-devices", default_value = "f", value_parser = parse_entities)]
+    switch_devices: EntitySelection,
+    /// CPUs and their cores, for the counters file's CPU and CPU-core rows: `f` (every CPU and
+    /// core), `g`, `g:0,1` (CPUs), `i`, `i:0-7` (cores).
+    #[arg(short = 'p', long = "cpu-devices", default_value = "f", value_parser = parse_entities)]
+    cpu_devices: EntitySelection,
     /// Leave the host-name label out.
     #[arg(short = 'n', long = "no-hostname")]
     no_hostname: bool,
@@ -128,6 +141,10 @@ struct Cli {
 }
 
 fn parse_devices(s: &str) -> Result<DeviceSelection, String> {
+    s.parse()
+}
+
+fn parse_entities(s: &str) -> Result<EntitySelection, String> {
     s.parse()
 }
 
@@ -247,6 +264,8 @@ fn run(cli: Cli) -> ExitCode {
     let interval = Duration::from_millis(cli.collect_interval_ms);
     let cfg = CollectorConfig {
         devices: cli.devices.clone(),
+        switches: cli.switch_devices.clone(),
+        cpus: cli.cpu_devices.clone(),
         connection: match &cli.remote {
             Some(r) => Connection::Remote(r.clone()),
             None => Connection::Embedded,
@@ -285,6 +304,26 @@ fn run(cli: Cli) -> ExitCode {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    let mut counts = std::collections::BTreeMap::new();
+    for o in collector.other_entities() {
+        let kind = match o.group() {
+            dcgm::EntityGroup::Switch => "NvSwitches",
+            dcgm::EntityGroup::Link => "NVLinks",
+            dcgm::EntityGroup::Cpu => "CPUs",
+            _ => "CPU cores",
+        };
+        *counts.entry(kind).or_insert(0usize) += 1;
+    }
+    if !counts.is_empty() {
+        log::info!(
+            "and {}",
+            counts
+                .iter()
+                .map(|(g, n)| format!("{n} {g}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
 
     if cli.once {
         let mut out = String::new();

@@ -3,10 +3,12 @@
 # tools, against dcgm-sim:
 #   1. `promtool check metrics` on `exporter --simulate --once` (flex and GPU modes);
 #   2. `promtool check rules` / `promtool test rules` on examples/exporter/alert-rules*.yml;
-#   3. three exporters on 127.0.0.1 (GPUs; flex with MIG instances; HTTPS + basic auth) and a
-#      real Prometheus server scraping them every second, with the alert rules loaded; the
-#      HTTP API must return the 8 GPUs' DCGM_FI_DEV_GPU_TEMP with their labels and plausible
-#      values, MIG series with GPU_I_PROFILE, and rules evaluating without error.
+#   3. four exporters on 127.0.0.1 (GPUs; flex with MIG instances; HTTPS + basic auth;
+#      NvSwitches, NVLinks and CPUs from examples/exporter/switch-cpu-counters.csv) and a real
+#      Prometheus server scraping them every second, with the alert rules loaded; the HTTP API
+#      must return the 8 GPUs' DCGM_FI_DEV_GPU_TEMP with their labels and plausible values, MIG
+#      series with GPU_I_PROFILE, the 4 NvSwitches' temperatures with their nvswitch label,
+#      link and CPU-core series, and rules evaluating without error.
 # Installs Debian's `prometheus` package (it provides prometheus and promtool) when missing.
 # Prints `N passed, N failed`; exits non-zero on any failure. Takes well under two minutes
 # once the exporter is built.
@@ -104,6 +106,13 @@ for mode in f g; do
     fi
     check "promtool check metrics accepts the -d $mode exposition" lint_ok "$TMP/once-$mode.prom"
 done
+SWITCH_CPU=examples/exporter/switch-cpu-counters.csv
+if "$BIN" --simulate --once -f "$SWITCH_CPU" >"$TMP/once-s.prom" 2>"$TMP/once-s.log"; then
+    pass "exporter --simulate --once -f switch-cpu-counters.csv exits 0"
+else
+    fail "exporter --simulate --once -f switch-cpu-counters.csv exits 0: $(tail -3 "$TMP/once-s.log")"
+fi
+check "promtool check metrics accepts the NvSwitch / NVLink / CPU exposition" lint_ok "$TMP/once-s.prom"
 check "--once -d g has 8 DCGM_FI_DEV_GPU_TEMP series" \
     test "$(grep -c '^DCGM_FI_DEV_GPU_TEMP{' "$TMP/once-g.prom")" -eq 8
 check "the output is marked simulated" grep -qx 'dcgm_exporter_simulated 1' "$TMP/once-g.prom"
@@ -120,6 +129,7 @@ free_port() {
 PORT_G=$(free_port)
 PORT_F=$(free_port)
 PORT_T=$(free_port)
+PORT_S=$(free_port)
 PORT_P=$(free_port)
 
 # HTTPS + basic auth for the third exporter.
@@ -150,6 +160,8 @@ PIDS+=($!)
 PIDS+=($!)
 "$BIN" --simulate -a "127.0.0.1:$PORT_T" -c 500 -d g --web-config-file "$TMP/web.yml" >"$TMP/exp-t.log" 2>&1 &
 PIDS+=($!)
+"$BIN" --simulate -a "127.0.0.1:$PORT_S" -c 500 -f "$SWITCH_CPU" >"$TMP/exp-s.log" 2>&1 &
+PIDS+=($!)
 
 cat >"$TMP/prometheus.yml" <<EOF
 global:
@@ -168,6 +180,8 @@ scrape_configs:
     tls_config: {ca_file: $TMP/cert.pem}
     basic_auth: {username: prom, password: s3cret}
     static_configs: [{targets: ['127.0.0.1:$PORT_T']}]
+  - job_name: dcgm-fabric
+    static_configs: [{targets: ['127.0.0.1:$PORT_S']}]
 EOF
 prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
     --web.listen-address="127.0.0.1:$PORT_P" --log.level=warn >"$TMP/prometheus.log" 2>&1 &
@@ -183,7 +197,7 @@ wait_for() { # wait_for SECONDS COMMAND... (true once COMMAND succeeds)
     done
 }
 check "the exporters answer /health" wait_for 30 sh -c \
-    "curl -sf http://127.0.0.1:$PORT_G/health && curl -sf http://127.0.0.1:$PORT_F/health"
+    "curl -sf http://127.0.0.1:$PORT_G/health && curl -sf http://127.0.0.1:$PORT_F/health && curl -sf http://127.0.0.1:$PORT_S/health"
 check "prometheus is ready" wait_for 30 curl -sf "$PROM/-/ready"
 
 # The TLS exporter, directly.
@@ -240,8 +254,14 @@ check "power and utilization are plausible" \
     count_is 0 'DCGM_FI_DEV_POWER_USAGE{job="dcgm-gpus"} < 0 or DCGM_FI_DEV_POWER_USAGE{job="dcgm-gpus"} > 1000 or DCGM_FI_DEV_GPU_UTIL{job="dcgm-gpus"} > 100'
 check "prometheus scrapes the https + basic auth exporter" \
     wait_for 20 count_is 8 'DCGM_FI_DEV_GPU_TEMP{job="dcgm-tls"}'
-check "every target is up" count_is 3 'up == 1'
-check "every target says its data is simulated" count_is 3 'dcgm_exporter_simulated == 1'
+check "prometheus returns the 4 NvSwitch temperatures, labelled nvswitch0-3 (within 20 s)" \
+    wait_for 20 count_is 4 'DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS{job="dcgm-fabric",nvswitch=~"nvswitch[0-3]",Hostname="e2e-node"} > 20 < 100'
+check "NvSwitch link series have nvlink and nvswitch, GPU link series nvlink and gpu_uuid" \
+    count_is 400 'DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX{job="dcgm-fabric",nvlink!="",nvswitch!=""} or DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX{job="dcgm-fabric",nvlink!="",gpu_uuid=~"GPU-.+"}'
+check "CPU series have cpu, CPU-core series cpucore and cpu" \
+    count_is 114 'DCGM_FI_DEV_CPU_TEMP_CELSIUS{job="dcgm-fabric",cpu=~"[01]"} or DCGM_FI_DEV_CPU_UTIL_TOTAL{job="dcgm-fabric",cpucore!="",cpu=~"[01]"}'
+check "every target is up" count_is 4 'up == 1'
+check "every target says its data is simulated" count_is 4 'dcgm_exporter_simulated == 1'
 check "energy counters increase between scrapes" \
     wait_for 20 count_is 8 'increase(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="dcgm-gpus"}[10s]) > 0'
 rules_ok() {
@@ -254,7 +274,7 @@ EOF
 }
 check "the 5 alert rules load and evaluate without error on live data" wait_for 20 rules_ok
 
-for log in exp-g exp-f exp-t; do
+for log in exp-g exp-f exp-t exp-s; do
     if grep -qi -e 'error' -e 'panic' "$TMP/$log.log"; then
         fail "$log logged an error: $(grep -i -e error -e panic "$TMP/$log.log" | head -2)"
     fi

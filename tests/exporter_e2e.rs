@@ -313,6 +313,259 @@ fn counters_file_spelling_is_kept_and_errors_carry_line_numbers() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+fn switch_cpu_counters() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/exporter/switch-cpu-counters.csv")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn keys(l: &Labels) -> Vec<&str> {
+    l.keys().map(String::as_str).collect()
+}
+
+#[test]
+fn once_exports_switches_links_and_cpus_with_dcgm_exporters_labels() {
+    let file = switch_cpu_counters();
+    let out = run(&["--simulate", "--once", "-f", &file]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("4 NvSwitches") && stderr.contains("400 NVLinks"),
+        "{stderr}"
+    );
+    let m = parse_exposition(&String::from_utf8(out.stdout).unwrap());
+    const DV: &str = "DCGM_FI_DRIVER_VERSION";
+
+    let sw = &m["DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"];
+    assert_eq!(sw.len(), 4);
+    for (i, (l, v)) in sw.iter().enumerate() {
+        assert_eq!(keys(l), [DV, "Hostname", "nvswitch"]);
+        assert_eq!(l["nvswitch"], format!("nvswitch{i}"));
+        assert_eq!(l["Hostname"], "e2e-node");
+        assert!(
+            (30.0..90.0).contains(v),
+            "implausible switch temperature {v}"
+        );
+    }
+    for name in [
+        "DCGM_FI_DEV_NVSWITCH_VOLTAGE_MVOLT",
+        "DCGM_FI_DEV_NVSWITCH_POWER_VDD_WATTS",
+        "DCGM_FI_DEV_SXID_FATAL_ERROR",
+        "DCGM_FI_DEV_SXID_NON_FATAL_ERROR",
+    ] {
+        assert_eq!(m.get(name).map(Vec::len), Some(4), "{name}");
+    }
+
+    // GPU UUIDs as the GPU series give them.
+    let uuid_of: BTreeMap<String, String> = m["DCGM_FI_DEV_GPU_TEMP"]
+        .iter()
+        .map(|(l, _)| (l["gpu"].clone(), l["UUID"].clone()))
+        .collect();
+    let links = &m["DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX"];
+    assert_eq!(links.len(), 8 * 18 + 4 * 64);
+    let (gpu_links, switch_links): (Vec<_>, Vec<_>) =
+        links.iter().partition(|(l, _)| l.contains_key("gpu"));
+    assert_eq!((gpu_links.len(), switch_links.len()), (144, 256));
+    for (l, _) in &gpu_links {
+        assert_eq!(
+            keys(l),
+            [
+                DV,
+                "Hostname",
+                "device",
+                "gpu",
+                "gpu_uuid",
+                "model_name",
+                "nvlink",
+                "pci_bus_id"
+            ]
+        );
+        assert_eq!(l["device"], format!("nvidia{}", l["gpu"]));
+        assert_eq!(Some(&l["gpu_uuid"]), uuid_of.get(&l["gpu"]));
+        assert!(l["nvlink"].parse::<u32>().unwrap() < 18);
+    }
+    for (l, v) in &switch_links {
+        assert_eq!(keys(l), [DV, "Hostname", "nvlink", "nvswitch"]);
+        assert!(l["nvswitch"].starts_with("nvswitch"));
+        assert!(l["nvlink"].parse::<u32>().unwrap() < 64);
+        assert!(*v >= 0.0);
+    }
+    let series_of = |name: &str| -> BTreeSet<String> {
+        m[name].iter().map(|(l, _)| format!("{l:?}")).collect()
+    };
+    assert_eq!(
+        series_of("DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_RX").len(),
+        400
+    );
+
+    let cpus = &m["DCGM_FI_DEV_CPU_TEMP_CELSIUS"];
+    assert_eq!(cpus.len(), 2);
+    for (i, (l, v)) in cpus.iter().enumerate() {
+        assert_eq!(keys(l), [DV, "Hostname", "cpu"]);
+        assert_eq!(l["cpu"], i.to_string());
+        assert!((20.0..110.0).contains(v), "implausible CPU temperature {v}");
+    }
+    assert_eq!(m["DCGM_FI_DEV_CPU_POWER_WATTS"].len(), 2);
+    let cores = &m["DCGM_FI_DEV_CPU_UTIL_TOTAL"];
+    assert_eq!(cores.len(), 112);
+    for (l, v) in cores {
+        assert_eq!(keys(l), [DV, "Hostname", "cpu", "cpucore"]);
+        let core: u32 = l["cpucore"].parse().unwrap();
+        assert_eq!(l["cpu"], if core < 56 { "0" } else { "1" });
+        assert!((0.0..=1.0).contains(v));
+    }
+    assert_eq!(m["DCGM_FI_DEV_CPU_CLOCK_CURRENT"].len(), 112);
+    // The GPU rows of the file are there as usual.
+    assert_eq!(m["DCGM_FI_DEV_GPU_TEMP"].len(), 10);
+}
+
+#[test]
+fn switch_and_cpu_device_flags_and_their_environment_variables() {
+    let file = switch_cpu_counters();
+    let count =
+        |m: &BTreeMap<String, Vec<(Labels, f64)>>, name: &str| m.get(name).map_or(0, Vec::len);
+    let out = run(&[
+        "--simulate",
+        "--once",
+        "-f",
+        &file,
+        "-d",
+        "g:0",
+        "-s",
+        "g:1",
+        "-p",
+        "i:0-3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = parse_exposition(&String::from_utf8(out.stdout).unwrap());
+    let sw = &m["DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"];
+    assert_eq!(sw.len(), 1);
+    assert_eq!(sw[0].0["nvswitch"], "nvswitch1");
+    // g: NvSwitches, no switch links; the links of GPU 0 (-d g:0).
+    let links = &m["DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX"];
+    assert_eq!(links.len(), 18);
+    assert!(links.iter().all(|(l, _)| l["gpu"] == "0"));
+    // i:0-3: cores 0-3, no CPU.
+    assert_eq!(count(&m, "DCGM_FI_DEV_CPU_TEMP_CELSIUS"), 0);
+    let cores: Vec<&str> = m["DCGM_FI_DEV_CPU_UTIL_TOTAL"]
+        .iter()
+        .map(|(l, _)| l["cpucore"].as_str())
+        .collect();
+    assert_eq!(cores, ["0", "1", "2", "3"]);
+
+    // dcgm-exporter's environment variables for -s and -p.
+    let out = exporter(&["--simulate", "--once", "-f", &file])
+        .env("DCGM_EXPORTER_OTHER_DEVICES_STR", "i:63")
+        .env("DCGM_EXPORTER_CPU_DEVICES_STR", "g:0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = parse_exposition(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(count(&m, "DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"), 0);
+    let switch_links: Vec<&Labels> = m["DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX"]
+        .iter()
+        .map(|(l, _)| l)
+        .filter(|l| l.contains_key("nvswitch"))
+        .collect();
+    assert_eq!(switch_links.len(), 4);
+    assert!(switch_links.iter().all(|l| l["nvlink"] == "63"));
+    assert_eq!(count(&m, "DCGM_FI_DEV_CPU_TEMP_CELSIUS"), 1);
+    assert_eq!(count(&m, "DCGM_FI_DEV_CPU_UTIL_TOTAL"), 0);
+
+    // Bad syntax, or ids that do not exist: exit 2.
+    for args in [
+        ["-s", "x"],
+        ["-s", "s:1"],
+        ["-p", "c:0"],
+        ["-s", "g:4"],
+        ["-p", "i:112"],
+    ] {
+        let out = run(&["--simulate", "--once", "-f", &file, args[0], args[1]]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Without NvSwitch or CPU rows (the default counters) they are not looked up at all.
+    let out = run(&["--simulate", "--once", "-s", "g:4", "-p", "i:112"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("nvswitch=") && !text.contains("cpu="));
+}
+
+#[test]
+fn once_exports_gpu_health_status_and_p2p_status() {
+    let dir = tempdir("health");
+    let file = dir.join("health.csv");
+    std::fs::write(
+        &file,
+        "DCGM_FI_DEV_GPU_TEMP, gauge, t\n\
+         DCGM_EXP_GPU_HEALTH_STATUS, counter, DCGM reported health status\n\
+         DCGM_EXP_P2P_STATUS, counter, P2P NvLink status\n\
+         DCGM_FI_DRIVER_VERSION, label, d\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "--simulate",
+        "--once",
+        "-d",
+        "g",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("# TYPE DCGM_EXP_GPU_HEALTH_STATUS counter\n"));
+    let m = parse_exposition(&text);
+    let health = &m["DCGM_EXP_GPU_HEALTH_STATUS"];
+    assert_eq!(health.len(), 8 * 11);
+    let mut watches = BTreeSet::new();
+    for (l, v) in health {
+        for name in IDENTITY_LABELS {
+            assert!(l.get(name).is_some_and(|v| !v.is_empty()), "{name}: {l:?}");
+        }
+        assert!(l.contains_key("DCGM_FI_DRIVER_VERSION"));
+        assert_eq!(l["health_error_code"], "DCGM_FR_OK");
+        assert_eq!(*v, 0.0, "a healthy simulated node: {l:?}");
+        watches.insert(l["health_watch"].clone());
+    }
+    let expected: BTreeSet<String> = [
+        "PCIE", "NVLINK", "PMU", "MCU", "MEM", "SM", "INFOROM", "THERMAL", "POWER", "DRIVER", "ALL",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(watches, expected);
+    let p2p = &m["DCGM_EXP_P2P_STATUS"];
+    assert_eq!(p2p.len(), 8 * 7);
+    for (l, v) in p2p {
+        for name in IDENTITY_LABELS {
+            assert!(l.get(name).is_some_and(|v| !v.is_empty()), "{name}: {l:?}");
+        }
+        assert_ne!(l["peer_gpu"], l["gpu"]);
+        assert!(l["peer_gpu"].parse::<u32>().unwrap() < 8);
+        assert_eq!((l["link_status"].as_str(), *v), ("OK", 0.0));
+    }
+}
+
 #[test]
 fn bad_arguments_exit_2_and_help_exits_0() {
     for args in [
@@ -337,6 +590,8 @@ fn bad_arguments_exit_2_and_help_exits_0() {
         "--collectors",
         "--remote-hostengine-info",
         "--devices",
+        "--switch-devices",
+        "--cpu-devices",
         "--web-config-file",
         "--simulate",
         "--once",

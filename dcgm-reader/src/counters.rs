@@ -102,9 +102,11 @@ pub enum ExporterCounter {
     /// one series per reason (label `clock_event`), computed from
     /// `DCGM_FI_DEV_CLOCKS_EVENT_REASONS`.
     ClockEventsCount,
-    /// `DCGM_EXP_GPU_HEALTH_STATUS`: DCGM's health-watch verdict.
+    /// `DCGM_EXP_GPU_HEALTH_STATUS`: DCGM's health-watch verdicts, one series per GPU and
+    /// health watch (labels `health_watch`, `health_error_code`; 0 pass, 10 warn, 20 fail).
     GpuHealthStatus,
-    /// `DCGM_EXP_P2P_STATUS`: NVLink peer-to-peer status.
+    /// `DCGM_EXP_P2P_STATUS`: NVLink peer-to-peer status, one series per GPU and peer GPU
+    /// (labels `peer_gpu`, `link_status`; 0 is OK).
     P2pStatus,
 }
 

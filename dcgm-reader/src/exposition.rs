@@ -637,7 +637,9 @@ pub fn discover_other_entities(
         }
         let check = |ids: &[u32], exists: &dyn Fn(u32) -> bool, what: &str| -> Result<()> {
             match ids.iter().find(|&&id| !exists(id)) {
-                Some(id) => Err(Error::InvalidArgument(format!("{what} {id} does not exist"))),
+                Some(id) => Err(Error::InvalidArgument(format!(
+                    "{what} {id} does not exist"
+                ))),
                 None => Ok(()),
             }
         };
@@ -1231,10 +1233,7 @@ impl Renderer {
     /// export order: switches, links, CPUs, cores).
     pub fn set_other_entities(&mut self, mut others: Vec<OtherEntity>) {
         others.sort_by_key(OtherEntity::sort_key);
-        self.other_base = others
-            .iter()
-            .map(|o| other_labels(o, &self.opts))
-            .collect();
+        self.other_base = others.iter().map(|o| other_labels(o, &self.opts)).collect();
         self.other_row = vec![String::new(); others.len()];
         self.others = others
             .into_iter()
@@ -1278,7 +1277,12 @@ impl Renderer {
             fill_row(&mut self.row[i], values, &self.labels, EntityGroup::Gpu);
         }
         for (i, (_, e, g)) in self.others.iter().enumerate() {
-            fill_row(&mut self.other_row[i], values_of(snaps, e), &self.labels, *g);
+            fill_row(
+                &mut self.other_row[i],
+                values_of(snaps, e),
+                &self.labels,
+                *g,
+            );
         }
         for f in &self.families {
             let start = out.len();
@@ -1860,7 +1864,11 @@ impl Collector {
             r.connect()?;
             Some((r, windows))
         };
-        let has_row = |e: ExporterCounter| counters.iter().any(|c| c.field == CounterField::Exporter(e));
+        let has_row = |e: ExporterCounter| {
+            counters
+                .iter()
+                .any(|c| c.field == CounterField::Exporter(e))
+        };
         let health = if has_row(ExporterCounter::GpuHealthStatus) {
             let mut hw = HealthWatch {
                 gpus: gpus.clone(),

@@ -23,8 +23,9 @@ pub use counters::{
 };
 pub use defaults::DEFAULT_FIELD_IDS;
 pub use exposition::{
-    Collector, CollectorConfig, DeviceSelection, EntityIdentity, EventWindow, LabelOptions,
-    MigInstance, Renderer, discover_entities,
+    Collector, CollectorConfig, DeviceSelection, EntityIdentity, EntitySelection, EventWindow,
+    GpuHealth, LabelOptions, MigInstance, OtherEntity, Renderer, discover_entities,
+    discover_other_entities,
 };
 pub use reader::{
     ChosenMode, Connection, GpuIdentity, Reader, ReaderBuilder, Sample, Snapshot, Snapshots,

@@ -319,3 +319,40 @@ fn shipped_default_counters_cover_dcgm_exporter_defaults() {
     let extra = parse_counters(&commented).unwrap_or_else(|e| panic!("commented rows: {e}"));
     assert!(extra.len() >= 20, "{}", extra.len());
 }
+
+/// The shipped NvSwitch / NVLink / CPU counters file parses, and its rows read the entity
+/// levels they are meant for.
+#[test]
+fn shipped_switch_cpu_counters_cover_every_entity_level() {
+    use dcgm::EntityGroup;
+    use dcgm_reader::exposition::row_entity_group;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/exporter/switch-cpu-counters.csv"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let c = parse_counters(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let level = |name: &str| {
+        let c = c.iter().find(|c| c.metric_name == name).unwrap();
+        row_entity_group(c.field_id().unwrap())
+    };
+    assert_eq!(level("DCGM_FI_DEV_GPU_TEMP"), EntityGroup::Gpu);
+    assert_eq!(level("DCGM_FI_DRIVER_VERSION"), EntityGroup::Gpu);
+    assert_eq!(
+        level("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"),
+        EntityGroup::Switch
+    );
+    assert_eq!(level("DCGM_FI_DEV_SXID_FATAL_ERROR"), EntityGroup::Switch);
+    assert_eq!(
+        level("DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX"),
+        EntityGroup::Link
+    );
+    assert_eq!(level("DCGM_FI_DEV_CPU_TEMP_CELSIUS"), EntityGroup::Cpu);
+    assert_eq!(level("DCGM_FI_DEV_CPU_UTIL_TOTAL"), EntityGroup::CpuCore);
+    let commented: String = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# DCGM_"))
+        .map(|l| format!("DCGM_{l}\n"))
+        .collect();
+    parse_counters(&commented).unwrap_or_else(|e| panic!("commented rows: {e}"));
+}

@@ -658,7 +658,8 @@ fn windowed_rows_render_per_key_or_zero() {
         assert_eq!(label(&c[i].0, "window_size_in_ms"), Some("60000"));
         assert_eq!(c[i].1, "1");
     }
-    // Rows not computed here, and windowed rows without their window, are left out.
+    // Rows without their data (no P2P status given), and windowed rows without their window,
+    // are left out.
     assert!(!text.contains("DCGM_EXP_P2P_STATUS"));
     r.render(&Snapshot::new(), &[], &mut text);
     assert!(!text.contains("DCGM_EXP_XID_ERRORS_COUNT"));
@@ -830,12 +831,12 @@ fn collector_counts_xids_and_clock_events_and_shows_ecc_errors() {
                     DCGM_EXP_GPU_HEALTH_STATUS, gauge, health\n";
     let (_l, c) = sim_collector(Some(config), "g", counters);
     let mut c = c.unwrap();
-    let ignored: Vec<&str> = c.ignored().iter().map(|c| c.metric_name.as_str()).collect();
-    assert_eq!(ignored, ["DCGM_EXP_GPU_HEALTH_STATUS"]);
+    assert!(c.ignored().is_empty());
     let mut text = String::new();
     c.collect(&mut text).unwrap();
     std::thread::sleep(Duration::from_millis(450));
     c.collect(&mut text).unwrap();
+    assert_eq!(series(&text, "DCGM_EXP_GPU_HEALTH_STATUS").len(), 3 * 11);
     let xids = series(&text, "DCGM_EXP_XID_ERRORS_COUNT");
     let by_gpu =
         |s: &[(Vec<(String, String)>, String)], g: &str| -> Vec<(Option<String>, String)> {
@@ -884,4 +885,646 @@ fn collector_leaves_blank_fields_out() {
     c.collect(&mut text).unwrap();
     assert!(!text.contains("DCGM_FI_DEV_GPU_TEMP"), "{text}");
     assert_eq!(series(&text, "DCGM_FI_DEV_FB_USED").len(), 8);
+}
+
+// NvSwitches, NVLinks, CPUs and cores; health and P2P rows.
+
+use dcgm::{GpuP2pStatus, HealthReport, HealthResult, HealthSystems, Incident, P2pStatus};
+use dcgm_reader::exposition::{EntitySelection, GpuHealth, HEALTH_WATCHES, OtherEntity};
+
+const FABRIC: &str = "DCGM_FI_DEV_GPU_TEMP, gauge, g\n\
+                      DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS, gauge, t\n\
+                      DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX, counter, tx\n\
+                      DCGM_FI_DEV_CPU_TEMP_CELSIUS, gauge, c\n\
+                      DCGM_FI_DEV_CPU_UTIL_TOTAL, gauge, u\n\
+                      DCGM_FI_DRIVER_VERSION, label, d\n";
+
+fn others() -> Vec<OtherEntity> {
+    vec![
+        OtherEntity::CpuCore { cpu: 0, core: 7 },
+        OtherEntity::Cpu { id: 0 },
+        OtherEntity::SwitchLink { switch: 1, link: 5 },
+        OtherEntity::gpu_link(&gpu(0), 3),
+        OtherEntity::Switch { id: 1 },
+    ]
+}
+
+#[test]
+fn switch_link_and_cpu_series_carry_dcgm_exporters_labels() {
+    let counters =
+        format!("{FABRIC}DCGM_FI_DEV_SERIAL, label, s\nDCGM_FI_DEV_CPU_MODEL, label, m\n");
+    let c = parse_counters(&counters).unwrap();
+    let mut r = Renderer::new(&c, vec![gpu(0)], opts());
+    r.set_other_entities(others());
+    let order: Vec<EntityGroup> = r.other_entities().map(OtherEntity::group).collect();
+    use EntityGroup::*;
+    assert_eq!(order, [Switch, Link, Link, Cpu, CpuCore]);
+    // Every entity has every field: each row is written for the entities of its level only,
+    // and each label row labels the entities of its level, or every entity when global.
+    let mut snap = Snapshot::new();
+    let mut entities = vec![Entity::gpu(0)];
+    entities.extend(others().iter().map(OtherEntity::entity));
+    for (n, e) in entities.into_iter().enumerate() {
+        for f in [
+            "DCGM_FI_DEV_GPU_TEMP",
+            "DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS",
+            "DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX",
+            "DCGM_FI_DEV_CPU_TEMP_CELSIUS",
+            "DCGM_FI_DEV_CPU_UTIL_TOTAL",
+        ] {
+            put(&mut snap, e, fid(f), Value::Int(40 + n as i64));
+        }
+        put(
+            &mut snap,
+            e,
+            fid("DCGM_FI_DRIVER_VERSION"),
+            Value::String("570.1".into()),
+        );
+        put(
+            &mut snap,
+            e,
+            fid("DCGM_FI_DEV_SERIAL"),
+            Value::String("1652".into()),
+        );
+        put(
+            &mut snap,
+            e,
+            fid("DCGM_FI_DEV_CPU_MODEL"),
+            Value::String("Grace".into()),
+        );
+    }
+    let mut text = String::new();
+    r.render(&snap, &[], &mut text);
+    let host = "Hostname=\"node-1\"";
+    let dv = "DCGM_FI_DRIVER_VERSION=\"570.1\"";
+    let expected = [
+        format!(
+            "DCGM_FI_DEV_CPU_TEMP_CELSIUS{{cpu=\"0\",{host},DCGM_FI_DEV_CPU_MODEL=\"Grace\",{dv}}} 42"
+        ),
+        format!("DCGM_FI_DEV_CPU_UTIL_TOTAL{{cpucore=\"7\",cpu=\"0\",{host},{dv}}} 41"),
+        format!(
+            "DCGM_FI_DEV_GPU_TEMP{{gpu=\"0\",UUID=\"GPU-0000\",pci_bus_id=\"00000000:18:00.0\",\
+             device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",{host},\
+             DCGM_FI_DEV_SERIAL=\"1652\",{dv}}} 40"
+        ),
+        format!(
+            "DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX{{nvlink=\"3\",gpu=\"0\",gpu_uuid=\"GPU-0000\",\
+             pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",model_name=\"NVIDIA H100 80GB HBM3\",\
+             {host},{dv}}} 44"
+        ),
+        format!(
+            "DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX{{nvlink=\"5\",nvswitch=\"nvswitch1\",{host},{dv}}} 43"
+        ),
+        format!("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS{{nvswitch=\"nvswitch1\",{host},{dv}}} 45"),
+    ];
+    let got: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(got, expected, "{text}");
+    assert_eq!(text.matches("# HELP").count(), 5);
+    assert_eq!(text.matches("# TYPE").count(), 5);
+}
+
+#[test]
+fn other_entities_without_values_or_hostname() {
+    let c = parse_counters(FABRIC).unwrap();
+    let mut r = Renderer::new(
+        &c,
+        vec![gpu(0)],
+        LabelOptions {
+            hostname: None,
+            ..LabelOptions::default()
+        },
+    );
+    r.set_other_entities(others());
+    let mut snap = Snapshot::new();
+    let sw = OtherEntity::Switch { id: 1 }.entity();
+    put(
+        &mut snap,
+        sw,
+        fid("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"),
+        Value::Int(50),
+    );
+    let core = OtherEntity::CpuCore { cpu: 0, core: 7 }.entity();
+    put(
+        &mut snap,
+        core,
+        fid("DCGM_FI_DEV_CPU_UTIL_TOTAL"),
+        Value::Blank(BlankKind::NotSupported),
+    );
+    // Values may come from several snapshots (one per reader).
+    let mut cpus = Snapshot::new();
+    put(
+        &mut cpus,
+        OtherEntity::Cpu { id: 0 }.entity(),
+        fid("DCGM_FI_DEV_CPU_TEMP_CELSIUS"),
+        Value::Double(51.5),
+    );
+    let mut text = String::new();
+    r.render_snapshots(&[&snap, &cpus], &[], &mut text);
+    let got: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        got,
+        [
+            "DCGM_FI_DEV_CPU_TEMP_CELSIUS{cpu=\"0\"} 51.5",
+            "DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS{nvswitch=\"nvswitch1\"} 50",
+        ],
+        "{text}"
+    );
+    assert!(!text.contains("CPU_UTIL_TOTAL"), "blank: no family");
+}
+
+fn incident(gpu: u32, system: HealthSystems, result: HealthResult, code: u32) -> Incident {
+    Incident {
+        system,
+        result,
+        error_code: code,
+        error_name: None,
+        category: None,
+        severity: None,
+        suggestion: None,
+        message: String::new(),
+        entity: Entity::gpu(gpu),
+    }
+}
+
+#[test]
+fn health_status_rows_per_gpu_and_watch() {
+    let mut h = GpuHealth::new([7, 0, 1, 0]);
+    assert_eq!(h.gpus().collect::<Vec<_>>(), [0, 1, 7]);
+    use dcgm::sys::{
+        DCGM_FR_TEMP_VIOLATION, DCGM_FR_VOLATILE_DBE_DETECTED, DCGM_FR_VOLATILE_SBE_DETECTED,
+    };
+    let report = HealthReport {
+        overall: HealthResult::Fail,
+        incidents: vec![
+            incident(
+                1,
+                HealthSystems::MEM,
+                HealthResult::Fail,
+                DCGM_FR_VOLATILE_DBE_DETECTED,
+            ),
+            incident(
+                1,
+                HealthSystems::MEM,
+                HealthResult::Warn,
+                DCGM_FR_VOLATILE_SBE_DETECTED,
+            ),
+            incident(
+                7,
+                HealthSystems::THERMAL,
+                HealthResult::Warn,
+                DCGM_FR_TEMP_VIOLATION,
+            ),
+            incident(0, HealthSystems::ALL, HealthResult::Fail, 9999),
+        ],
+    };
+    h.apply(&report);
+    // Not one of ours: another GPU, a MIG instance, a watch dcgm-exporter does not report.
+    assert!(!h.record(&incident(3, HealthSystems::PCIE, HealthResult::Fail, 1)));
+    let mut gi = incident(0, HealthSystems::SM, HealthResult::Fail, 1);
+    gi.entity = Entity::new(EntityGroup::GpuInstance, 0);
+    assert!(!h.record(&gi));
+    assert!(!h.record(&incident(
+        0,
+        HealthSystems::NVSWITCH_FATAL,
+        HealthResult::Fail,
+        1
+    )));
+
+    let c =
+        parse_counters("DCGM_EXP_GPU_HEALTH_STATUS, gauge, h\nDCGM_FI_DRIVER_VERSION, label, d\n")
+            .unwrap();
+    let ids = vec![
+        gpu(0),
+        gpu(1),
+        gpu_instance(0, 7, 1, "3g.40gb"),
+        gpu_instance(1, 7, 2, "1g.10gb"),
+    ];
+    let mut r = Renderer::new(&c, ids, opts());
+    let mut snap = Snapshot::new();
+    put(
+        &mut snap,
+        Entity::new(EntityGroup::GpuInstance, 0),
+        fid("DCGM_FI_DRIVER_VERSION"),
+        Value::String("570.1".into()),
+    );
+    let mut text = String::new();
+    r.render(&snap, &[], &mut text);
+    assert!(
+        !text.contains("DCGM_EXP_GPU_HEALTH_STATUS"),
+        "no check yet: left out"
+    );
+    *r.health_mut() = Some(h.clone());
+    r.render(&snap, &[], &mut text);
+    let s = series(&text, "DCGM_EXP_GPU_HEALTH_STATUS");
+    assert_eq!(s.len(), 3 * HEALTH_WATCHES.len(), "{text}");
+    let watches: Vec<&str> = s[..11]
+        .iter()
+        .map(|(l, _)| label(l, "health_watch").unwrap())
+        .collect();
+    assert_eq!(
+        watches,
+        [
+            "PCIE", "NVLINK", "PMU", "MCU", "MEM", "SM", "INFOROM", "THERMAL", "POWER", "DRIVER",
+            "ALL"
+        ]
+    );
+    let find = |gpu: &str, watch: &str| {
+        s.iter()
+            .find(|(l, _)| label(l, "gpu") == Some(gpu) && label(l, "health_watch") == Some(watch))
+            .unwrap_or_else(|| panic!("no {gpu}/{watch} in {text}"))
+    };
+    let (l, v) = find("1", "MEM");
+    assert_eq!(
+        (label(l, "health_error_code"), v.as_str()),
+        (Some("DCGM_FR_VOLATILE_DBE_DETECTED"), "20")
+    );
+    let (l, v) = find("0", "MEM");
+    assert_eq!(
+        (label(l, "health_error_code"), v.as_str()),
+        (Some("DCGM_FR_OK"), "0")
+    );
+    let (l, v) = find("0", "ALL");
+    assert_eq!(
+        (label(l, "health_error_code"), v.as_str()),
+        (Some("DCGM_FR_UNKNOWN(9999)"), "20")
+    );
+    let (l, v) = find("7", "THERMAL");
+    assert_eq!(
+        (label(l, "health_error_code"), v.as_str()),
+        (Some("DCGM_FR_TEMP_VIOLATION"), "10")
+    );
+    // GPU 7 is exported as MIG instances: its health series are the whole GPU's, labelled
+    // with the labels of its first instance's label rows.
+    assert_eq!(label(l, "device"), Some("nvidia7"));
+    assert_eq!(label(l, "UUID"), Some("GPU-7777"));
+    assert_eq!(label(l, "GPU_I_PROFILE"), None);
+    assert_eq!(label(l, "DCGM_FI_DRIVER_VERSION"), Some("570.1"));
+    assert_eq!(label(l, "Hostname"), Some("node-1"));
+    // The next check passes again.
+    r.health_mut().as_mut().unwrap().apply(&HealthReport {
+        overall: HealthResult::Pass,
+        incidents: vec![],
+    });
+    r.render(&snap, &[], &mut text);
+    assert!(
+        series(&text, "DCGM_EXP_GPU_HEALTH_STATUS")
+            .iter()
+            .all(|(_, v)| v == "0")
+    );
+}
+
+#[test]
+fn p2p_status_rows_per_gpu_and_peer() {
+    let c = parse_counters("DCGM_EXP_P2P_STATUS, gauge, p\n").unwrap();
+    let mut r = Renderer::new(&c, vec![gpu(0), gpu(1)], opts());
+    r.set_p2p(Some(vec![
+        GpuP2pStatus {
+            gpu: 1,
+            peers: vec![(0, P2pStatus::Ok), (2, P2pStatus::TopologyNotSupported)],
+        },
+        GpuP2pStatus {
+            gpu: 2,
+            peers: vec![(0, P2pStatus::Ok)],
+        },
+        GpuP2pStatus {
+            gpu: 0,
+            peers: vec![(1, P2pStatus::GpuNotSupported), (2, P2pStatus::Unknown)],
+        },
+    ]));
+    let mut text = String::new();
+    r.render(&Snapshot::new(), &[], &mut text);
+    let s = series(&text, "DCGM_EXP_P2P_STATUS");
+    let got: Vec<(&str, &str, &str, &str)> = s
+        .iter()
+        .map(|(l, v)| {
+            (
+                label(l, "gpu").unwrap(),
+                label(l, "peer_gpu").unwrap(),
+                label(l, "link_status").unwrap(),
+                v.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("0", "1", "GPUNotSupported", "2"),
+            ("0", "2", "Unknown", "6"),
+            ("1", "0", "OK", "0"),
+            ("1", "2", "TopologyNotSupported", "3"),
+        ],
+        "{text}"
+    );
+    assert_eq!(label(&s[0].0, "UUID"), Some("GPU-0000"));
+    r.set_p2p(None);
+    r.render(&Snapshot::new(), &[], &mut text);
+    assert!(!text.contains("DCGM_EXP_P2P_STATUS"));
+}
+
+#[test]
+fn switch_and_cpu_selection_syntax() {
+    assert_eq!("f".parse(), Ok(EntitySelection::Flex));
+    assert_eq!("g".parse(), Ok(EntitySelection::Major(None)));
+    assert_eq!(
+        "g:1,3".parse(),
+        Ok(EntitySelection::Major(Some(vec![1, 3])))
+    );
+    assert_eq!("i".parse(), Ok(EntitySelection::Minor(None)));
+    assert_eq!(
+        "i:0-2,8".parse(),
+        Ok(EntitySelection::Minor(Some(vec![0, 1, 2, 8])))
+    );
+    for bad in ["", "s", "s:0", "l:1", "c:2", "f:0", "g:x", "i:3-1"] {
+        assert!(bad.parse::<EntitySelection>().is_err(), "{bad:?} accepted");
+    }
+    assert_eq!(EntitySelection::default(), EntitySelection::Flex);
+}
+
+fn sim_collector_with(
+    json: Option<&str>,
+    devices: &str,
+    switches: &str,
+    cpus: &str,
+    counters: &str,
+) -> (SimulatorLock, dcgm::Result<Collector>) {
+    let lock = SimulatorLock::new(json).unwrap();
+    let c = Collector::new(CollectorConfig {
+        library_path: Some(simulator_path()),
+        devices: devices.parse().unwrap(),
+        switches: switches.parse().unwrap(),
+        cpus: cpus.parse().unwrap(),
+        collect_interval: Duration::from_millis(100),
+        labels: opts(),
+        ..CollectorConfig::new(parse_counters(counters).unwrap())
+    });
+    (lock, c)
+}
+
+fn collect(c: &mut Collector) -> String {
+    let mut text = String::new();
+    c.collect(&mut text).unwrap();
+    text
+}
+
+#[test]
+fn collector_exports_switches_links_cpus_and_cores() {
+    let (_l, c) = sim_collector_with(None, "f", "f", "f", FABRIC);
+    let mut c = c.unwrap();
+    let text = collect(&mut c);
+    let temps = series(&text, "DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS");
+    let names: Vec<&str> = temps
+        .iter()
+        .map(|(l, _)| label(l, "nvswitch").unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["nvswitch0", "nvswitch1", "nvswitch2", "nvswitch3"],
+        "{text}"
+    );
+    for (l, v) in &temps {
+        assert_eq!(l.len(), 3, "nvswitch, Hostname, driver version: {l:?}");
+        assert_eq!(label(l, "Hostname"), Some("node-1"));
+        assert!(label(l, "DCGM_FI_DRIVER_VERSION").is_some_and(|v| !v.is_empty()));
+        assert!((30.0..90.0).contains(&v.parse::<f64>().unwrap()), "{v}");
+    }
+    let links = series(&text, "DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX");
+    // 8 GPUs x 18 links (GPU 7's too: flex exports its MIG instances, and its links) and
+    // 4 NvSwitches x 64 links.
+    assert_eq!(links.len(), 8 * 18 + 4 * 64);
+    let (gpu_links, switch_links): (Vec<_>, Vec<_>) =
+        links.iter().partition(|(l, _)| label(l, "gpu").is_some());
+    assert_eq!(gpu_links.len(), 144);
+    for (l, _) in &gpu_links {
+        for name in [
+            "nvlink",
+            "gpu",
+            "gpu_uuid",
+            "pci_bus_id",
+            "device",
+            "model_name",
+            "Hostname",
+        ] {
+            assert!(
+                label(l, name).is_some_and(|v| !v.is_empty()),
+                "{name}: {l:?}"
+            );
+        }
+        assert_eq!(label(l, "nvswitch"), None);
+        assert_eq!(label(l, "UUID"), None);
+    }
+    let last = &gpu_links[143].0;
+    assert_eq!(
+        (label(last, "gpu"), label(last, "nvlink")),
+        (Some("7"), Some("17"))
+    );
+    assert_eq!(label(last, "device"), Some("nvidia7"));
+    assert_eq!(
+        label(last, "gpu_uuid"),
+        c.identities()
+            .iter()
+            .find(|i| i.gpu == 7)
+            .map(|i| i.uuid.as_str())
+    );
+    for (i, (l, v)) in switch_links.iter().enumerate() {
+        assert_eq!(
+            label(l, "nvswitch"),
+            Some(format!("nvswitch{}", i / 64).as_str())
+        );
+        assert_eq!(label(l, "nvlink"), Some((i % 64).to_string().as_str()));
+        assert!(v.parse::<f64>().unwrap() >= 0.0);
+    }
+    let cpus = series(&text, "DCGM_FI_DEV_CPU_TEMP_CELSIUS");
+    let ids: Vec<&str> = cpus.iter().map(|(l, _)| label(l, "cpu").unwrap()).collect();
+    assert_eq!(ids, ["0", "1"]);
+    let cores = series(&text, "DCGM_FI_DEV_CPU_UTIL_TOTAL");
+    assert_eq!(cores.len(), 112);
+    for (i, (l, v)) in cores.iter().enumerate() {
+        assert_eq!(label(l, "cpucore"), Some(i.to_string().as_str()));
+        assert_eq!(label(l, "cpu"), Some(if i < 56 { "0" } else { "1" }));
+        assert!((0.0..=1.0).contains(&v.parse::<f64>().unwrap()));
+    }
+    // GPU rows are unchanged: 7 GPUs and GPU 7's 3 instances.
+    assert_eq!(series(&text, "DCGM_FI_DEV_GPU_TEMP").len(), 10);
+    assert_eq!(c.other_entities().len(), 4 + 400 + 2 + 112);
+    // Steady state: a second collection gives the same series.
+    let again = collect(&mut c);
+    assert_eq!(again.lines().count(), text.lines().count());
+}
+
+#[test]
+fn collector_switch_and_cpu_selections() {
+    let count = |text: &str, metric: &str| series(text, metric).len();
+    let (_l, c) = sim_collector_with(None, "g", "g:1", "g:1", FABRIC);
+    let text = collect(&mut c.unwrap());
+    let sw = series(&text, "DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS");
+    assert_eq!(sw.len(), 1);
+    assert_eq!(label(&sw[0].0, "nvswitch"), Some("nvswitch1"));
+    let links = series(&text, "DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX");
+    assert_eq!(links.len(), 8 * 18, "g: no switch links, GPU links still");
+    assert!(links.iter().all(|(l, _)| label(l, "nvswitch").is_none()));
+    let cpu = series(&text, "DCGM_FI_DEV_CPU_TEMP_CELSIUS");
+    assert_eq!(cpu.len(), 1);
+    assert_eq!(label(&cpu[0].0, "cpu"), Some("1"));
+    assert_eq!(count(&text, "DCGM_FI_DEV_CPU_UTIL_TOTAL"), 0, "g: no cores");
+    drop(_l);
+
+    let (_l, c) = sim_collector_with(None, "g:1-2", "i:0-1", "i:54-57", FABRIC);
+    let text = collect(&mut c.unwrap());
+    assert_eq!(
+        count(&text, "DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"),
+        0,
+        "i: no switch"
+    );
+    let links = series(&text, "DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX");
+    let switch_links: Vec<(&str, &str)> = links
+        .iter()
+        .filter_map(|(l, _)| Some((label(l, "nvswitch")?, label(l, "nvlink")?)))
+        .collect();
+    assert_eq!(switch_links.len(), 4 * 2);
+    assert!(switch_links.iter().all(|(_, n)| *n == "0" || *n == "1"));
+    assert_eq!(
+        links.len() - switch_links.len(),
+        2 * 18,
+        "the links of GPUs 1 and 2"
+    );
+    assert_eq!(count(&text, "DCGM_FI_DEV_CPU_TEMP_CELSIUS"), 0, "i: no CPU");
+    let cores = series(&text, "DCGM_FI_DEV_CPU_UTIL_TOTAL");
+    let cores: Vec<(&str, &str)> = cores
+        .iter()
+        .map(|(l, _)| (label(l, "cpucore").unwrap(), label(l, "cpu").unwrap()))
+        .collect();
+    assert_eq!(cores, [("54", "0"), ("55", "0"), ("56", "1"), ("57", "1")]);
+    drop(_l);
+
+    // MIG instances only (-d i): no GPU links, as dcgm-exporter.
+    let (_l, c) = sim_collector_with(None, "i", "g", "g", FABRIC);
+    let text = collect(&mut c.unwrap());
+    assert_eq!(count(&text, "DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX"), 0);
+    assert_eq!(count(&text, "DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"), 4);
+    drop(_l);
+
+    for (s, p) in [("g:4", "f"), ("i:64", "f"), ("f", "g:2"), ("f", "i:112")] {
+        let (_l, c) = sim_collector_with(None, "g", s, p, FABRIC);
+        assert!(
+            matches!(c, Err(dcgm::Error::InvalidArgument(_))),
+            "-s {s} -p {p}: {c:?}"
+        );
+    }
+    // Without NvSwitch or CPU rows nothing is looked up, so the selections are not checked.
+    let (_l, c) = sim_collector_with(None, "g", "g:4", "i:112", BASIC);
+    assert_eq!(c.unwrap().other_entities().len(), 0);
+    drop(_l);
+    // A node without NvSwitches: switch rows export nothing, the rest works.
+    let (_l, c) = sim_collector_with(
+        Some(r#"{"gpus":[{},{}],"nvswitches":0}"#),
+        "f",
+        "f",
+        "f",
+        FABRIC,
+    );
+    let text = collect(&mut c.unwrap());
+    assert!(
+        !text.contains("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"),
+        "{text}"
+    );
+    assert_eq!(
+        count(&text, "DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX"),
+        2 * 18
+    );
+    assert_eq!(count(&text, "DCGM_FI_DEV_CPU_TEMP_CELSIUS"), 2);
+}
+
+#[test]
+fn collector_exports_health_checks_and_p2p_status() {
+    let config = r#"{"gpus":[{},{},{}],"events":[{"at_ms":600,"gpu":1,"kind":"dbe","value":2}]}"#;
+    let counters = "DCGM_EXP_GPU_HEALTH_STATUS, gauge, h\n\
+                    DCGM_EXP_P2P_STATUS, gauge, p\n\
+                    DCGM_FI_DRIVER_VERSION, label, d\n";
+    let (_l, c) = sim_collector_with(Some(config), "g", "f", "f", counters);
+    let mut c = c.unwrap();
+    assert!(c.ignored().is_empty());
+    let text = collect(&mut c);
+    let h = series(&text, "DCGM_EXP_GPU_HEALTH_STATUS");
+    assert_eq!(h.len(), 3 * 11, "{text}");
+    assert!(h.iter().all(|(l, v)| v == "0"
+        && label(l, "health_error_code") == Some("DCGM_FR_OK")
+        && label(l, "DCGM_FI_DRIVER_VERSION").is_some()));
+    let p = series(&text, "DCGM_EXP_P2P_STATUS");
+    let pairs: Vec<(&str, &str, &str, &str)> = p
+        .iter()
+        .map(|(l, v)| {
+            (
+                label(l, "gpu").unwrap(),
+                label(l, "peer_gpu").unwrap(),
+                label(l, "link_status").unwrap(),
+                v.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("0", "1", "OK", "0"),
+            ("0", "2", "OK", "0"),
+            ("1", "0", "OK", "0"),
+            ("1", "2", "OK", "0"),
+            ("2", "0", "OK", "0"),
+            ("2", "1", "OK", "0"),
+        ]
+    );
+    // The uncorrectable ECC errors at 600 ms show in the next check, and only in that one (as
+    // dcgm-exporter: each check reports what happened since the previous one).
+    std::thread::sleep(Duration::from_millis(900));
+    let text = collect(&mut c);
+    let h = series(&text, "DCGM_EXP_GPU_HEALTH_STATUS");
+    let bad: Vec<(&str, &str, &str, &str)> = h
+        .iter()
+        .filter(|(_, v)| v != "0")
+        .map(|(l, v)| {
+            (
+                label(l, "gpu").unwrap(),
+                label(l, "health_watch").unwrap(),
+                label(l, "health_error_code").unwrap(),
+                v.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bad,
+        [("1", "MEM", "DCGM_FR_VOLATILE_DBE_DETECTED", "20")],
+        "{text}"
+    );
+    let text = collect(&mut c);
+    assert!(
+        series(&text, "DCGM_EXP_GPU_HEALTH_STATUS")
+            .iter()
+            .all(|(_, v)| v == "0")
+    );
+    drop(c);
+    drop(_l);
+
+    // Without NvSwitches the GPUs cannot reach each other; -d limits the GPUs reported.
+    let config = r#"{"gpus":[{},{},{}],"nvswitches":0}"#;
+    let (_l, c) = sim_collector_with(Some(config), "g:1", "f", "f", counters);
+    let text = collect(&mut c.unwrap());
+    assert_eq!(series(&text, "DCGM_EXP_GPU_HEALTH_STATUS").len(), 11);
+    let p = series(&text, "DCGM_EXP_P2P_STATUS");
+    let pairs: Vec<(&str, &str, &str)> = p
+        .iter()
+        .map(|(l, v)| {
+            (
+                label(l, "peer_gpu").unwrap(),
+                label(l, "link_status").unwrap(),
+                v.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("0", "TopologyNotSupported", "3"),
+            ("2", "TopologyNotSupported", "3")
+        ]
+    );
+    assert!(p.iter().all(|(l, _)| label(l, "gpu") == Some("1")));
 }
