@@ -115,11 +115,11 @@ fn main() {
         Format::Json => {}
     }
     let mut n = 0u64;
+    let mut snap = dcgm_reader::Snapshot::new();
     loop {
-        let snap = match reader.latest() {
-            Ok(s) => s,
-            Err(e) => common::fail(e),
-        };
+        if let Err(e) = reader.latest_into(&mut snap) {
+            common::fail(e);
+        }
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis())
