@@ -41,19 +41,28 @@ pub fn configure_simulator(json: Option<&str>) -> crate::Result<()> {
     use std::ffi::{CString, c_char};
     use std::sync::OnceLock;
     type ConfigureFn = unsafe extern "C" fn(*const c_char) -> i32;
-    static LIB: OnceLock<dcgm_sys::DcgmLibrary> = OnceLock::new();
-    static CONFIGURE: OnceLock<Option<ConfigureFn>> = OnceLock::new();
+    // One handle on the library, kept for the whole process: the function pointer stays valid
+    // and the simulator does not forget its configuration by being unloaded.
+    static CONFIGURE: OnceLock<Result<(libloading::Library, ConfigureFn), String>> =
+        OnceLock::new();
     let path = simulator_path();
-    let configure = CONFIGURE.get_or_init(|| {
-        let lib =
-            LIB.get_or_init(|| dcgm_sys::DcgmLibrary::open_path(&path).expect("load dcgm-sim"));
-        libloading_symbol(lib.path())
+    let loaded = CONFIGURE.get_or_init(|| {
+        // SAFETY: dcgm-sim has no initialisers with preconditions.
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())?;
+        // SAFETY: dcgm-sim exports dcgmSimConfigure with this signature.
+        let f = unsafe { lib.get::<ConfigureFn>(b"dcgmSimConfigure\0") }
+            .map(|s| *s)
+            .map_err(|_| {
+                format!(
+                    "{} does not export dcgmSimConfigure: it is not dcgm-sim",
+                    path.display()
+                )
+            })?;
+        Ok((lib, f))
     });
-    let Some(f) = configure else {
-        return Err(crate::Error::SimulatorNotFound(format!(
-            "{} does not export dcgmSimConfigure: it is not dcgm-sim",
-            path.display()
-        )));
+    let f = match loaded {
+        Ok((_, f)) => *f,
+        Err(e) => return Err(crate::Error::SimulatorNotFound(e.clone())),
     };
     let c = json
         .map(CString::new)
@@ -67,23 +76,6 @@ pub fn configure_simulator(json: Option<&str>) -> crate::Result<()> {
         ));
     }
     Ok(())
-}
-
-fn libloading_symbol(
-    path: &std::path::Path,
-) -> Option<unsafe extern "C" fn(*const std::ffi::c_char) -> i32> {
-    // The library is already loaded (kept in a static above), so this only bumps its count.
-    // SAFETY: dcgm-sim has no initialisers with preconditions.
-    let lib = unsafe { libloading::Library::new(path) }.ok()?;
-    // SAFETY: dcgm-sim exports dcgmSimConfigure with this signature.
-    let f = unsafe {
-        lib.get::<unsafe extern "C" fn(*const std::ffi::c_char) -> i32>(b"dcgmSimConfigure\0")
-    }
-    .ok()
-    .map(|s| *s);
-    // Keep this reference too: the function pointer must outlive the process's use of it.
-    std::mem::forget(lib);
-    f
 }
 
 /// Exclusive use of the simulator for one test: the simulator is process-global (as libdcgm
