@@ -115,8 +115,8 @@ fn main() {
         );
         println!(
             "{pad}   memory {} MiB, power limit {} W, MIG {}",
-            g["memory_mib"],
-            g["power_limit_w"],
+            or_na(&g["memory_mib"]),
+            or_na(&g["power_limit_w"]),
             if g["mig_mode"] == json!(true) {
                 "on"
             } else {
@@ -148,5 +148,14 @@ fn main() {
             c["core_count"],
             c["cores"].as_str().unwrap_or("")
         );
+    }
+}
+
+/// A JSON number as text, or `N/A` where the library left it blank (`null`).
+fn or_na(v: &serde_json::Value) -> String {
+    if v.is_null() {
+        "N/A".to_string()
+    } else {
+        v.to_string()
     }
 }

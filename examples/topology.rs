@@ -38,7 +38,18 @@ fn main() {
     let gpus = sys.gpu_ids().unwrap_or_else(|e| common::fail(e));
     let mut rows = Vec::new();
     for &g in &gpus {
-        let t = sys.device_topology(g).unwrap_or_else(|e| common::fail(e));
+        let t = match sys.device_topology(g) {
+            Ok(t) => t,
+            // DCGM has no topology for a lone GPU: the matrix is just that GPU, and its CPU
+            // affinity comes from the kernel when the GPU is local.
+            Err(e)
+                if gpus.len() == 1
+                    && e.code().map(|c| c.0) == Some(dcgm::sys::DCGM_ST_NOT_SUPPORTED) =>
+            {
+                lone_gpu_topology(&handle, g)
+            }
+            Err(e) => common::fail(e),
+        };
         rows.push((g, t));
     }
     if cli.json {
@@ -80,7 +91,11 @@ fn main() {
             };
             line += &format!("{cell:>7}");
         }
-        line += &format!("  {}", common::ranges(&t.cpu_affinity));
+        if t.cpu_affinity.is_empty() {
+            line += "  N/A";
+        } else {
+            line += &format!("  {}", common::ranges(&t.cpu_affinity));
+        }
         println!("{line}");
     }
     println!();
@@ -89,4 +104,37 @@ fn main() {
     if handle.is_simulated() {
         println!("(SIMULATED node)");
     }
+}
+
+/// The topology of the only GPU: no peers, and the CPUs the kernel lists for its PCI device
+/// (`/sys/bus/pci/devices/<bus id>/local_cpulist`) when the engine is embedded; empty (shown as
+/// N/A) when the GPU is on another host or the kernel does not say.
+fn lone_gpu_topology(handle: &dcgm::Handle, gpu: u32) -> dcgm::DeviceTopology {
+    let local = matches!(handle.kind(), dcgm::ConnectionKind::Embedded);
+    let cpus = local
+        .then(|| handle.system().device_attributes(gpu).ok())
+        .flatten()
+        .and_then(|a| {
+            // DCGM writes an 8-digit PCI domain; sysfs uses 4.
+            let bus = a.pci_bus_id.to_ascii_lowercase();
+            let bus = bus.strip_prefix("0000").unwrap_or(&bus).to_string();
+            std::fs::read_to_string(format!("/sys/bus/pci/devices/{bus}/local_cpulist")).ok()
+        })
+        .map(|list| parse_cpulist(list.trim()))
+        .unwrap_or_default();
+    dcgm::DeviceTopology {
+        cpu_affinity: cpus,
+        paths: Vec::new(),
+    }
+}
+
+/// `0-3,8,10-11` → `[0, 1, 2, 3, 8, 10, 11]`.
+fn parse_cpulist(s: &str) -> Vec<u32> {
+    s.split(',')
+        .filter_map(|part| match part.split_once('-') {
+            Some((a, b)) => Some((a.parse().ok()?..=b.parse().ok()?).collect::<Vec<u32>>()),
+            None => part.parse().ok().map(|v| vec![v]),
+        })
+        .flatten()
+        .collect()
 }

@@ -1,6 +1,7 @@
 //! GPU configuration: ECC, compute mode, power limit, application clocks and sync boost, set
 //! on a group and enforced by DCGM.
 
+use crate::blank::NonBlank;
 use std::ffi::c_int;
 
 use dcgm_sys::*;
@@ -85,7 +86,7 @@ pub struct GpuConfig {
 const BLANK: u32 = DCGM_INT32_BLANK as u32;
 
 fn opt_u32(v: u32) -> Option<u32> {
-    int32_blank_kind(v as i32).is_none().then_some(v)
+    v.non_blank()
 }
 
 fn opt_bool(v: u32) -> Option<bool> {

@@ -1,5 +1,6 @@
 //! CPU hierarchy: the CPUs (sockets) of the node and the cores each owns.
 
+use crate::blank::NonBlank;
 use dcgm_sys::*;
 
 use crate::error::{Error, Result, ReturnCode};
@@ -53,8 +54,7 @@ impl System {
                     .map(|c| Cpu {
                         id: c.cpuId,
                         cores: cores(&c.ownedCores.bitmask),
-                        serial: Some(c_buf(&c.serial))
-                            .filter(|s| !s.is_empty() && str_blank_kind(s).is_none()),
+                        serial: c_buf(&c.serial).non_blank(),
                     })
                     .collect());
             }

@@ -1,5 +1,6 @@
 //! Diagnostics: run a level or named tests on a group and read the typed results.
 
+use crate::blank::NonBlank;
 use std::fmt;
 use std::time::Duration;
 
@@ -285,7 +286,7 @@ impl DiagResponse {
 }
 
 fn non_empty(s: String) -> Option<String> {
-    (!s.is_empty() && dcgm_sys::str_blank_kind(&s).is_none()).then_some(s)
+    s.non_blank()
 }
 
 fn diag_error(e: &dcgmDiagError_v1) -> DiagError {

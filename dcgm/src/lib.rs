@@ -32,6 +32,7 @@
 //! ```
 
 mod binary;
+mod blank;
 mod config;
 mod cpu;
 mod diag;

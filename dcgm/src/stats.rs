@@ -1,6 +1,7 @@
 //! Process and job statistics: per-process accounting and named jobs recorded between a start
 //! and a stop.
 
+use crate::blank::NonBlank;
 use std::ffi::{c_char, c_int};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -55,19 +56,19 @@ impl StatSummary {
 }
 
 fn int(v: i32) -> Option<f64> {
-    int32_blank_kind(v).is_none().then_some(f64::from(v))
+    v.non_blank().map(f64::from)
 }
 
 fn long(v: i64) -> Option<i64> {
-    int64_blank_kind(v).is_none().then_some(v)
+    v.non_blank()
 }
 
 fn dbl(v: f64) -> Option<f64> {
-    (fp64_blank_kind(v).is_none() && v.is_finite()).then_some(v)
+    v.non_blank()
 }
 
 fn count(v: u32) -> Option<u32> {
-    int32_blank_kind(v as i32).is_none().then_some(v)
+    v.non_blank()
 }
 
 fn time(us: i64) -> Option<SystemTime> {

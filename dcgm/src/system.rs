@@ -5,8 +5,9 @@ use std::ffi::c_int;
 
 use dcgm_sys::*;
 
+use crate::blank::NonBlank;
 use crate::entity::{Entity, EntityGroup};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ReturnCode};
 use crate::field::{FieldId, FieldMeta};
 use crate::handle::{Handle, cstring};
 use crate::lib_ref::{c_buf, ffi};
@@ -32,31 +33,51 @@ pub struct System {
 /// Identity and static properties of a GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceAttributes {
+    /// Product name (`NVIDIA H200`).
     pub name: String,
-    pub brand: String,
+    /// Brand, where reported.
+    pub brand: Option<String>,
+    /// `GPU-…` UUID.
     pub uuid: String,
-    pub serial: String,
+    /// Board serial number, where reported.
+    pub serial: Option<String>,
+    /// PCI bus id (`00000000:00:06.0`).
     pub pci_bus_id: String,
-    pub pci_device_id: u32,
-    pub vbios: String,
-    pub inforom_image_version: String,
-    pub driver_version: String,
-    /// Memory in MiB.
-    pub memory_total_mib: u32,
-    pub memory_used_mib: u32,
-    pub memory_free_mib: u32,
-    /// Power limits in watts.
-    pub power_limit_w: u32,
-    pub power_limit_default_w: u32,
-    pub power_limit_min_w: u32,
-    pub power_limit_max_w: u32,
-    pub power_limit_enforced_w: u32,
-    pub slowdown_temp_c: u32,
-    pub shutdown_temp_c: u32,
+    /// Combined PCI device and vendor id, where reported.
+    pub pci_device_id: Option<u32>,
+    /// VBIOS version, where reported.
+    pub vbios: Option<String>,
+    /// InfoROM image version, where reported.
+    pub inforom_image_version: Option<String>,
+    /// Driver version, where reported.
+    pub driver_version: Option<String>,
+    /// Frame-buffer memory in MiB: total, used, free (each `None` where the GPU leaves it blank).
+    pub memory_total_mib: Option<u32>,
+    /// See `memory_total_mib`.
+    pub memory_used_mib: Option<u32>,
+    /// See `memory_total_mib`.
+    pub memory_free_mib: Option<u32>,
+    /// Power limits in watts: current, default, min, max, enforced (`None` where blank).
+    pub power_limit_w: Option<u32>,
+    /// See `power_limit_w`.
+    pub power_limit_default_w: Option<u32>,
+    /// See `power_limit_w`.
+    pub power_limit_min_w: Option<u32>,
+    /// See `power_limit_w`.
+    pub power_limit_max_w: Option<u32>,
+    /// See `power_limit_w`.
+    pub power_limit_enforced_w: Option<u32>,
+    /// Slowdown and shutdown temperatures in °C (`None` where blank).
+    pub slowdown_temp_c: Option<u32>,
+    /// See `slowdown_temp_c`.
+    pub shutdown_temp_c: Option<u32>,
+    /// Persistence mode.
     pub persistence_mode: bool,
+    /// MIG mode.
     pub mig_mode: bool,
+    /// Confidential-compute mode.
     pub confidential_compute: bool,
-    /// Supported (memory MHz, SM MHz) clock pairs.
+    /// Supported (memory MHz, SM MHz) clock pairs; pairs with a blank member are left out.
     pub supported_clocks: Vec<(u32, u32)>,
 }
 
@@ -242,33 +263,44 @@ impl System {
             )
         }?;
         let id = &a.identifiers;
+        // libdcgm 4.6.0 answers an unknown GPU id with success and an empty struct; report it
+        // as the bad parameter it is, as other calls given an unknown GPU do.
+        if id.uuid[0] == 0 {
+            return Err(Error::Dcgm {
+                code: ReturnCode(DCGM_ST_BADPARAM),
+                call: "dcgmGetDeviceAttributes",
+                message: Some(format!(
+                    "no GPU with id {gpu} (the library returned empty attributes)"
+                )),
+            });
+        }
         let nclk = (a.clockSets.count as usize).min(a.clockSets.clockSet.len());
         Ok(DeviceAttributes {
             name: c_buf(&id.deviceName),
-            brand: c_buf(&id.brandName),
+            brand: c_buf(&id.brandName).non_blank(),
             uuid: c_buf(&id.uuid),
-            serial: c_buf(&id.serial),
+            serial: c_buf(&id.serial).non_blank(),
             pci_bus_id: c_buf(&id.pciBusId),
-            pci_device_id: id.pciDeviceId,
-            vbios: c_buf(&id.vbios),
-            inforom_image_version: c_buf(&id.inforomImageVersion),
-            driver_version: c_buf(&id.driverVersion),
-            memory_total_mib: a.memoryUsage.fbTotal,
-            memory_used_mib: a.memoryUsage.fbUsed,
-            memory_free_mib: a.memoryUsage.fbFree,
-            power_limit_w: a.powerLimits.curPowerLimit,
-            power_limit_default_w: a.powerLimits.defaultPowerLimit,
-            power_limit_min_w: a.powerLimits.minPowerLimit,
-            power_limit_max_w: a.powerLimits.maxPowerLimit,
-            power_limit_enforced_w: a.powerLimits.enforcedPowerLimit,
-            slowdown_temp_c: a.thermalSettings.slowdownTemp,
-            shutdown_temp_c: a.thermalSettings.shutdownTemp,
-            persistence_mode: a.settings.persistenceModeEnabled != 0,
-            mig_mode: a.settings.migModeEnabled != 0,
-            confidential_compute: a.settings.confidentialComputeMode != 0,
+            pci_device_id: id.pciDeviceId.non_blank(),
+            vbios: c_buf(&id.vbios).non_blank(),
+            inforom_image_version: c_buf(&id.inforomImageVersion).non_blank(),
+            driver_version: c_buf(&id.driverVersion).non_blank(),
+            memory_total_mib: a.memoryUsage.fbTotal.non_blank(),
+            memory_used_mib: a.memoryUsage.fbUsed.non_blank(),
+            memory_free_mib: a.memoryUsage.fbFree.non_blank(),
+            power_limit_w: a.powerLimits.curPowerLimit.non_blank(),
+            power_limit_default_w: a.powerLimits.defaultPowerLimit.non_blank(),
+            power_limit_min_w: a.powerLimits.minPowerLimit.non_blank(),
+            power_limit_max_w: a.powerLimits.maxPowerLimit.non_blank(),
+            power_limit_enforced_w: a.powerLimits.enforcedPowerLimit.non_blank(),
+            slowdown_temp_c: a.thermalSettings.slowdownTemp.non_blank(),
+            shutdown_temp_c: a.thermalSettings.shutdownTemp.non_blank(),
+            persistence_mode: a.settings.persistenceModeEnabled.non_blank() == Some(1),
+            mig_mode: a.settings.migModeEnabled.non_blank() == Some(1),
+            confidential_compute: a.settings.confidentialComputeMode.non_blank() == Some(1),
             supported_clocks: a.clockSets.clockSet[..nclk]
                 .iter()
-                .map(|c| (c.memClock, c.smClock))
+                .filter_map(|c| Some((c.memClock.non_blank()?, c.smClock.non_blank()?)))
                 .collect(),
         })
     }

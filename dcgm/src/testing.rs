@@ -105,3 +105,37 @@ impl Drop for SimulatorLock {
         let _ = configure_simulator(None);
     }
 }
+
+/// The blank sentinels DCGM uses, as they look when printed: 32-bit (`2147483632`), the low half
+/// of the 64-bit one (`4294967280`), `u32::MAX`, 64-bit (`9223372036854775792`) and the float
+/// blank (`140737488355328`, also as `1.40737488355328e14`). None of them may appear as data in
+/// a decoded value, a Python value or a tool's output.
+pub const SENTINEL_TEXTS: [&str; 6] = [
+    "2147483632",
+    "4294967280",
+    "4294967295",
+    "9223372036854775792",
+    "140737488355328",
+    "1.40737488355328e14",
+];
+
+/// The first blank sentinel found in `text` (see [`SENTINEL_TEXTS`]), if any.
+///
+/// ```
+/// assert_eq!(dcgm::testing::find_sentinel("power 700 W"), None);
+/// assert_eq!(dcgm::testing::find_sentinel("power 2147483632 W"), Some("2147483632"));
+/// ```
+pub fn find_sentinel(text: &str) -> Option<&'static str> {
+    SENTINEL_TEXTS.into_iter().find(|s| text.contains(s))
+}
+
+/// Panics, showing `text`, if a blank sentinel appears in it.
+///
+/// # Panics
+///
+/// When [`find_sentinel`] finds one.
+pub fn assert_no_sentinel(text: &str) {
+    if let Some(s) = find_sentinel(text) {
+        panic!("blank sentinel {s} shown as data in:\n{text}");
+    }
+}

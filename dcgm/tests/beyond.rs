@@ -552,7 +552,10 @@ fn config_set_is_reflected_and_errors_name_the_gpu() {
             .iter()
             .all(|c| c.power_limit_w == Some(500) && c.ecc_mode == Some(true))
     );
-    assert_eq!(h.system().device_attributes(1).unwrap().power_limit_w, 500);
+    assert_eq!(
+        h.system().device_attributes(1).unwrap().power_limit_w,
+        Some(500)
+    );
     g.config_enforce().unwrap();
 
     // 100 W is below what the GPUs accept: the error lists each GPU.

@@ -39,7 +39,7 @@ fn embedded_handle_on_the_simulator_is_labelled_simulated() {
     );
     let a = sys.device_attributes(3).unwrap();
     assert!(a.uuid.starts_with("GPU-"));
-    assert_eq!(a.power_limit_w, 700);
+    assert_eq!(a.power_limit_w, Some(700));
     assert!(sys.hostengine_healthy().unwrap());
     assert_eq!(
         sys.entities(EntityGroup::GpuInstance, false).unwrap().len(),

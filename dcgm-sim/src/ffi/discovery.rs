@@ -102,7 +102,15 @@ pub unsafe extern "C" fn dcgmGetDeviceAttributes(
         // SAFETY: per this function's contract.
         let a = unsafe { versioned(pDcgmAttr, &[dcgmDeviceAttributes_version3]) }?;
         with_engine(pDcgmHandle, |e| {
-            let g = gpu_cfg(&e.machine, gpuId)?.clone();
+            let Ok(g) = gpu_cfg(&e.machine, gpuId).cloned() else {
+                // As libdcgm 4.6.0: an unknown GPU id succeeds with empty attributes, only
+                // the driver version filled in.
+                write_str(
+                    &mut a.identifiers.driverVersion,
+                    &e.machine.cfg.driver_version,
+                );
+                return Ok(());
+            };
             let limit = e.dynamics.power_limit_w[gpuId as usize];
             let id = &mut a.identifiers;
             id.version = dcgmDeviceIdentifiers_version1;

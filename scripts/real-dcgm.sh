@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The real libdcgm 4.6.0 beside the checkout (../shared/realdcgm-4.6.0), made loadable.
+#
+#   scripts/real-dcgm.sh dir     prints the staged directory (bin/, lib/); exit 3 when the real
+#                                library is absent (a user's fresh clone), with the reason on stderr
+#
+# Why a staged copy: in ../shared the library's version links (libdcgm.so.4 -> libdcgm.so.4.6.0,
+# and the same for every module) are stored as small text files holding the target's name, which
+# the dynamic loader rejects ("file too short"). The copy under target/ (git-ignored, never
+# committed) turns each of those files back into a symbolic link. The copy is refreshed when the
+# source is newer than it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+src=${DCGM_REAL_SRC:-$root/../shared/realdcgm-4.6.0}
+dst=${CARGO_TARGET_DIR:-$root/target}/realdcgm-4.6.0
+
+case "${1:-}" in
+dir) ;;
+*) echo "usage: $0 dir" >&2; exit 2 ;;
+esac
+
+if [ ! -f "$src/lib/libdcgm.so.4.6.0" ] || [ ! -x "$src/bin/nv-hostengine" ]; then
+    echo "real DCGM not found at $src (a fresh clone has none): the real-library tier is skipped" >&2
+    exit 3
+fi
+src=$(cd "$src" && pwd)
+mkdir -p "$(dirname "$dst")"
+exec 9>"$dst.lock"
+flock 9
+if [ ! -f "$dst/.staged" ] || [ "$src/lib/libdcgm.so.4.6.0" -nt "$dst/.staged" ]; then
+    rm -rf "$dst"
+    mkdir -p "$dst/lib" "$dst/bin"
+    for f in "$src"/lib/*; do
+        name=$(basename "$f")
+        if [ "$(stat -c %s "$f")" -lt 256 ] && [ -f "$src/lib/$(head -c 255 "$f")" ]; then
+            ln -s "$(head -c 255 "$f")" "$dst/lib/$name"
+        else
+            cp "$f" "$dst/lib/$name"
+        fi
+    done
+    # nv-hostengine finds libdcgm through RUNPATH $ORIGIN/../lib, so it lives beside the copy.
+    cp "$src/bin/nv-hostengine" "$dst/bin/"
+    chmod -R u+w "$dst"
+    touch "$dst/.staged"
+fi
+echo "$dst"

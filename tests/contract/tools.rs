@@ -1,0 +1,109 @@
+//! Every tool in `examples/` against the library under test: exit 0, no blank sentinel in the
+//! output, N/A where the library has no value.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use dcgm::testing::assert_no_sentinel;
+
+use crate::target::{Kind, Target};
+use crate::{Case, case};
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case("tool_discovery", |t| {
+            ok(t, "discovery", &[]);
+        }),
+        case("tool_discovery_json", |t| {
+            ok(t, "discovery", &["--json"]);
+        }),
+        case("tool_query", |t| {
+            let out = ok(
+                t,
+                "query",
+                &[
+                    "--query-gpu=index,name,uuid,temperature.gpu,power.draw,memory.total",
+                    "--format=csv",
+                ],
+            );
+            assert!(out.lines().count() >= 2, "{out}");
+        }),
+        case("tool_dmon", |t| {
+            let out = ok(
+                t,
+                "dmon",
+                &["-e", "gpu_temp,power_usage,fb_used", "-c", "2", "-d", "200"],
+            );
+            assert!(out.lines().any(|l| l.starts_with("GPU ")), "{out}");
+        }),
+        case("tool_health", |t| {
+            ok(t, "health", &["-s", "all", "-c", "1"]);
+        }),
+        case("tool_topology", |t| {
+            let out = ok(t, "topology", &[]);
+            assert!(out.contains("GPU0"), "{out}");
+        }),
+        case("tool_nvlink", |t| {
+            ok(t, "nvlink", &[]);
+        }),
+        case("tool_policy_runs_and_stops", |t| {
+            ok(
+                t,
+                "policy",
+                &["--xid", "--dbe", "--max-temp", "85", "-t", "1"],
+            );
+        }),
+        Case {
+            name: "tool_discovery_on_the_default_injected_gpu",
+            run: |t| {
+                // DCGM's default injected GPU leaves most attributes blank: the output says N/A.
+                let o = run_with(t, "discovery", &[], false);
+                assert!(o.status.success(), "{o:?}");
+                let out = String::from_utf8_lossy(&o.stdout);
+                assert_no_sentinel(&out);
+                assert!(out.contains("N/A"), "{out}");
+            },
+            not_on: Some((Kind::Sim, "the default injected GPU is the real library's")),
+        },
+    ]
+}
+
+fn tool(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name);
+    assert!(
+        p.exists(),
+        "{} not built (`cargo build --examples`)",
+        p.display()
+    );
+    p
+}
+
+fn run_with(t: &Target, name: &str, args: &[&str], capture: bool) -> Output {
+    let mut cmd = Command::new(tool(name));
+    cmd.args(args).arg("--lib").arg(&t.lib);
+    if t.kind == Kind::Real && !capture {
+        cmd.env_remove("NVML_YAML_FILE");
+    }
+    cmd.output().unwrap()
+}
+
+/// Runs the tool, checks exit 0 and a sentinel-free stdout, returns stdout.
+fn ok(t: &Target, name: &str, args: &[&str]) -> String {
+    let o = run_with(t, name, args, true);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{name} {args:?} exited {:?}\nstdout:\n{out}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_no_sentinel(&out);
+    out
+}
