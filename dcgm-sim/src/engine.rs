@@ -260,10 +260,13 @@ impl Sim {
         }
         let drop_after = self.config().faults.drop_after_calls;
         let down_ms = self.config().faults.down_ms;
-        let conn = self
-            .connections
-            .get_mut(&handle)
-            .ok_or(DCGM_ST_CONNECTION_NOT_VALID)?;
+        // As libdcgm 4.6.0: the embedded handle after dcgmStopEmbedded is "uninitialised".
+        let stale = if handle == DCGM_EMBEDDED_HANDLE {
+            DCGM_ST_UNINITIALIZED
+        } else {
+            DCGM_ST_CONNECTION_NOT_VALID
+        };
+        let conn = self.connections.get_mut(&handle).ok_or(stale)?;
         if conn.broken {
             return Err(DCGM_ST_CONNECTION_NOT_VALID);
         }

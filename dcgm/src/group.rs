@@ -400,7 +400,8 @@ impl Group {
     }
 
     /// Every sample taken since `cursor`, oldest first per field; advances `cursor` so the
-    /// next call continues exactly where this one stopped.
+    /// next call continues exactly where this one stopped. Fields with no new sample are left
+    /// out (the library marks them with a `NO_DATA` record, which is not a sample).
     pub fn values_since(
         &self,
         fields: &FieldGroup,
@@ -431,6 +432,8 @@ impl Group {
         sink.check()?;
         r?;
         cursor.0 = next.max(cursor.0);
+        // A field with nothing new comes back as one NO_DATA record: it is not a sample.
+        out.retain(|v| v.status != DCGM_ST_NO_DATA);
         Ok(out)
     }
 }

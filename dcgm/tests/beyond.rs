@@ -113,7 +113,7 @@ fn health_incidents_carry_severity_and_category() {
     assert_eq!(dbe.result, HealthResult::Fail);
     assert_eq!(dbe.error_code, DCGM_FR_VOLATILE_DBE_DETECTED);
     assert_eq!(dbe.error_name, Some("DCGM_FR_VOLATILE_DBE_DETECTED"));
-    assert_eq!(dbe.severity, Some(ErrorSeverity::Reset));
+    assert_eq!(dbe.severity, Some(ErrorSeverity::Isolate));
     assert_eq!(dbe.category, Some(ErrorCategory::HardwareMemory));
     assert!(dbe.suggestion.as_deref().is_some_and(|s| !s.is_empty()));
     assert!(dbe.message.contains("GPU 2"), "{}", dbe.message);
@@ -122,7 +122,7 @@ fn health_incidents_carry_severity_and_category() {
     assert_eq!(bus.system, HealthSystems::PCIE);
     assert_eq!(bus.error_name, Some("DCGM_FR_FALLEN_OFF_BUS"));
     assert_eq!(bus.severity, Some(ErrorSeverity::Isolate));
-    assert_eq!(bus.category, Some(ErrorCategory::HardwarePcie));
+    assert_eq!(bus.category, Some(ErrorCategory::HardwareOther));
 
     let sbe = of(3);
     assert_eq!(sbe.result, HealthResult::Warn);
@@ -226,7 +226,7 @@ fn diagnostic_levels_and_typed_results() {
     assert_eq!(err.entity, Some(Entity::gpu(1)));
     assert_eq!(err.code, DCGM_FR_VOLATILE_DBE_DETECTED);
     assert_eq!(err.code_name, Some("DCGM_FR_VOLATILE_DBE_DETECTED"));
-    assert_eq!(err.severity, Some(ErrorSeverity::Reset));
+    assert_eq!(err.severity, Some(ErrorSeverity::Isolate));
     assert_eq!(err.category, Some(ErrorCategory::HardwareMemory));
     assert_eq!(r.test("pcie").unwrap().result, DiagResult::Pass);
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use dcgm_sys::*;
 
 use super::health::group_gpus;
-use super::misc::{error_info, module_ok};
+use super::misc::{module_ok, recorded_class};
 use super::{guard, read_str, versioned, write_str};
 use crate::engine::{Engine, now_us, with_engine};
 use crate::ffi::lifecycle::SIM_DCGM_VERSION;
@@ -332,12 +332,12 @@ macro_rules! fill_current {
                     }
                     if let Some((code, msg)) = &o.error {
                         if ei < r.errors.len() && ne < run.errorIndices.len() {
-                            let info = error_info(*code);
+                            let (severity, category) = recorded_class(*code);
                             let err = &mut r.errors[ei];
                             err.entity = gpu_pair(o.gpu);
                             err.code = *code;
-                            err.category = info.map_or(DCGM_FR_EC_HARDWARE_OTHER, |i| i.category);
-                            err.severity = info.map_or(DCGM_ERROR_TRIAGE, |i| i.severity);
+                            err.category = category;
+                            err.severity = severity;
                             write_str(&mut err.msg, msg);
                             err.testId = ti as u32;
                             run.errorIndices[ne] = ei as u8;
@@ -404,13 +404,13 @@ fn legacy_index(test: &str) -> Option<usize> {
 fn fill_legacy_result(dst: &mut dcgmDiagTestResult_v3, gpu: u32, o: &EntityOutcome) {
     dst.status = o.result;
     if let Some((code, msg)) = &o.error {
-        let info = error_info(*code);
+        let (severity, category) = recorded_class(*code);
         let err = &mut dst.error[0];
         write_str(&mut err.msg, msg);
         err.gpuId = gpu as i32;
         err.code = *code;
-        err.category = info.map_or(DCGM_FR_EC_HARDWARE_OTHER, |i| i.category);
-        err.severity = info.map_or(DCGM_ERROR_TRIAGE, |i| i.severity);
+        err.category = category;
+        err.severity = severity;
     }
     write_str(&mut dst.info, o.info.as_deref().unwrap_or(""));
 }

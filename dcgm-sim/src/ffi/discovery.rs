@@ -71,8 +71,18 @@ pub unsafe extern "C" fn dcgmGetEntityGroupEntities(
         // SAFETY: room for `cap` ids per the contract.
         let list = unsafe { std::slice::from_raw_parts_mut(entities, cap) };
         with_engine(dcgmHandle, |e| {
-            if entityGroup == DCGM_FE_NONE || entityGroup >= DCGM_FE_COUNT {
+            // As libdcgm 4.6.0: no vGPU entities (that module is not part of it), and CPU
+            // entities only where the sysmon module runs, which needs supported CPUs.
+            if entityGroup == DCGM_FE_NONE
+                || entityGroup == DCGM_FE_VGPU
+                || entityGroup >= DCGM_FE_COUNT
+            {
                 return Err(DCGM_ST_NOT_SUPPORTED);
+            }
+            if matches!(entityGroup, DCGM_FE_CPU | DCGM_FE_CPU_CORE)
+                && e.machine.cfg.cpus.is_empty()
+            {
+                return Err(DCGM_ST_MODULE_NOT_LOADED);
             }
             let ids = e.machine.entities(entityGroup);
             *n = ids.len() as c_int;
@@ -442,7 +452,11 @@ pub unsafe extern "C" fn dcgmGetDeviceTopology(
         let t = unsafe { versioned(pDcgmDeviceTopology, &[dcgmDeviceTopology_version2]) }?;
         with_engine(pDcgmHandle, |e| {
             let m = &e.machine;
-            gpu_cfg(m, gpuId)?;
+            // libdcgm 4.6.0 has no topology for an unknown GPU, nor for a node's only GPU.
+            gpu_cfg(m, gpuId).map_err(|_| DCGM_ST_NOT_SUPPORTED)?;
+            if m.gpu_count() < 2 {
+                return Err(DCGM_ST_NOT_SUPPORTED);
+            }
             affinity(m, gpu_socket(m, gpuId), &mut t.cpuAffinityMask);
             let mut n = 0;
             for other in 0..m.gpu_count() {

@@ -24,11 +24,14 @@ pub unsafe extern "C" fn dcgmGroupCreate(
     guard(|| {
         // SAFETY: per this function's contract.
         let (name, id) = unsafe { (c_str(groupName)?, out(pDcgmGrpId)?) };
-        if name.is_empty() || name.len() >= DCGM_MAX_STR_LENGTH {
+        // libdcgm 4.6.0 accepts an empty name (and an unknown type, as an empty group).
+        if name.len() >= DCGM_MAX_STR_LENGTH {
             return Err(DCGM_ST_BADPARAM);
         }
         with_engine(pDcgmHandle, |e| {
-            if e.groups.len() >= DCGM_MAX_NUM_GROUPS {
+            // libdcgm 4.6.0 keeps its two default groups (all GPUs, all NvSwitches) among the
+            // 64: a client can create 62.
+            if e.groups.len() >= DCGM_MAX_NUM_GROUPS - 2 {
                 return Err(DCGM_ST_MAX_LIMIT);
             }
             let special = match type_ {
@@ -38,7 +41,7 @@ pub unsafe extern "C" fn dcgmGroupCreate(
                 DCGM_GROUP_DEFAULT_INSTANCES => Some(DCGM_GROUP_ALL_INSTANCES),
                 DCGM_GROUP_DEFAULT_COMPUTE_INSTANCES => Some(DCGM_GROUP_ALL_COMPUTE_INSTANCES),
                 DCGM_GROUP_DEFAULT_EVERYTHING => Some(DCGM_GROUP_ALL_ENTITIES),
-                _ => return Err(DCGM_ST_BADPARAM),
+                _ => None,
             };
             let entities = match special {
                 Some(s) => e.group_entities(s)?,

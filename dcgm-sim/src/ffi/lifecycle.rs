@@ -122,9 +122,11 @@ pub extern "C" fn dcgmStopEmbedded(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
         if !s.initialized {
             return Err(DCGM_ST_UNINITIALIZED);
         }
-        if pDcgmHandle != DCGM_EMBEDDED_HANDLE || s.connections.remove(&pDcgmHandle).is_none() {
+        if pDcgmHandle != DCGM_EMBEDDED_HANDLE {
             return Err(DCGM_ST_BADPARAM);
         }
+        // Stopping an engine that is not running succeeds, as in libdcgm 4.6.0.
+        s.connections.remove(&pDcgmHandle);
         s.engines.remove("embedded");
         Ok(())
     })

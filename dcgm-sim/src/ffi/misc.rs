@@ -264,6 +264,11 @@ pub unsafe extern "C" fn dcgmSelectGpusByTopology(
                 }
             }
             *o = mask;
+            // As libdcgm 4.6.0: fewer candidates than asked for is "insufficient size" (the
+            // mask still names those there are).
+            if picked < numGpus {
+                return Err(DCGM_ST_INSUFFICIENT_SIZE);
+            }
             Ok(())
         })
     })
@@ -445,6 +450,7 @@ pub unsafe extern "C" fn dcgmGetMultipleValuesForField(
             return Err(DCGM_ST_BADPARAM);
         }
         if order != DCGM_ORDER_ASCENDING && order != DCGM_ORDER_DESCENDING {
+            *n = 0;
             return Err(DCGM_ST_BADPARAM);
         }
         if field_by_id(fieldId).is_none() {
@@ -454,12 +460,20 @@ pub unsafe extern "C" fn dcgmGetMultipleValuesForField(
         // SAFETY: room for `cap` values per the contract.
         let outv = unsafe { std::slice::from_raw_parts_mut(values, cap) };
         let gpu = gpuId as u32;
-        let mut samples = with_engine(pDcgmHandle, |e| {
+        let samples = with_engine(pDcgmHandle, |e| {
+            // An unknown GPU has no cache entry in libdcgm 4.6.0.
             if !e.machine.exists(DCGM_FE_GPU, gpu) {
-                return Err(DCGM_ST_BADPARAM);
+                return Err(DCGM_ST_NOT_WATCHED);
             }
             cached_samples(e, DCGM_FE_GPU, gpu, fieldId, startTs, endTs)
-        })?;
+        });
+        let mut samples = match samples {
+            Ok(s) => s,
+            Err(rc) => {
+                *n = 0;
+                return Err(rc);
+            }
+        };
         if order == DCGM_ORDER_DESCENDING {
             samples.reverse();
         }
@@ -546,131 +560,108 @@ pub struct ErrorInfo {
     /// printf-style template.
     pub format: &'static CStr,
     pub suggestion: &'static CStr,
-    pub severity: dcgmErrorSeverity_t,
-    pub category: dcgmErrorCategory_t,
 }
 
-const fn info(
-    code: dcgmError_t,
-    format: &'static CStr,
-    suggestion: &'static CStr,
-    severity: dcgmErrorSeverity_t,
-    category: dcgmErrorCategory_t,
-) -> ErrorInfo {
+const fn info(code: dcgmError_t, format: &'static CStr, suggestion: &'static CStr) -> ErrorInfo {
     ErrorInfo {
         code,
         format,
         suggestion,
-        severity,
-        category,
     }
 }
 
 /// The failure reasons the simulator's health checks and diagnostics emit.
 pub const ERRORS: &[ErrorInfo] = &[
-    info(
-        DCGM_FR_OK,
-        c"Everything is fine",
-        c"",
-        DCGM_ERROR_NONE,
-        DCGM_FR_EC_NONE,
-    ),
+    info(DCGM_FR_OK, c"Everything is fine", c""),
     info(
         DCGM_FR_PCI_REPLAY_RATE,
         c"GPU %u saw %d PCIe replays, more than expected for its link",
         c"Reseat the GPU or try another slot; check the riser and cabling if it keeps happening",
-        DCGM_ERROR_ISOLATE,
-        DCGM_FR_EC_HARDWARE_PCIE,
     ),
     info(
         DCGM_FR_VOLATILE_DBE_DETECTED,
         c"GPU %u reported %d uncorrectable (double-bit) ECC errors",
         c"Drain the GPU and reset it; replace it if the errors come back",
-        DCGM_ERROR_RESET,
-        DCGM_FR_EC_HARDWARE_MEMORY,
     ),
     info(
         DCGM_FR_VOLATILE_SBE_DETECTED,
         c"GPU %u corrected %d single-bit ECC errors",
         c"No action needed; keep watching the rate",
-        DCGM_ERROR_MONITOR,
-        DCGM_FR_EC_HARDWARE_MEMORY,
     ),
     info(
         DCGM_FR_RETIRED_PAGES_LIMIT,
         c"GPU %u has retired %d memory pages",
         c"Have the GPU inspected by its vendor; it may need replacing",
-        DCGM_ERROR_TRIAGE,
-        DCGM_FR_EC_HARDWARE_MEMORY,
     ),
     info(
         DCGM_FR_CLOCKS_EVENT_POWER,
         c"GPU %u lowered its clocks to stay under its power limit (%d W)",
         c"Check the configured power limit and the node's power delivery",
-        DCGM_ERROR_MONITOR,
-        DCGM_FR_EC_HARDWARE_POWER,
     ),
     info(
         DCGM_FR_TEMP_VIOLATION,
         c"GPU %u reached %d C",
         c"Check airflow, fans and the room temperature around the node",
-        DCGM_ERROR_MONITOR,
-        DCGM_FR_EC_HARDWARE_THERMAL,
     ),
     info(
         DCGM_FR_NVLINK_ERROR_CRITICAL,
         c"GPU %u reported %d NVLink errors that the link could not recover from",
         c"Reset the GPU; if the link stays unhealthy, check the baseboard and NvSwitch trays",
-        DCGM_ERROR_RESET,
-        DCGM_FR_EC_HARDWARE_NVLINK,
     ),
     info(
         DCGM_FR_FAULTY_MEMORY,
         c"The memory test found bad memory on GPU %u",
         c"Take the GPU out of service and have it replaced",
-        DCGM_ERROR_ISOLATE,
-        DCGM_FR_EC_HARDWARE_MEMORY,
     ),
     info(
         DCGM_FR_PCIE_REPLAY_VIOLATION,
         c"GPU %u's PCIe replay counter rose to %d during the test",
         c"Reseat the GPU and check the PCIe slot",
-        DCGM_ERROR_MONITOR,
-        DCGM_FR_EC_HARDWARE_PCIE,
     ),
     info(
         DCGM_FR_XID_ERROR,
         c"GPU %u reported XID %d",
         c"Look the XID up in the driver documentation and follow its recovery action",
-        DCGM_ERROR_TRIAGE,
-        DCGM_FR_EC_SOFTWARE_XID,
     ),
     info(
         DCGM_FR_FALLEN_OFF_BUS,
         c"GPU %u is no longer reachable on the PCIe bus",
         c"Reboot the node; reseat or replace the GPU if it happens again",
-        DCGM_ERROR_ISOLATE,
-        DCGM_FR_EC_HARDWARE_PCIE,
     ),
     info(
         DCGM_FR_CONTAINED_ERROR,
         c"GPU %u had an uncorrectable memory error that the driver contained",
         c"Restart the affected applications and reset the GPU when it is idle",
-        DCGM_ERROR_RESET,
-        DCGM_FR_EC_HARDWARE_MEMORY,
     ),
     info(
         DCGM_FR_UNCONTAINED_ERROR,
         c"GPU %u had an uncorrectable memory error that could not be contained",
         c"Drain the GPU and reset it",
-        DCGM_ERROR_RESET,
-        DCGM_FR_EC_HARDWARE_MEMORY,
     ),
 ];
 
 /// The simulator's metadata of a failure reason, if it emits it.
 pub fn error_info(code: dcgmError_t) -> Option<&'static ErrorInfo> {
     ERRORS.iter().find(|e| e.code == code)
+}
+
+/// Severity and category of a failure reason as libdcgm 4.6.0 reports them (recorded in
+/// `data/failure-reasons.tsv`); unknown codes answer (3, 3) there too.
+pub fn recorded_class(code: u32) -> (dcgmErrorSeverity_t, dcgmErrorCategory_t) {
+    static T: OnceLock<Vec<(u32, u32, u32)>> = OnceLock::new();
+    T.get_or_init(|| {
+        include_str!("../../data/failure-reasons.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut it = l.split('\t').map(|v| v.trim().parse::<u32>());
+                Some((it.next()?.ok()?, it.next()?.ok()?, it.next()?.ok()?))
+            })
+            .collect()
+    })
+    .iter()
+    .find(|r| r.0 == code)
+    .map_or((3, 3), |r| (r.1 as _, r.2 as _))
 }
 
 struct MetaTable(Vec<dcgm_error_meta_t>);
@@ -689,8 +680,8 @@ fn meta_table() -> &'static [dcgm_error_meta_t] {
                     errorId: e.code,
                     msgFormat: e.format.as_ptr(),
                     suggestion: e.suggestion.as_ptr(),
-                    severity: e.severity as i32,
-                    category: e.category as i32,
+                    severity: recorded_class(e.code).0 as i32,
+                    category: recorded_class(e.code).1 as i32,
                 })
                 .collect(),
         )
@@ -709,13 +700,12 @@ pub extern "C" fn dcgmGetErrorMeta(error: dcgmError_t) -> *const dcgm_error_meta
 
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmErrorGetPriorityByCode(code: u32) -> dcgmErrorSeverity_t {
-    error_info(code).map_or(DCGM_ERROR_UNKNOWN, |e| e.severity)
+    recorded_class(code).0
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmErrorGetCategoryByCode(code: u32) -> dcgmErrorCategory_t {
-    // Unknown codes answer with the "unknown" severity value, as libdcgm does.
-    error_info(code).map_or(DCGM_ERROR_UNKNOWN, |e| e.category)
+    recorded_class(code).1
 }
 
 #[unsafe(no_mangle)]

@@ -264,14 +264,6 @@ macro_rules! fill_common {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-fn check_watch_args(freq: i64, age: f64, samples: c_int) -> Result<(), dcgmReturn_t> {
-    if freq <= 0 || age < 0.0 || samples < 0 {
-        Err(DCGM_ST_BADPARAM)
-    } else {
-        Ok(())
-    }
-}
-
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmWatchPidFields(
     pDcgmHandle: dcgmHandle_t,
@@ -281,7 +273,8 @@ pub extern "C" fn dcgmWatchPidFields(
     maxKeepSamples: c_int,
 ) -> dcgmReturn_t {
     guard(|| {
-        check_watch_args(updateFreq, maxKeepAge, maxKeepSamples)?;
+        // libdcgm 4.6.0 accepts any frequency, age and sample count here.
+        let _ = (updateFreq, maxKeepAge, maxKeepSamples);
         with_engine(pDcgmHandle, |e| {
             e.group_entities(groupId)?;
             e.pid_watch = true;
@@ -402,7 +395,8 @@ pub extern "C" fn dcgmWatchJobFields(
     maxKeepSamples: c_int,
 ) -> dcgmReturn_t {
     guard(|| {
-        check_watch_args(updateFreq, maxKeepAge, maxKeepSamples)?;
+        // libdcgm 4.6.0 accepts any frequency, age and sample count here.
+        let _ = (updateFreq, maxKeepAge, maxKeepSamples);
         with_engine(pDcgmHandle, |e| {
             e.group_entities(groupId)?;
             e.job_watch = true;

@@ -57,7 +57,7 @@ fn advance(e: &mut Engine, k: u64, now: i64) {
         dynamics,
         ..
     } = e;
-    if let Some(w) = cache.watches.get_mut(&k) {
+    if let Some(w) = cache.watches.get_mut(&k).filter(|w| w.watchers > 0) {
         w.advance(now, |ts| generate_in(machine, dynamics, g, id, f, ts));
     }
 }
@@ -69,6 +69,9 @@ pub fn update_all(e: &mut Engine) {
     for k in keys {
         advance(e, k, now);
         let (g, id, f) = unkey(k);
+        if e.cache.watches.get(&k).is_none_or(|w| w.watchers == 0) {
+            continue;
+        }
         let v = generate(e, g, id, f, now);
         if let Some(w) = e.cache.watches.get_mut(&k) {
             w.force(now, v);
@@ -91,8 +94,8 @@ pub fn latest(e: &mut Engine, group: u32, id: u32, field: u16, now: i64) -> Read
         return r;
     }
     if !e.machine.exists(group, id) {
-        r.value = SimValue::NotSupported;
-        r.status = DCGM_ST_NOT_SUPPORTED;
+        // libdcgm 4.6.0 has no cache entry for an unknown entity: "not watched".
+        r.status = DCGM_ST_NOT_WATCHED;
         return r;
     }
     let k = key(group, id, field);
@@ -231,7 +234,14 @@ fn collect_latest(
         if gpus_only && entities.iter().any(|p| p.entityGroupId != DCGM_FE_GPU) {
             return Err(DCGM_ST_NOT_SUPPORTED);
         }
-        let fields = e.field_group(fg)?.fields.clone();
+        if entities.is_empty() {
+            return Err(DCGM_ST_GROUP_IS_EMPTY);
+        }
+        let fields = e
+            .field_group(fg)
+            .map_err(|_| DCGM_ST_NO_DATA)?
+            .fields
+            .clone();
         let now = now_us();
         let mut out = Vec::with_capacity(entities.len() * fields.len());
         for p in &entities {
@@ -299,6 +309,7 @@ fn collect_since(
         let now = now_us();
         let mut out = Vec::new();
         let mut next = since;
+        let mut any_entry = false;
         for p in &entities {
             for &f in &fields {
                 let k = key(p.entityGroupId, p.entityId, f);
@@ -306,6 +317,18 @@ fn collect_since(
                 let Some(w) = e.cache.watches.get(&k) else {
                     continue;
                 };
+                any_entry = true;
+                // As libdcgm 4.6.0: a field with nothing new gets one NO_DATA record.
+                if !w.samples.iter().any(|s| s.ts >= since) {
+                    out.push(Read {
+                        group: p.entityGroupId,
+                        id: p.entityId,
+                        field: f,
+                        status: DCGM_ST_NO_DATA,
+                        ts: 0,
+                        value: SimValue::Blank,
+                    });
+                }
                 for s in w.samples.iter().filter(|s| s.ts >= since) {
                     next = next.max(s.ts + 1);
                     out.push(Read {
@@ -318,6 +341,9 @@ fn collect_since(
                     });
                 }
             }
+        }
+        if !any_entry {
+            return Err(DCGM_ST_NOT_WATCHED);
         }
         Ok((out, next))
     })
@@ -411,10 +437,8 @@ pub unsafe extern "C" fn dcgmEntityGetLatestValues(
         // SAFETY: the caller provides room for `count` values.
         let outv = unsafe { std::slice::from_raw_parts_mut(values, count as usize) };
         let id = entityId as u32;
+        // An unknown entity is not an error in libdcgm 4.6.0: each value says NOT_WATCHED.
         with_engine(pDcgmHandle, |e| {
-            if !e.machine.exists(entityGroup, id) {
-                return Err(DCGM_ST_BADPARAM);
-            }
             let now = now_us();
             for (dst, &f) in outv.iter_mut().zip(ids) {
                 fill_v1(dst, &latest(e, entityGroup, id, f, now));
@@ -438,7 +462,7 @@ pub unsafe extern "C" fn dcgmEntitiesGetLatestValues(
     flags: u32,
     values: *mut dcgmFieldValue_v2,
 ) -> dcgmReturn_t {
-    let _ = flags;
+    let live = flags & DCGM_FV_FLAG_LIVE_DATA != 0;
     guard(|| {
         if entities.is_null() || fields.is_null() || values.is_null() {
             return Err(DCGM_ST_BADPARAM);
@@ -458,16 +482,12 @@ pub unsafe extern "C" fn dcgmEntitiesGetLatestValues(
             let mut i = 0;
             for p in ents {
                 for &f in ids {
-                    let mut r = latest(e, p.entityGroupId, p.entityId, f, now);
-                    if !e.machine.exists(p.entityGroupId, p.entityId) {
-                        r.status = DCGM_ST_OK;
-                        r.value = SimValue::Blank;
-                        fill_v2(&mut outv[i], &r);
-                        // Entity not found: the NOT_FOUND sentinel of the field's type.
-                        set_not_found(&mut outv[i]);
+                    let r = if live {
+                        live_read(e, p.entityGroupId, p.entityId, f, now)
                     } else {
-                        fill_v2(&mut outv[i], &r);
-                    }
+                        latest(e, p.entityGroupId, p.entityId, f, now)
+                    };
+                    fill_v2(&mut outv[i], &r);
                     i += 1;
                 }
             }
@@ -476,17 +496,29 @@ pub unsafe extern "C" fn dcgmEntitiesGetLatestValues(
     })
 }
 
-fn set_not_found(v: &mut dcgmFieldValue_v2) {
-    match v.fieldType as u8 {
-        DCGM_FT_DOUBLE => v.value.dbl = DCGM_FP64_NOT_FOUND,
-        DCGM_FT_STRING => {
-            let mut tmp: dcgmFieldValue_v1__bindgen_ty_1 = dcgm_sys::zeroed();
-            write_c(&mut tmp, DCGM_STR_NOT_FOUND.as_bytes());
-            v.value = tmp;
-        }
-        DCGM_FT_BINARY => v.status = DCGM_ST_NO_DATA,
-        _ => v.value.i64_ = DCGM_INT64_NOT_FOUND,
+/// A read of the model now, bypassing the cache (`DCGM_FV_FLAG_LIVE_DATA`). As libdcgm 4.6.0:
+/// an unknown GPU is a bad parameter per value, other unknown entities are not served.
+fn live_read(e: &Engine, group: u32, id: u32, field: u16, now: i64) -> Read {
+    let mut r = Read {
+        group,
+        id,
+        field,
+        status: DCGM_ST_OK,
+        ts: now,
+        value: SimValue::Blank,
+    };
+    if field_by_id(field).is_none() {
+        r.status = DCGM_ST_UNKNOWN_FIELD;
+    } else if !e.machine.exists(group, id) {
+        r.status = if group == DCGM_FE_GPU {
+            DCGM_ST_BADPARAM
+        } else {
+            DCGM_ST_FIELD_UNSUPPORTED_BY_API
+        };
+    } else {
+        r.value = generate(e, group, id, field, now);
     }
+    r
 }
 
 /// Adds a watch of every (entity, field) of a group and field group.
@@ -498,14 +530,19 @@ pub fn watch(
     max_age_s: f64,
     max_samples: i32,
 ) -> Result<(), dcgmReturn_t> {
-    if freq_us <= 0 || max_samples < 0 || max_age_s < 0.0 {
-        return Err(DCGM_ST_BADPARAM);
-    }
+    // libdcgm 4.6.0 accepts zero and negative arguments: a frequency of 0 or less is taken
+    // as one second here, a negative age or sample count as no limit.
+    let freq_us = if freq_us <= 0 { 1_000_000 } else { freq_us };
     let entities = e.group_entities(group)?;
-    let fields = e.field_group(fg)?.fields.clone();
+    // An unknown field group reads as "no data" in libdcgm 4.6.0.
+    let fields = e
+        .field_group(fg)
+        .map_err(|_| DCGM_ST_NO_DATA)?
+        .fields
+        .clone();
     let now = now_us();
-    let max_age_us = (max_age_s * 1e6) as i64;
-    let max_samples = max_samples as usize;
+    let max_age_us = (max_age_s.max(0.0) * 1e6) as i64;
+    let max_samples = max_samples.max(0) as usize;
     for p in &entities {
         for &f in &fields {
             let k = key(p.entityGroupId, p.entityId, f);
@@ -530,7 +567,7 @@ pub fn unwatch(
     fg: dcgmFieldGrp_t,
 ) -> Result<(), dcgmReturn_t> {
     let Some(pos) = e.watch_sets.iter().position(|w| w.0 == group && w.1 == fg) else {
-        return Ok(());
+        return Err(DCGM_ST_NOT_WATCHED);
     };
     e.watch_sets.remove(pos);
     let entities = e.group_entities(group).unwrap_or_default();
@@ -541,11 +578,10 @@ pub fn unwatch(
     for p in &entities {
         for &f in &fields {
             let k = key(p.entityGroupId, p.entityId, f);
+            // As libdcgm 4.6.0: the samples stay readable after the last watcher leaves;
+            // the entry just stops being sampled.
             if let Some(w) = e.cache.watches.get_mut(&k) {
                 w.watchers = w.watchers.saturating_sub(1);
-                if w.watchers == 0 {
-                    e.cache.watches.remove(&k);
-                }
             }
         }
     }
