@@ -95,7 +95,7 @@ step "mypy.stubtest dcgm"
 "$TEST/bin/python" -m mypy.stubtest dcgm --allowlist "$ROOT/python/stubtest-allowlist.txt"
 
 step "mypy on the tests and examples (the stubs as a user's code sees them)"
-"$TEST/bin/python" -m mypy --no-incremental "$ROOT/python/tests" "$ROOT/python/examples"
+"$TEST/bin/python" -m mypy --no-incremental "$ROOT/python/tests" "$ROOT/python/contract" "$ROOT/python/examples"
 
 step "pytest"
 set +e
@@ -107,6 +107,23 @@ if [[ $rc -eq 5 ]]; then
     exit 1
 elif [[ $rc -ne 0 ]]; then
     exit "$rc"
+fi
+
+step "contract pytest on dcgm-sim (python/contract)"
+"$TEST/bin/python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
+
+# The same contracts on the real libdcgm 4.6.0 beside the checkout, with DCGM's injection NVML
+# replaying the H200 capture; skipped, with the reason, where it is absent.
+if real=$(bash "$ROOT/scripts/real-dcgm.sh" dir); then
+    step "contract pytest on the real libdcgm 4.6.0"
+    DCGM_CONTRACT_LIB="$real/lib/libdcgm.so.4" NVML_INJECTION_MODE=True \
+        NVML_YAML_FILE="$ROOT/../shared/fixtures/nvml-capture-h200.yaml" \
+        "$TEST/bin/python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
+elif [[ "${DCGM_REQUIRE_REAL:-}" == 1 ]]; then
+    echo "DCGM_REQUIRE_REAL=1: the real-library contract pass must run here" >&2
+    exit 1
+else
+    echo "contract pytest on the real libdcgm: SKIPPED (see the line above)"
 fi
 
 step "done"
