@@ -358,3 +358,26 @@ fn the_simulator_on_the_library_path_is_not_used_unless_asked_for() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("only used when asked for"), "{err}");
 }
+
+#[test]
+fn discovery_shows_na_for_blank_attributes_never_a_sentinel() {
+    for json in [false, true] {
+        let mut cmd = Command::new(tool("discovery"));
+        cmd.arg("--simulate")
+            .env_remove("DCGM_LIB_PATH")
+            .env_remove("DCGM_SIM_CONFIG")
+            .env("DCGM_SIM_FAULTS", "blank_attributes");
+        if json {
+            cmd.arg("--json");
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{o:?}");
+        let out = stdout(&o);
+        dcgm::testing::assert_no_sentinel(&out);
+        if json {
+            assert!(out.contains("\"power_limit_w\": null"), "{out}");
+        } else {
+            assert!(out.contains("memory N/A MiB, power limit N/A W"), "{out}");
+        }
+    }
+}

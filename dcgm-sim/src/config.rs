@@ -107,6 +107,10 @@ pub struct EventConfig {
 pub struct FaultConfig {
     /// `dcgmInit` fails with `DCGM_ST_INIT_ERROR`.
     pub init_fails: bool,
+    /// Device attributes come back as a GPU that reports little does on the real library:
+    /// every number a blank sentinel (32-bit, the low half of the 64-bit one, not-supported),
+    /// brand, serial, VBIOS and InfoROM `<<<NULL>>>`, no clock sets.
+    pub blank_attributes: bool,
     /// Every `dcgmConnect*` fails with `DCGM_ST_CONNECTION_NOT_VALID`.
     pub connect_refused: bool,
     /// A standalone connection breaks after this many calls (a host-engine restart).
@@ -329,6 +333,7 @@ impl FaultConfig {
             let (k, v) = item.split_once('=').unwrap_or((item, ""));
             match k {
                 "init_fails" => self.init_fails = true,
+                "blank_attributes" => self.blank_attributes = true,
                 "connect_refused" => self.connect_refused = true,
                 "drop_after" => self.drop_after_calls = Some(num(v)?),
                 "down_ms" => self.down_ms = num(v)?,

@@ -421,3 +421,29 @@ fn existing_groups_and_field_groups_can_be_found_and_bound() {
     let loaded = FieldGroup::from_id(&h, fg.id()).unwrap();
     assert_eq!(loaded.fields(), &[fid("gpu_temp")]);
 }
+
+#[test]
+fn blank_attributes_decode_to_none_never_to_sentinel_numbers() {
+    let s = Sim::new(Some(r#"{"faults":{"blank_attributes":true}}"#));
+    let h = s.handle(OperationMode::Auto);
+    let a = h.system().device_attributes(0).unwrap();
+    testing::assert_no_sentinel(&format!("{a:?}"));
+    assert!(a.uuid.starts_with("GPU-"));
+    for v in [
+        a.memory_total_mib,
+        a.memory_used_mib,
+        a.memory_free_mib,
+        a.power_limit_w,
+        a.power_limit_default_w,
+        a.power_limit_min_w,
+        a.power_limit_max_w,
+        a.power_limit_enforced_w,
+        a.slowdown_temp_c,
+        a.shutdown_temp_c,
+        a.pci_device_id,
+    ] {
+        assert_eq!(v, None, "{a:?}");
+    }
+    assert_eq!((a.brand, a.serial, a.vbios), (None, None, None));
+    assert!(a.supported_clocks.is_empty());
+}

@@ -64,3 +64,16 @@ def test_dcgm_reader_blank_handling(sim_config: Any) -> None:
         assert d[150] is dcgm.Blank.NOT_SUPPORTED and d[203] is dcgm.Blank.BLANK
         series = r2.GetAllGpuValuesAsFieldIdDictSinceLastCall()[0][203]
         assert series and all(v.isBlank and v.value is None for v in series)
+
+
+def test_blank_attributes_are_none_never_sentinel_numbers(sim_config: Any) -> None:
+    sim_config({"faults": {"blank_attributes": True}})
+    h = dcgm.Handle.embedded(simulate=True)
+    try:
+        a = h.system().device_attributes(0)
+        for key in ("memory_total_mib", "power_limit_w", "slowdown_temp_c", "pci_device_id", "serial", "vbios"):
+            assert a[key] is None, (key, a)
+        for s in ("2147483632", "4294967280", "4294967295"):
+            assert s not in repr(a)
+    finally:
+        h.close()

@@ -95,6 +95,32 @@ pub unsafe extern "C" fn dcgmGetEntityGroupEntities(
     })
 }
 
+/// The sentinels the real library leaves in the attributes of a GPU that does not report them.
+fn blank_attributes(a: &mut dcgmDeviceAttributes_v3) {
+    const B32: u32 = DCGM_INT32_BLANK as u32;
+    const B64_LOW: u32 = DCGM_INT64_BLANK as u32;
+    const NS32: u32 = DCGM_INT32_NOT_SUPPORTED as u32;
+    for s in [
+        &mut a.identifiers.brandName[..],
+        &mut a.identifiers.serial[..],
+        &mut a.identifiers.vbios[..],
+        &mut a.identifiers.inforomImageVersion[..],
+    ] {
+        write_str(s, DCGM_STR_BLANK);
+    }
+    a.identifiers.pciDeviceId = u32::MAX;
+    let p = &mut a.powerLimits;
+    (p.curPowerLimit, p.defaultPowerLimit, p.enforcedPowerLimit) = (B32, B32, NS32);
+    (p.minPowerLimit, p.maxPowerLimit) = (B32, B32);
+    (
+        a.thermalSettings.slowdownTemp,
+        a.thermalSettings.shutdownTemp,
+    ) = (B32, NS32);
+    let m = &mut a.memoryUsage;
+    (m.fbTotal, m.fbUsed, m.fbFree) = (B64_LOW, B64_LOW, B64_LOW);
+    a.clockSets.count = 0;
+}
+
 fn gpu_cfg(m: &Machine, gpu: u32) -> Result<&crate::config::GpuConfig, dcgmReturn_t> {
     m.cfg.gpus.get(gpu as usize).ok_or(DCGM_ST_BADPARAM)
 }
@@ -171,6 +197,9 @@ pub unsafe extern "C" fn dcgmGetDeviceAttributes(
             c.clockSet[0].version = dcgmClockSet_version1 as i32;
             c.clockSet[0].memClock = g.mem_clock_mhz as u32;
             c.clockSet[0].smClock = g.max_sm_clock_mhz as u32;
+            if e.machine.cfg.faults.blank_attributes {
+                blank_attributes(a);
+            }
             Ok(())
         })
     })
