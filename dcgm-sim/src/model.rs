@@ -205,11 +205,13 @@ pub fn sample(
         DCGM_FI_DEV_GPU_NAME => {
             // A MIG instance reports its profile name, as DCGM does.
             return Str(match group {
-                DCGM_FE_GPU_I => m.gpu_instances[id as usize].profile.clone(),
-                DCGM_FE_GPU_CI => {
-                    let ci = &m.compute_instances[id as usize];
-                    m.gpu_instances[ci.instance as usize].profile.clone()
-                }
+                DCGM_FE_GPU_I => m
+                    .gpu_instance(id)
+                    .map_or(String::new(), |i| i.profile.clone()),
+                DCGM_FE_GPU_CI => m
+                    .compute_instance(id)
+                    .and_then(|c| m.gpu_instance(c.instance))
+                    .map_or(String::new(), |i| i.profile.clone()),
                 _ => g.model.clone(),
             });
         }

@@ -543,7 +543,7 @@ pub fn unwatch(
             let k = key(p.entityGroupId, p.entityId, f);
             if let Some(w) = e.cache.watches.get_mut(&k) {
                 w.watchers = w.watchers.saturating_sub(1);
-                if w.watchers == 0 {
+                if w.watchers == 0 && !w.injected && !w.single {
                     e.cache.watches.remove(&k);
                 }
             }
