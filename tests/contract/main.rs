@@ -12,6 +12,7 @@
 mod reader;
 mod safe_layer;
 mod target;
+mod test_api;
 mod tools;
 
 use std::panic::AssertUnwindSafe;
@@ -40,6 +41,8 @@ fn all_cases() -> Vec<Case> {
     let mut v = safe_layer::cases();
     v.extend(reader::cases());
     v.extend(tools::cases());
+    // Last: these add fake GPUs and injected values to the shared engine.
+    v.extend(test_api::cases());
     v
 }
 

@@ -244,12 +244,18 @@ pub unsafe extern "C" fn dcgmGetCacheManagerFieldInfo(
 }
 
 /// Drops every cached sample and every watch (as libdcgm does); nothing is sampled afterwards
-/// until something is watched again. Injected XIDs stay in the incident history.
+/// until something is watched again. The emptied entries stay, unwatched, as in libdcgm.
+/// Injected XIDs stay in the incident history.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmEmptyCache(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     guard(|| {
         with_engine(pDcgmHandle, |e| {
-            e.cache.watches.clear();
+            for w in e.cache.watches.values_mut() {
+                w.samples.clear();
+                w.watchers = 0;
+                w.single = false;
+                w.injected = false;
+            }
             e.watch_sets.clear();
             Ok(())
         })
