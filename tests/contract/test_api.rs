@@ -486,6 +486,8 @@ fn injected_xid_raises_policy_and_health(t: &Target) {
     let xid = FieldId(DCGM_FI_DEV_XID_ERROR);
     let at = UNIX_EPOCH + Duration::from_micros(ts as u64);
     inject_value(&h, Entity::gpu(gpu), xid, 79i64, Some(at)).unwrap();
+    let dbe = FieldId(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL);
+    inject_value(&h, Entity::gpu(gpu), dbe, 5i64, Some(at)).unwrap();
 
     let deadline = Instant::now() + Duration::from_secs(5);
     let violation = loop {
@@ -512,7 +514,29 @@ fn injected_xid_raises_policy_and_health(t: &Target) {
                 && i.entity == Entity::gpu(gpu)),
         "{report:?}"
     );
+    assert!(
+        report
+            .incidents
+            .iter()
+            .any(|i| i.error_code == DCGM_FR_VOLATILE_DBE_DETECTED
+                && i.system == HealthSystems::MEM
+                && i.entity == Entity::gpu(gpu)),
+        "{report:?}"
+    );
     assert_eq!(report.overall, HealthResult::Fail);
+}
+
+fn core_status(h: &Handle) -> dcgmModuleStatus_t {
+    let f = h.library().dcgmModuleGetStatuses().unwrap();
+    let mut st: dcgmModuleGetStatuses_t = zeroed();
+    st.version = dcgmModuleGetStatuses_version1;
+    // SAFETY: a live versioned struct.
+    assert_eq!(unsafe { f(h.raw(), &mut st) }, DCGM_ST_OK);
+    st.statuses[..st.numStatuses as usize]
+        .iter()
+        .find(|s| s.id == DcgmModuleIdCore)
+        .unwrap()
+        .status
 }
 
 fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
@@ -525,9 +549,11 @@ fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
         for _ in 0..2 {
             assert_eq!(pause(h.raw()), DCGM_ST_OK);
         }
+        assert_eq!(core_status(&h), DcgmModuleStatusPaused);
         for _ in 0..2 {
             assert_eq!(resume(h.raw()), DCGM_ST_OK);
         }
+        assert_eq!(core_status(&h), DcgmModuleStatusLoaded);
     }
 
     let mark = lib.dcgmMarkModulesReloadable().unwrap();

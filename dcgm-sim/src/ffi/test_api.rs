@@ -109,12 +109,38 @@ fn injected_value(v: &dcgmInjectFieldValue_t) -> Result<SimValue, dcgmReturn_t> 
 }
 
 /// The scripted-event kind an injected field stands for, so that policy and health see an
-/// injected value as they see a scripted incident.
-fn event_kind(field: u16) -> Option<&'static str> {
+/// injected value as they see a scripted incident, and whether the field is a running total
+/// (the event is then the increase over the total so far).
+fn event_kind(field: u16) -> Option<(&'static str, bool)> {
     match field {
-        DCGM_FI_DEV_XID_ERROR => Some("xid"),
+        DCGM_FI_DEV_XID_ERROR => Some(("xid", false)),
+        DCGM_FI_DEV_PCIE_REPLAY_TOTAL => Some(("pcie_replay", true)),
+        DCGM_FI_DEV_ECC_DBE_VOL_TOTAL => Some(("dbe", true)),
         _ => None,
     }
+}
+
+/// Records the event an injected value of a GPU stands for, if any.
+fn record_event(e: &mut Engine, gpu: u32, field: u16, value: i64, ts: i64) {
+    let Some((kind, total)) = event_kind(field) else {
+        return;
+    };
+    let value = if total {
+        value - e.dynamics.event_total(gpu, kind, ts, false)
+    } else {
+        value
+    };
+    if total && value <= 0 {
+        return;
+    }
+    let ev = Event {
+        ts,
+        gpu,
+        kind: kind.into(),
+        value,
+    };
+    let at = e.dynamics.events.partition_point(|x| x.ts <= ts);
+    e.dynamics.events.insert(at, ev);
 }
 
 fn inject(
@@ -131,19 +157,8 @@ fn inject(
         }
         let value = injected_value(v)?;
         let ts = if v.ts <= 0 { now_us() } else { v.ts };
-        if let (Some(kind), SimValue::Int(n), Some(gpu)) = (
-            event_kind(v.fieldId),
-            &value,
-            e.machine.gpu_of(group, id).filter(|_| group == DCGM_FE_GPU),
-        ) {
-            let ev = Event {
-                ts,
-                gpu,
-                kind: kind.into(),
-                value: *n,
-            };
-            let at = e.dynamics.events.partition_point(|x| x.ts <= ts);
-            e.dynamics.events.insert(at, ev);
+        if let (DCGM_FE_GPU, SimValue::Int(n)) = (group, &value) {
+            record_event(e, id, v.fieldId, *n, ts);
         }
         let now = now_us();
         e.cache
@@ -158,8 +173,9 @@ fn inject(
 /// Injects a value of a field of a GPU. The value is what the next reads return, with its
 /// timestamp (0 or less: now); no watch is needed. The model stops sampling that (GPU, field)
 /// until `dcgmEmptyCache`, so the injected value stays the latest (libdcgm lets newer samples
-/// of a watched field of a real GPU replace it). An injected XID is also an XID incident for
-/// policy callbacks and health checks.
+/// of a watched field of a real GPU replace it). An injected XID, PCIe replay total or
+/// volatile double-bit ECC total is also an incident for policy callbacks and health checks,
+/// as a scripted event is.
 ///
 /// # Safety
 ///
@@ -262,16 +278,27 @@ pub extern "C" fn dcgmEmptyCache(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     })
 }
 
-/// Accepted and ignored: the simulator has no diagnostic that competes with sampling.
+/// Marks the core module paused, as libdcgm does (`dcgmModuleGetStatuses` reports it);
+/// sampling goes on, since no diagnostic competes with it in the simulator.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmPauseTelemetryForDiag(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
-    guard(|| with_engine(pDcgmHandle, |_| Ok(())))
+    guard(|| {
+        with_engine(pDcgmHandle, |e| {
+            e.telemetry_paused = true;
+            Ok(())
+        })
+    })
 }
 
-/// Accepted and ignored, as [`dcgmPauseTelemetryForDiag`].
+/// Undoes [`dcgmPauseTelemetryForDiag`].
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmResumeTelemetryForDiag(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
-    guard(|| with_engine(pDcgmHandle, |_| Ok(())))
+    guard(|| {
+        with_engine(pDcgmHandle, |e| {
+            e.telemetry_paused = false;
+            Ok(())
+        })
+    })
 }
 
 /// Accepted; writes back the mask of the loaded modules (every module not denylisted, since
