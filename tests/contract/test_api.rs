@@ -444,6 +444,35 @@ fn since_reads_include_injected_values(t: &Target) {
     let (rc, _, got) = since(&h, g.id(), t0 + 1, &[TEMP]);
     assert_eq!(rc, DCGM_ST_OK);
     assert_eq!(got.len(), 1);
+    // The injected samples are in the time-range read too, oldest or newest first.
+    let multiple = h.library().dcgmGetMultipleValuesForField().unwrap();
+    for (order, cap, want) in [
+        (DCGM_ORDER_ASCENDING, 4, vec![40, 41]),
+        (DCGM_ORDER_DESCENDING, 1, vec![41]),
+    ] {
+        let mut out: Vec<dcgmFieldValue_v1> = (0..cap).map(|_| zeroed()).collect();
+        let mut n = cap as c_int;
+        // SAFETY: `out` has room for `n` values.
+        let rc = unsafe {
+            multiple(
+                h.raw(),
+                gpu as c_int,
+                TEMP,
+                &mut n,
+                0,
+                0,
+                order,
+                out.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, DCGM_ST_OK);
+        // SAFETY: an int64 field.
+        let got: Vec<i64> = out[..n as usize]
+            .iter()
+            .map(|v| unsafe { v.value.i64_ })
+            .collect();
+        assert_eq!(got, want, "order {order}");
+    }
     // A field without cache entry ends the call after what came before it.
     let (rc, next2, got) = since(&h, g.id(), 0, &[TEMP, SM_CLOCK]);
     assert_eq!(rc, DCGM_ST_NOT_WATCHED);
