@@ -73,3 +73,27 @@ fn table_uses_the_exported_name_of_entity_injection() {
         assert!(DcgmApi::SYMBOLS.contains(&f), "{f} missing");
     }
 }
+
+#[test]
+fn nvml_injection_values() {
+    assert_eq!(size_of::<injectNvmlVal_t>(), 13352);
+    assert_eq!(offset_of!(injectNvmlVal_t, type_), 13344);
+    assert_eq!(offset_of!(injectNvmlRet_t, values), 8);
+    assert_eq!(offset_of!(injectNvmlRet_t, valueCount), 66768);
+    assert_eq!(size_of::<injectNvmlRet_t>(), 66776);
+    assert_eq!(offset_of!(injectNvmlFuncCallInfo_t, funcCallCount), 1024);
+    assert_eq!(offset_of!(injectNvmlFuncCallCounts_t, numFuncs), 1052672);
+    for f in [
+        "dcgmCreateNvmlInjectionGpu",
+        "dcgmInjectNvmlDevice",
+        "dcgmInjectNvmlDeviceForFollowingCalls",
+        "dcgmInjectedNvmlDeviceReset",
+        "dcgmRemoveNvmlInjectedGpu",
+        "dcgmRestoreNvmlInjectedGpu",
+        "dcgmGetNvmlInjectFuncCallCount",
+        "dcgmResetNvmlInjectFuncCallCount",
+        "dcgmInjectEntityFieldValueToNvml",
+    ] {
+        assert!(DcgmApi::SYMBOLS.contains(&f), "{f} missing");
+    }
+}

@@ -12,7 +12,7 @@ use dcgm::sys::*;
 use dcgm::testing::{create_fake_gpu_instances, create_fake_gpus, empty_cache, inject_value};
 use dcgm::*;
 
-use crate::target::Target;
+use crate::target::{Kind, Target};
 use crate::{Case, case};
 
 pub fn cases() -> Vec<Case> {
@@ -44,6 +44,14 @@ pub fn cases() -> Vec<Case> {
             "test_api_pause_reloadable_nvlink_and_mig_requests",
             pause_reloadable_nvlink_and_mig_requests,
         ),
+        Case {
+            name: "test_api_nvml_injection_argument_checks",
+            run: nvml_injection_argument_checks,
+            not_on: Some((
+                Kind::Sim,
+                "dcgm-sim has no NVML to inject into and does not export the NVML-injection group",
+            )),
+        },
     ]
 }
 
@@ -674,5 +682,40 @@ fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
         assert_eq!(delete(h.raw(), &mut d), DCGM_ST_BADPARAM);
         let mut d = dme(DCGM_FE_GPU, 0);
         assert_eq!(delete(h.raw(), &mut d), DCGM_ST_BADPARAM);
+    }
+}
+
+fn nvml_injection_argument_checks(t: &Target) {
+    let h = t.embedded();
+    let lib = h.library();
+    let bogus = c"GPU-bogus";
+    // SAFETY (the calls of this block): plain ids, NULL, a live string or a live value.
+    unsafe {
+        let create = lib.dcgmCreateNvmlInjectionGpu().unwrap();
+        assert_eq!(create(h.raw(), 31), DCGM_ST_BADPARAM, "not the next index");
+        let reset = lib.dcgmInjectedNvmlDeviceReset().unwrap();
+        assert_eq!(reset(h.raw(), 9999), DCGM_ST_OK);
+        let remove = lib.dcgmRemoveNvmlInjectedGpu().unwrap();
+        assert_eq!(remove(h.raw(), bogus.as_ptr()), DCGM_ST_BADPARAM);
+        let restore = lib.dcgmRestoreNvmlInjectedGpu().unwrap();
+        assert_eq!(restore(h.raw(), bogus.as_ptr()), DCGM_ST_BADPARAM);
+        let counts = lib.dcgmGetNvmlInjectFuncCallCount().unwrap();
+        assert_eq!(counts(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
+        let reset_counts = lib.dcgmResetNvmlInjectFuncCallCount().unwrap();
+        assert_eq!(reset_counts(h.raw()), DCGM_ST_OK);
+        let to_nvml = lib.dcgmInjectEntityFieldValueToNvml().unwrap();
+        let mut v = int_value(TEMP, 50, now_us());
+        v.version = 0;
+        assert_eq!(
+            to_nvml(h.raw(), DCGM_FE_GPU, 0, &mut v),
+            DCGM_ST_VER_MISMATCH
+        );
+        let inject = lib.dcgmInjectNvmlDevice().unwrap();
+        let ret: Box<injectNvmlRet_t> = Box::new(zeroed());
+        assert_eq!(
+            inject(h.raw(), 0, std::ptr::null(), std::ptr::null(), 0, &*ret),
+            DCGM_ST_BADPARAM,
+            "NULL key"
+        );
     }
 }

@@ -6,6 +6,12 @@
 //! client resolving them sees missing symbols, as `DcgmApi::missing_symbols` reports):
 //! - `dcgmCpuHierarchyCpuOwnsCore` (a header-only helper of `dcgm_helpers.h`)
 //! - `dcgmNvswitchGetBackend` (NvSwitch backends are not simulated)
+//! - the NVML-injection group: `dcgmCreateNvmlInjectionGpu`, `dcgmInjectNvmlDevice`,
+//!   `dcgmInjectNvmlDeviceForFollowingCalls`, `dcgmInjectedNvmlDeviceReset`,
+//!   `dcgmRemoveNvmlInjectedGpu`, `dcgmRestoreNvmlInjectedGpu`,
+//!   `dcgmGetNvmlInjectFuncCallCount`, `dcgmResetNvmlInjectFuncCallCount`,
+//!   `dcgmInjectEntityFieldValueToNvml` (the simulator has no NVML to inject into; fake
+//!   entities and `dcgmInjectEntityFieldValue` cover what tests need)
 //!
 //! One line per exported function of the table; add a line with every new export.
 

@@ -1,6 +1,8 @@
 //! Structs of DCGM's test API (`dcgm_test_apis.h`, `dcgm_test_structs.h` and the internal
 //! structs header): fake entities, the cache-manager view of a field, forced NVLink states and
-//! MIG instance creation. Layouts are those of DCGM 4.6 on LP64.
+//! MIG instance creation, and the NVML-injection values. Layouts are those of DCGM 4.6 on LP64.
+
+use std::ffi::c_char;
 
 use crate::{dcgm_field_eid_t, dcgm_field_entity_group_t, dcgmMigHierarchyInfo_t};
 
@@ -167,3 +169,85 @@ crate::versioned_struct!(
 pub type dcgmDeleteMigEntity_t = dcgmDeleteMigEntity_v1;
 /// Current version word of [`dcgmDeleteMigEntity_t`].
 pub const dcgmDeleteMigEntity_version: u32 = dcgmDeleteMigEntity_version1;
+
+/// Size in bytes of NVML injection's value union (`simpleValue_t`, generated from NVML's
+/// types: about 440 scalar, struct and pointer members).
+pub const NVML_INJECTION_SIMPLE_VALUE_SIZE: usize = 13344;
+/// Most extra keys of one NVML injection.
+pub const NVML_INJECTION_MAX_EXTRA_KEYS: usize = 4;
+/// Most values of one injected NVML return.
+pub const NVML_INJECTION_MAX_VALUES: usize = 4;
+/// Most returns of `dcgmInjectNvmlDeviceForFollowingCalls`.
+pub const NVML_INJECTION_MAX_RETURNS: usize = 8;
+/// Capacity of a function name in [`injectNvmlFuncCallInfo_t`].
+pub const NVML_MAX_FUNC_NAME_LENGTH: usize = 1024;
+/// Capacity of [`injectNvmlFuncCallCounts_t::funcCallInfo`].
+pub const NVML_MAX_FUNCS: usize = 1024;
+
+/// NVML injection's value union, kept opaque: write the member `type_` names at offset 0.
+#[repr(C, align(8))]
+#[derive(Debug, Copy, Clone)]
+pub struct simpleValue_t {
+    pub bytes: [u8; NVML_INJECTION_SIMPLE_VALUE_SIZE],
+}
+crate::plain_struct!(simpleValue_t, size = 13344, align = 8);
+
+/// Type of an injected NVML value (the C enum `injectionArgType_t`, of which the first
+/// members are listed here).
+pub type injectionArgType_t = u32;
+/// A `char`.
+pub const INJECTION_CHAR: injectionArgType_t = 0;
+/// A `char *`.
+pub const INJECTION_CHAR_PTR: injectionArgType_t = 1;
+/// A `double`.
+pub const INJECTION_DOUBLE: injectionArgType_t = 2;
+/// A `double *`.
+pub const INJECTION_DOUBLE_PTR: injectionArgType_t = 3;
+/// An `int`.
+pub const INJECTION_INT: injectionArgType_t = 4;
+/// An `int *`.
+pub const INJECTION_INT_PTR: injectionArgType_t = 5;
+/// A `long`.
+pub const INJECTION_LONG: injectionArgType_t = 6;
+/// A `long *`.
+pub const INJECTION_LONG_PTR: injectionArgType_t = 7;
+/// A `long long`.
+pub const INJECTION_LONG_LONG: injectionArgType_t = 8;
+
+/// One injected NVML value (a key, an extra key, or a returned value). Not versioned.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct injectNvmlVal_t {
+    pub value: simpleValue_t,
+    pub type_: injectionArgType_t,
+}
+crate::plain_struct!(injectNvmlVal_t, size = 13352, align = 8);
+
+/// What an injected NVML call returns: its `nvmlReturn_t` and up to four values. Not
+/// versioned.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct injectNvmlRet_t {
+    pub nvmlRet: u32,
+    pub values: [injectNvmlVal_t; NVML_INJECTION_MAX_VALUES + 1],
+    pub valueCount: u32,
+}
+crate::plain_struct!(injectNvmlRet_t, size = 66776, align = 8);
+
+/// How often one NVML function was called.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct injectNvmlFuncCallInfo_t {
+    pub funcName: [c_char; NVML_MAX_FUNC_NAME_LENGTH],
+    pub funcCallCount: u32,
+}
+crate::plain_struct!(injectNvmlFuncCallInfo_t, size = 1028, align = 4);
+
+/// Call counts of the injected NVML (about 1 MiB: allocate it on the heap). Not versioned.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct injectNvmlFuncCallCounts_t {
+    pub funcCallInfo: [injectNvmlFuncCallInfo_t; NVML_MAX_FUNCS],
+    pub numFuncs: u32,
+}
+crate::plain_struct!(injectNvmlFuncCallCounts_t, size = 1052676, align = 4);
