@@ -519,7 +519,8 @@ fn injected_xid_raises_policy_and_health(t: &Target) {
     g.health_set(HealthSystems::PCIE | HealthSystems::MEM | HealthSystems::DRIVER)
         .unwrap();
     let _ = g.health_check().unwrap();
-    let ts = now_us();
+    // A timestamp before the registration and the first check: the incident still counts.
+    let ts = now_us() - 2_000_000;
     let xid = FieldId(DCGM_FI_DEV_XID_ERROR);
     let at = UNIX_EPOCH + Duration::from_micros(ts as u64);
     inject_value(&h, Entity::gpu(gpu), xid, 79i64, Some(at)).unwrap();

@@ -138,6 +138,7 @@ fn record_event(e: &mut Engine, gpu: u32, field: u16, value: i64, ts: i64) {
         gpu,
         kind: kind.into(),
         value,
+        known_at: now_us(),
     };
     let at = e.dynamics.events.partition_point(|x| x.ts <= ts);
     e.dynamics.events.insert(at, ev);
