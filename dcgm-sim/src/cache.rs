@@ -34,8 +34,14 @@ pub struct Watch {
     pub max_samples: usize,
     pub next_due: i64,
     pub samples: VecDeque<Sample>,
-    /// Number of (group, field group) watches covering this entry.
+    /// Number of watches covering this entry (0: an entry that only holds injected samples or
+    /// samples kept after an unwatch; it is not sampled).
     pub watchers: u32,
+    /// Holds a value injected by the test API: the model stops sampling this entry, so the
+    /// injected value stays the latest until another injection or `dcgmEmptyCache`.
+    pub injected: bool,
+    /// Watched through `dcgmWatchFieldValue` (counted once in `watchers`).
+    pub single: bool,
 }
 
 impl Watch {
@@ -47,7 +53,21 @@ impl Watch {
             next_due: now + freq_us.max(1),
             samples: VecDeque::new(),
             watchers: 0,
+            injected: false,
+            single: false,
         }
+    }
+
+    /// Whether the model samples this entry.
+    fn sampled(&self) -> bool {
+        self.watchers > 0 && !self.injected
+    }
+
+    /// Stores an injected sample in time order (the latest is the one with the largest time).
+    pub fn inject(&mut self, ts: i64, value: SimValue) {
+        let at = self.samples.partition_point(|s| s.ts <= ts);
+        self.samples.insert(at, Sample { ts, value });
+        self.injected = true;
     }
 
     /// Adds another watcher: the fastest frequency and the longest retention win.
@@ -63,7 +83,7 @@ impl Watch {
 
     /// Generates the samples due up to `now` (AUTO mode).
     pub fn advance(&mut self, now: i64, mut make: impl FnMut(i64) -> SimValue) {
-        if self.next_due > now {
+        if !self.sampled() || self.next_due > now {
             return;
         }
         let behind = (now - self.next_due) / self.freq_us;
@@ -80,7 +100,7 @@ impl Watch {
 
     /// Takes a sample now (`dcgmUpdateAllFields`).
     pub fn force(&mut self, now: i64, value: SimValue) {
-        if self.samples.back().is_some_and(|s| s.ts >= now) {
+        if !self.sampled() || self.samples.back().is_some_and(|s| s.ts >= now) {
             return;
         }
         self.push(now, value);

@@ -85,6 +85,8 @@ pub struct Engine {
     pub module_denylist: u32,
     /// Host-engine log severity set through `dcgmHostengineSetLoggingSeverity`.
     pub log_severity: DcgmLoggingSeverity_t,
+    /// `dcgmPauseTelemetryForDiag` was called (and not `dcgmResumeTelemetryForDiag` since).
+    pub telemetry_paused: bool,
 }
 
 impl Engine {
@@ -113,6 +115,7 @@ impl Engine {
             config_targets: HashMap::new(),
             module_denylist: 0,
             log_severity: DcgmLoggingSeverityWarning,
+            telemetry_paused: false,
         }
     }
 

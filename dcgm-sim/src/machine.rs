@@ -1,9 +1,12 @@
 //! The simulated node's entities, built from a [`SimConfig`]: GPUs, MIG GPU and compute
-//! instances, NvSwitches, NVLinks, CPUs and CPU cores, with their ids and parents.
+//! instances, NvSwitches, NVLinks, CPUs and CPU cores, with their ids and parents, plus the
+//! fake entities a client adds through the test API.
+
+use std::collections::{BTreeSet, HashMap};
 
 use dcgm_sys::*;
 
-use crate::config::SimConfig;
+use crate::config::{GpuConfig, SimConfig};
 
 /// A MIG GPU instance.
 #[derive(Debug, Clone)]
@@ -33,7 +36,16 @@ pub struct Machine {
     pub compute_instances: Vec<ComputeInstance>,
     /// (cpu id, first core id, core count)
     pub cpu_cores: Vec<(u32, u32, u32)>,
+    /// GPUs added by `dcgmCreateFakeEntities`.
+    pub fake_gpus: BTreeSet<u32>,
+    /// Link states forced by `dcgmSetEntityNvLinkLinkState`, by (entity group, entity, link).
+    pub link_states: HashMap<(u32, u32, u32), dcgmNvLinkLinkState_t>,
 }
+
+/// UUID of every fake GPU, as DCGM gives it.
+pub const FAKE_GPU_UUID: &str = "GPU-00000000-0000-0000-0000-000000000000";
+/// GPU instance ids of a GPU start at `gpu * IDS_PER_GPU` (DCGM's id scheme for fake ones).
+pub const IDS_PER_GPU: u32 = 8;
 
 /// Packs a link entity id the way `dcgm_link_t` does: parent type, link index, parent id.
 pub fn link_id(parent_group: u32, index: u32, parent: u32) -> u32 {
@@ -83,6 +95,109 @@ impl Machine {
             gpu_instances,
             compute_instances,
             cpu_cores,
+            fake_gpus: BTreeSet::new(),
+            link_states: HashMap::new(),
+        }
+    }
+
+    /// A GPU instance by id.
+    pub fn gpu_instance(&self, id: u32) -> Option<&GpuInstance> {
+        self.gpu_instances.iter().find(|i| i.id == id)
+    }
+
+    /// A compute instance by id.
+    pub fn compute_instance(&self, id: u32) -> Option<&ComputeInstance> {
+        self.compute_instances.iter().find(|c| c.id == id)
+    }
+
+    /// Adds a fake GPU with the next free id; `None` when the node is full.
+    pub fn add_fake_gpu(&mut self) -> Option<u32> {
+        let id = self.gpu_count();
+        if id as usize >= DCGM_MAX_NUM_DEVICES {
+            return None;
+        }
+        self.cfg.gpus.push(GpuConfig {
+            uuid: FAKE_GPU_UUID.into(),
+            pci_bus_id: format!("00000000:{:02X}:00.0", 0xF0 + id),
+            nvlinks: 0,
+            ..GpuConfig::default()
+        });
+        self.fake_gpus.insert(id);
+        Some(id)
+    }
+
+    /// Adds a fake GPU instance under `gpu`: id `gpu * 8 + n` for its n-th instance (the next
+    /// free id after it when a configured instance holds that id); `None` for an unknown GPU.
+    pub fn add_fake_gpu_instance(&mut self, gpu: u32) -> Option<u32> {
+        if gpu >= self.gpu_count() {
+            return None;
+        }
+        let n = self.gpu_instances.iter().filter(|i| i.gpu == gpu).count() as u32;
+        let mut id = gpu * IDS_PER_GPU + n;
+        while self.gpu_instance(id).is_some() {
+            id += 1;
+        }
+        self.gpu_instances.push(GpuInstance {
+            id,
+            gpu,
+            local_id: n,
+            profile: "1fg.4gb".into(),
+            slices: 1,
+        });
+        Some(id)
+    }
+
+    /// Adds a fake compute instance under GPU instance `gi`: id `gpu * 8 + n` for the n-th
+    /// compute instance of that GPU; `None` for an unknown GPU instance.
+    pub fn add_fake_compute_instance(&mut self, gi: u32) -> Option<u32> {
+        let gpu = self.gpu_instance(gi)?.gpu;
+        let n = self
+            .compute_instances
+            .iter()
+            .filter(|c| c.gpu == gpu)
+            .count() as u32;
+        let local = self
+            .compute_instances
+            .iter()
+            .filter(|c| c.instance == gi)
+            .count() as u32;
+        let mut id = gpu * IDS_PER_GPU + n;
+        while self.compute_instance(id).is_some() {
+            id += 1;
+        }
+        self.compute_instances.push(ComputeInstance {
+            id,
+            gpu,
+            instance: gi,
+            local_id: local,
+        });
+        Some(id)
+    }
+
+    /// Adds a fake NvSwitch with the next id.
+    pub fn add_fake_switch(&mut self) -> u32 {
+        self.cfg.nvswitches += 1;
+        self.cfg.nvswitches - 1
+    }
+
+    /// The state of one link of a GPU or NvSwitch: forced, or up when the entity has it.
+    pub fn link_state(&self, group: u32, id: u32, link: u32) -> dcgmNvLinkLinkState_t {
+        if let Some(s) = self.link_states.get(&(group, id, link)) {
+            return *s;
+        }
+        let has = match group {
+            DCGM_FE_GPU => self
+                .cfg
+                .gpus
+                .get(id as usize)
+                .is_some_and(|g| link < g.nvlinks),
+            DCGM_FE_SWITCH => id < self.cfg.nvswitches && link < SWITCH_LINKS,
+            _ => false,
+        };
+        if has {
+            DcgmNvLinkLinkStateUp
+        } else {
+            DcgmNvLinkLinkStateNotSupported
         }
     }
 
@@ -94,8 +209,16 @@ impl Machine {
     pub fn entities(&self, group: dcgm_field_entity_group_t) -> Vec<u32> {
         match group {
             DCGM_FE_GPU => (0..self.gpu_count()).collect(),
-            DCGM_FE_GPU_I => self.gpu_instances.iter().map(|i| i.id).collect(),
-            DCGM_FE_GPU_CI => self.compute_instances.iter().map(|c| c.id).collect(),
+            DCGM_FE_GPU_I => {
+                let mut v: Vec<u32> = self.gpu_instances.iter().map(|i| i.id).collect();
+                v.sort_unstable();
+                v
+            }
+            DCGM_FE_GPU_CI => {
+                let mut v: Vec<u32> = self.compute_instances.iter().map(|c| c.id).collect();
+                v.sort_unstable();
+                v
+            }
             DCGM_FE_SWITCH => (0..self.cfg.nvswitches).collect(),
             DCGM_FE_CPU => (0..self.cfg.cpus.len() as u32).collect(),
             DCGM_FE_CPU_CORE => {
@@ -125,8 +248,8 @@ impl Machine {
         match group {
             DCGM_FE_NONE => true,
             DCGM_FE_GPU => id < self.gpu_count(),
-            DCGM_FE_GPU_I => (id as usize) < self.gpu_instances.len(),
-            DCGM_FE_GPU_CI => (id as usize) < self.compute_instances.len(),
+            DCGM_FE_GPU_I => self.gpu_instance(id).is_some(),
+            DCGM_FE_GPU_CI => self.compute_instance(id).is_some(),
             DCGM_FE_SWITCH => id < self.cfg.nvswitches,
             DCGM_FE_CPU => (id as usize) < self.cfg.cpus.len(),
             DCGM_FE_CPU_CORE => id < self.cpu_cores.iter().map(|c| c.2).sum::<u32>(),
@@ -150,8 +273,8 @@ impl Machine {
     pub fn gpu_of(&self, group: dcgm_field_entity_group_t, id: u32) -> Option<u32> {
         match group {
             DCGM_FE_GPU => Some(id),
-            DCGM_FE_GPU_I => self.gpu_instances.get(id as usize).map(|i| i.gpu),
-            DCGM_FE_GPU_CI => self.compute_instances.get(id as usize).map(|c| c.gpu),
+            DCGM_FE_GPU_I => self.gpu_instance(id).map(|i| i.gpu),
+            DCGM_FE_GPU_CI => self.compute_instance(id).map(|c| c.gpu),
             DCGM_FE_LINK => {
                 let (t, _, parent) = unpack_link(id);
                 (t == DCGM_FE_GPU).then_some(parent)
@@ -162,23 +285,18 @@ impl Machine {
 
     /// Whether a GPU is in MIG mode.
     pub fn mig_enabled(&self, gpu: u32) -> bool {
-        self.cfg
-            .gpus
-            .get(gpu as usize)
-            .is_some_and(|g| !g.mig.is_empty())
+        self.gpu_instances.iter().any(|i| i.gpu == gpu)
     }
 
     /// The share of its GPU's compute an entity has (1.0 for a whole GPU).
     pub fn compute_share(&self, group: dcgm_field_entity_group_t, id: u32) -> f64 {
         match group {
             DCGM_FE_GPU_I => self
-                .gpu_instances
-                .get(id as usize)
+                .gpu_instance(id)
                 .map_or(1.0, |i| f64::from(i.slices) / 7.0),
             DCGM_FE_GPU_CI => self
-                .compute_instances
-                .get(id as usize)
-                .and_then(|c| self.gpu_instances.get(c.instance as usize))
+                .compute_instance(id)
+                .and_then(|c| self.gpu_instance(c.instance))
                 .map_or(1.0, |i| {
                     let n = self
                         .compute_instances

@@ -29,6 +29,16 @@ pub struct Event {
     pub gpu: u32,
     pub kind: String,
     pub value: i64,
+    /// When the engine learnt of it: its time for a scripted event, the time of the call for
+    /// an injected one (which may carry an earlier timestamp).
+    pub known_at: i64,
+}
+
+impl Event {
+    /// When policy and health see the event: its time, or when it became known if later.
+    pub fn seen_at(&self) -> i64 {
+        self.ts.max(self.known_at)
+    }
 }
 
 /// Time-varying state that is not a pure function of time: config changes and events.
@@ -57,6 +67,7 @@ impl Dynamics {
                 gpu: e.gpu,
                 kind: e.kind.clone(),
                 value: e.value,
+                known_at: start_us + (e.at_ms as i64) * 1000,
             })
             .collect();
         events.sort_by_key(|e| e.ts);
@@ -205,11 +216,13 @@ pub fn sample(
         DCGM_FI_DEV_GPU_NAME => {
             // A MIG instance reports its profile name, as DCGM does.
             return Str(match group {
-                DCGM_FE_GPU_I => m.gpu_instances[id as usize].profile.clone(),
-                DCGM_FE_GPU_CI => {
-                    let ci = &m.compute_instances[id as usize];
-                    m.gpu_instances[ci.instance as usize].profile.clone()
-                }
+                DCGM_FE_GPU_I => m
+                    .gpu_instance(id)
+                    .map_or(String::new(), |i| i.profile.clone()),
+                DCGM_FE_GPU_CI => m
+                    .compute_instance(id)
+                    .and_then(|c| m.gpu_instance(c.instance))
+                    .map_or(String::new(), |i| i.profile.clone()),
                 _ => g.model.clone(),
             });
         }

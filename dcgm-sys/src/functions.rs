@@ -251,9 +251,42 @@ crate::library::dcgm_api! {
     fn dcgmUnwatchFieldValue(pDcgmHandle: dcgmHandle_t, gpuId: c_int, fieldId: u16, clearCache: c_int) -> dcgmReturn_t;
     /// Injects a sample of a field for a GPU (for tests).
     fn dcgmInjectFieldValue(pDcgmHandle: dcgmHandle_t, gpuId: u32, dcgmInjectFieldValue: *mut dcgmInjectFieldValue_t) -> dcgmReturn_t;
-    /// Injects a sample of a field for any entity (for tests).
-    fn dcgmEntityInjectFieldValue(pDcgmHandle: dcgmHandle_t, entityGroupId: dcgm_field_entity_group_t, entityId: dcgm_field_eid_t, dcgmInjectFieldValue: *mut dcgmInjectFieldValue_t) -> dcgmReturn_t;
-    /// Drops every cached sample.
+    /// Injects a sample of a field for any entity (for tests). This is the name the library
+    /// exports; `dcgm_test_apis.h` declares it as `dcgmEntityInjectFieldValue`, a symbol
+    /// libdcgm 4.6 does not export.
+    fn dcgmInjectEntityFieldValue(pDcgmHandle: dcgmHandle_t, entityGroupId: dcgm_field_entity_group_t, entityId: dcgm_field_eid_t, dcgmInjectFieldValue: *mut dcgmInjectFieldValue_t) -> dcgmReturn_t;
+    /// Creates fake GPUs, NvSwitches, CPUs and MIG instances (for tests); the new ids are
+    /// written back into the request.
+    fn dcgmCreateFakeEntities(pDcgmHandle: dcgmHandle_t, createFakeEntities: *mut dcgmCreateFakeEntities_v2) -> dcgmReturn_t;
+    /// The cache manager's view of one (entity, field): watch, samples and watchers.
+    fn dcgmGetCacheManagerFieldInfo(pDcgmHandle: dcgmHandle_t, fieldInfo: *mut dcgmCacheManagerFieldInfo_v4_t) -> dcgmReturn_t;
+    /// Forces the state a link of a GPU or NvSwitch reports (for tests).
+    fn dcgmSetEntityNvLinkLinkState(pDcgmHandle: dcgmHandle_t, linkState: *mut dcgmSetNvLinkLinkState_v1) -> dcgmReturn_t;
+    /// Creates a MIG GPU or compute instance.
+    fn dcgmCreateMigEntity(pDcgmHandle: dcgmHandle_t, cme: *mut dcgmCreateMigEntity_t) -> dcgmReturn_t;
+    /// Deletes a MIG GPU or compute instance.
+    fn dcgmDeleteMigEntity(pDcgmHandle: dcgmHandle_t, dme: *mut dcgmDeleteMigEntity_t) -> dcgmReturn_t;
+    /// Adds a GPU to the injection NVML (`NVML_INJECTION_MODE`); `index` must be the next
+    /// NVML index.
+    fn dcgmCreateNvmlInjectionGpu(pDcgmHandle: dcgmHandle_t, index: u32) -> dcgmReturn_t;
+    /// Makes the injection NVML answer `key` (an NVML function name without `nvmlDeviceGet`)
+    /// for a GPU with `injectNvmlRet`.
+    fn dcgmInjectNvmlDevice(pDcgmHandle: dcgmHandle_t, gpuId: u32, key: *const c_char, extraKeys: *const injectNvmlVal_t, extraKeyCount: u32, injectNvmlRet: *const injectNvmlRet_t) -> dcgmReturn_t;
+    /// Makes the injection NVML answer the next `retCount` calls of `key` with `injectNvmlRets`.
+    fn dcgmInjectNvmlDeviceForFollowingCalls(pDcgmHandle: dcgmHandle_t, gpuId: u32, key: *const c_char, extraKeys: *const injectNvmlVal_t, extraKeyCount: u32, injectNvmlRets: *const injectNvmlRet_t, retCount: u32) -> dcgmReturn_t;
+    /// Drops what was injected into the injection NVML for a GPU.
+    fn dcgmInjectedNvmlDeviceReset(pDcgmHandle: dcgmHandle_t, gpuId: u32) -> dcgmReturn_t;
+    /// Makes the injection NVML hide the GPU with this UUID.
+    fn dcgmRemoveNvmlInjectedGpu(pDcgmHandle: dcgmHandle_t, uuid: *const c_char) -> dcgmReturn_t;
+    /// Makes the injection NVML show a GPU hidden by `dcgmRemoveNvmlInjectedGpu` again.
+    fn dcgmRestoreNvmlInjectedGpu(pDcgmHandle: dcgmHandle_t, uuid: *const c_char) -> dcgmReturn_t;
+    /// How often the injection NVML's functions were called.
+    fn dcgmGetNvmlInjectFuncCallCount(pDcgmHandle: dcgmHandle_t, nvmlFuncCallCounts: *mut injectNvmlFuncCallCounts_t) -> dcgmReturn_t;
+    /// Resets the injection NVML's call counts.
+    fn dcgmResetNvmlInjectFuncCallCount(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t;
+    /// Injects a field value into the injection NVML (only fields DCGM maps to NVML).
+    fn dcgmInjectEntityFieldValueToNvml(pDcgmHandle: dcgmHandle_t, entityGroupId: dcgm_field_entity_group_t, entityId: dcgm_field_eid_t, dcgmInjectFieldValue: *mut dcgmInjectFieldValue_t) -> dcgmReturn_t;
+    /// Drops every cached sample and every watch.
     fn dcgmEmptyCache(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t;
     /// Pauses sampling while a diagnostic runs.
     fn dcgmPauseTelemetryForDiag(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t;

@@ -54,6 +54,30 @@ impl Value {
     }
 }
 
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Double(v)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::String(v.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::String(v)
+    }
+}
+
 impl std::fmt::Display for Value {
     /// Numbers as numbers; blanks as `N/A` (never as a sentinel number).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -7,11 +7,12 @@
 //! H200 capture in `../shared/fixtures`. Where the real library is absent (a user's fresh
 //! clone) the real tier prints why and is skipped, or fails when `DCGM_REQUIRE_REAL=1` (CI).
 //!
-//! Arguments: an optional substring filter on case names.
+//! Arguments: optional substring filters on case names (a case runs if any matches).
 
 mod reader;
 mod safe_layer;
 mod target;
+mod test_api;
 mod tools;
 
 use std::panic::AssertUnwindSafe;
@@ -40,11 +41,17 @@ fn all_cases() -> Vec<Case> {
     let mut v = safe_layer::cases();
     v.extend(reader::cases());
     v.extend(tools::cases());
+    // Last: these add fake GPUs and injected values to the shared engine.
+    v.extend(test_api::cases());
     v
 }
 
-fn filter() -> Option<String> {
-    std::env::args().skip(1).find(|a| !a.starts_with('-'))
+/// Substring filters on case names (any matches); none: every case.
+fn filters() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect()
 }
 
 fn main() {
@@ -135,13 +142,10 @@ fn run_cases() -> i32 {
             .map(|l| format!("{}:{}", l.file(), l.line()));
         println!("  panicked at {}: {msg}", at.unwrap_or_default());
     }));
-    let filter = filter();
+    let filters = filters();
     let (mut passed, mut failed, mut skipped) = (0, Vec::new(), 0);
     for c in all_cases() {
-        if filter
-            .as_ref()
-            .is_some_and(|f| !c.name.contains(f.as_str()))
-        {
+        if !filters.is_empty() && !filters.iter().any(|f| c.name.contains(f.as_str())) {
             continue;
         }
         if let Some((k, why)) = c.not_on {

@@ -6,7 +6,7 @@ use dcgm_sys::*;
 
 use super::{guard, out, versioned, write_str};
 use crate::engine::with_engine;
-use crate::machine::{Machine, SWITCH_LINKS};
+use crate::machine::Machine;
 
 /// # Safety
 ///
@@ -218,7 +218,9 @@ pub unsafe extern "C" fn dcgmGetGpuStatus(
         // SAFETY: per this function's contract.
         let s = unsafe { out(status) }?;
         with_engine(pDcgmHandle, |e| {
-            *s = if gpuId < e.machine.gpu_count() {
+            *s = if e.machine.fake_gpus.contains(&gpuId) {
+                DcgmEntityStatusFake
+            } else if gpuId < e.machine.gpu_count() {
                 DcgmEntityStatusOk
             } else {
                 DcgmEntityStatusUnknown
@@ -278,7 +280,13 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
         with_engine(dcgmHandle, |e| {
             let m = &e.machine;
             let mut n = 0usize;
-            for gi in &m.gpu_instances {
+            // Grouped by GPU in id order, each GPU instance followed by its compute instances.
+            let mut gis: Vec<_> = m.gpu_instances.iter().collect();
+            gis.sort_by_key(|gi| (gi.gpu, gi.id));
+            for gi in gis {
+                if n >= h.entityList.len() {
+                    break;
+                }
                 let info = &mut h.entityList[n];
                 info.entity = dcgmGroupEntityPair_t {
                     entityGroupId: DCGM_FE_GPU_I,
@@ -296,7 +304,9 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
                 info.info.nvmlProfileSlices = gi.slices;
                 n += 1;
                 for ci in m.compute_instances.iter().filter(|c| c.instance == gi.id) {
-                    let info = &mut h.entityList[n];
+                    let Some(info) = h.entityList.get_mut(n) else {
+                        break;
+                    };
                     info.entity = dcgmGroupEntityPair_t {
                         entityGroupId: DCGM_FE_GPU_CI,
                         entityId: ci.id,
@@ -339,26 +349,18 @@ pub unsafe extern "C" fn dcgmGetNvLinkLinkStatus(
         let s = unsafe { versioned(linkStatus, &[dcgmNvLinkStatus_version5]) }?;
         with_engine(dcgmHandle, |e| {
             let m = &e.machine;
-            s.numGpus = m.gpu_count();
-            for (i, g) in m.cfg.gpus.iter().enumerate().take(DCGM_MAX_NUM_DEVICES) {
+            s.numGpus = m.gpu_count().min(DCGM_MAX_NUM_DEVICES as u32);
+            for i in 0..(m.gpu_count() as usize).min(DCGM_MAX_NUM_DEVICES) {
                 s.gpus[i].entityId = i as u32;
                 for (l, st) in s.gpus[i].linkState.iter_mut().enumerate() {
-                    *st = if (l as u32) < g.nvlinks {
-                        DcgmNvLinkLinkStateUp
-                    } else {
-                        DcgmNvLinkLinkStateNotSupported
-                    };
+                    *st = m.link_state(DCGM_FE_GPU, i as u32, l as u32);
                 }
             }
             s.numNvSwitches = m.cfg.nvswitches.min(DCGM_MAX_NUM_SWITCHES as u32);
             for i in 0..s.numNvSwitches as usize {
                 s.nvSwitches[i].entityId = i as u32;
                 for (l, st) in s.nvSwitches[i].linkState.iter_mut().enumerate() {
-                    *st = if (l as u32) < SWITCH_LINKS {
-                        DcgmNvLinkLinkStateUp
-                    } else {
-                        DcgmNvLinkLinkStateNotSupported
-                    };
+                    *st = m.link_state(DCGM_FE_SWITCH, i as u32, l as u32);
                 }
             }
             Ok(())

@@ -185,7 +185,7 @@ pub fn incidents(e: &Engine, gpus: &[u32], systems: u32, since: i64, until: i64)
     e.dynamics
         .events
         .iter()
-        .filter(|ev| ev.ts > since && ev.ts <= until && gpus.contains(&ev.gpu))
+        .filter(|ev| ev.seen_at() > since && ev.seen_at() <= until && gpus.contains(&ev.gpu))
         .filter_map(|ev| incident_for(&e.dynamics, ev))
         .filter(|i| systems & i.system != 0)
         .collect()

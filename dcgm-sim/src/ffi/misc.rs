@@ -87,7 +87,9 @@ pub unsafe extern "C" fn dcgmModuleGetStatuses(
             let n = (DcgmModuleIdCount as usize).min(st.statuses.len());
             for (id, slot) in st.statuses.iter_mut().take(n).enumerate() {
                 slot.id = id as u32;
-                slot.status = if module_ok(e, id as u32).is_ok() {
+                slot.status = if id as u32 == DcgmModuleIdCore && e.telemetry_paused {
+                    DcgmModuleStatusPaused
+                } else if module_ok(e, id as u32).is_ok() {
                     DcgmModuleStatusLoaded
                 } else {
                     DcgmModuleStatusDenylisted

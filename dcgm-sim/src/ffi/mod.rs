@@ -14,6 +14,7 @@ pub mod policy;
 pub mod prof;
 mod sigcheck;
 pub mod stats;
+pub mod test_api;
 pub mod values;
 
 use std::ffi::{CStr, c_char};

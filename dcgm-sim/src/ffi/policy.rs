@@ -189,7 +189,9 @@ pub fn collect(s: &mut Sim, manual: bool) -> Vec<Delivery> {
             if let Some(cb) = reg.callback {
                 let gpus = group_gpus(e, reg.group).unwrap_or_default();
                 for ev in e.dynamics.events.iter().filter(|ev| {
-                    ev.ts > reg.delivered_until && ev.ts <= now && gpus.contains(&ev.gpu)
+                    ev.seen_at() > reg.delivered_until
+                        && ev.seen_at() <= now
+                        && gpus.contains(&ev.gpu)
                 }) {
                     let Some(resp) = violation(e, reg.group, ev) else {
                         continue;

@@ -2,22 +2,16 @@
 //! for it (`dcgm_sys::pfn::<name>`, i.e. the C prototype of DCGM 4.6): a signature that drifts
 //! from the C API stops the build.
 //!
-//! Functions of `dcgm_sys::DcgmApi::SYMBOLS` the simulator does not export, on purpose: they
-//! come from DCGM's internal test header or `dcgm_helpers.h` (value injection, cache and
-//! telemetry control, module reloading, single-field watches, a header-only helper), which
-//! clients of the public API do not need. A client resolving them sees missing symbols, as
-//! `DcgmApi::missing_symbols` reports:
-//! - `dcgmCpuHierarchyCpuOwnsCore`
-//! - `dcgmGetFieldValuesSince`
-//! - `dcgmWatchFieldValue`
-//! - `dcgmUnwatchFieldValue`
-//! - `dcgmInjectFieldValue`
-//! - `dcgmEntityInjectFieldValue`
-//! - `dcgmEmptyCache`
-//! - `dcgmPauseTelemetryForDiag`
-//! - `dcgmResumeTelemetryForDiag`
-//! - `dcgmMarkModulesReloadable`
-//! - `dcgmNvswitchGetBackend`
+//! Functions of `dcgm_sys::DcgmApi::SYMBOLS` the simulator does not export, on purpose (a
+//! client resolving them sees missing symbols, as `DcgmApi::missing_symbols` reports):
+//! - `dcgmCpuHierarchyCpuOwnsCore` (a header-only helper of `dcgm_helpers.h`)
+//! - `dcgmNvswitchGetBackend` (NvSwitch backends are not simulated)
+//! - the NVML-injection group: `dcgmCreateNvmlInjectionGpu`, `dcgmInjectNvmlDevice`,
+//!   `dcgmInjectNvmlDeviceForFollowingCalls`, `dcgmInjectedNvmlDeviceReset`,
+//!   `dcgmRemoveNvmlInjectedGpu`, `dcgmRestoreNvmlInjectedGpu`,
+//!   `dcgmGetNvmlInjectFuncCallCount`, `dcgmResetNvmlInjectFuncCallCount`,
+//!   `dcgmInjectEntityFieldValueToNvml` (the simulator has no NVML to inject into; fake
+//!   entities and `dcgmInjectEntityFieldValue` cover what tests need)
 //!
 //! One line per exported function of the table; add a line with every new export.
 
@@ -146,3 +140,21 @@ const _: dcgm_sys::pfn::dcgmWatchFields = crate::ffi::values::dcgmWatchFields;
 const _: dcgm_sys::pfn::dcgmWatchJobFields = crate::ffi::stats::dcgmWatchJobFields;
 const _: dcgm_sys::pfn::dcgmWatchPidFields = crate::ffi::stats::dcgmWatchPidFields;
 const _: dcgm_sys::pfn::errorString = crate::ffi::lifecycle::errorString;
+const _: dcgm_sys::pfn::dcgmCreateFakeEntities = crate::ffi::test_api::dcgmCreateFakeEntities;
+const _: dcgm_sys::pfn::dcgmCreateMigEntity = crate::ffi::test_api::dcgmCreateMigEntity;
+const _: dcgm_sys::pfn::dcgmDeleteMigEntity = crate::ffi::test_api::dcgmDeleteMigEntity;
+const _: dcgm_sys::pfn::dcgmEmptyCache = crate::ffi::test_api::dcgmEmptyCache;
+const _: dcgm_sys::pfn::dcgmGetCacheManagerFieldInfo =
+    crate::ffi::test_api::dcgmGetCacheManagerFieldInfo;
+const _: dcgm_sys::pfn::dcgmGetFieldValuesSince = crate::ffi::test_api::dcgmGetFieldValuesSince;
+const _: dcgm_sys::pfn::dcgmInjectEntityFieldValue =
+    crate::ffi::test_api::dcgmInjectEntityFieldValue;
+const _: dcgm_sys::pfn::dcgmInjectFieldValue = crate::ffi::test_api::dcgmInjectFieldValue;
+const _: dcgm_sys::pfn::dcgmMarkModulesReloadable = crate::ffi::test_api::dcgmMarkModulesReloadable;
+const _: dcgm_sys::pfn::dcgmPauseTelemetryForDiag = crate::ffi::test_api::dcgmPauseTelemetryForDiag;
+const _: dcgm_sys::pfn::dcgmResumeTelemetryForDiag =
+    crate::ffi::test_api::dcgmResumeTelemetryForDiag;
+const _: dcgm_sys::pfn::dcgmSetEntityNvLinkLinkState =
+    crate::ffi::test_api::dcgmSetEntityNvLinkLinkState;
+const _: dcgm_sys::pfn::dcgmUnwatchFieldValue = crate::ffi::test_api::dcgmUnwatchFieldValue;
+const _: dcgm_sys::pfn::dcgmWatchFieldValue = crate::ffi::test_api::dcgmWatchFieldValue;

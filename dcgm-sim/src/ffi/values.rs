@@ -103,7 +103,9 @@ pub fn latest(e: &mut Engine, group: u32, id: u32, field: u16, now: i64) -> Read
     match e.cache.watches.get(&k) {
         None => r.status = DCGM_ST_NOT_WATCHED,
         Some(w) => match w.samples.back() {
-            None => r.status = DCGM_ST_NO_DATA,
+            // Watched but not sampled yet, or an entry left empty by an unwatch.
+            None if w.watchers > 0 => r.status = DCGM_ST_NO_DATA,
+            None => r.status = DCGM_ST_NOT_WATCHED,
             Some(s) => {
                 r.ts = s.ts;
                 r.value = s.value.clone();

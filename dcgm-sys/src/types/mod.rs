@@ -19,6 +19,7 @@ mod policy;
 mod prof;
 mod stats;
 mod status;
+mod test_api;
 mod topology;
 mod version_info;
 
@@ -40,5 +41,6 @@ pub use policy::*;
 pub use prof::*;
 pub use stats::*;
 pub use status::*;
+pub use test_api::*;
 pub use topology::*;
 pub use version_info::*;
