@@ -36,6 +36,29 @@ pub fn cases() -> Vec<Case> {
             );
             assert!(out.lines().any(|l| l.starts_with("GPU ")), "{out}");
         }),
+        case("tool_dmon_profiling_first_row", |t| {
+            // A profiling field is blank on its first sample after a watch (and always on the
+            // real build here, which has no profiling module): the row says N/A, never a
+            // number it does not have.
+            let out = ok(
+                t,
+                "dmon",
+                &[
+                    "-e",
+                    "gpu_temp,DCGM_FI_PROF_SM_ACTIVE",
+                    "-c",
+                    "1",
+                    "-d",
+                    "100",
+                ],
+            );
+            let row = out.lines().find(|l| l.starts_with("GPU ")).expect("a row");
+            let prof = row.split_whitespace().nth(3).unwrap();
+            match t.kind {
+                Kind::Real => assert_eq!(prof, "N/A", "{out}"),
+                Kind::Sim => assert!(prof == "N/A" || prof.parse::<f64>().is_ok(), "{out}"),
+            }
+        }),
         case("tool_health", |t| {
             ok(t, "health", &["-s", "all", "-c", "1"]);
         }),
