@@ -88,6 +88,37 @@ pub fn cases() -> Vec<Case> {
             },
             not_on: Some((Kind::Sim, "the default injected GPU is the real library's")),
         },
+        Case {
+            name: "tools_on_the_default_injected_gpu",
+            run: |t| {
+                // Every tool on a GPU that leaves most answers blank: it runs to its end and
+                // prints no sentinel. `health` may report the GPU unhealthy (exit 3).
+                let runs: [(&str, &[&str]); 6] = [
+                    (
+                        "query",
+                        &[
+                            "--query-gpu=index,name,temperature.gpu,power.draw,memory.total",
+                            "--format=csv",
+                        ],
+                    ),
+                    ("dmon", &["-c", "1", "-d", "100"]),
+                    ("health", &["-s", "all", "-c", "1"]),
+                    ("topology", &[]),
+                    ("nvlink", &[]),
+                    ("discovery", &["--json"]),
+                ];
+                for (name, args) in runs {
+                    let o = run_with(t, name, args, false);
+                    let code = o.status.code();
+                    assert!(
+                        code == Some(0) || (name == "health" && code == Some(3)),
+                        "{name}: {o:?}"
+                    );
+                    assert_no_sentinel(&String::from_utf8_lossy(&o.stdout));
+                }
+            },
+            not_on: Some((Kind::Sim, "the default injected GPU is the real library's")),
+        },
     ]
 }
 
