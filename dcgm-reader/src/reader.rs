@@ -68,6 +68,7 @@ pub struct ReaderBuilder {
     simulator: bool,
     operation_mode: OperationMode,
     field_group_name: String,
+    keep_engine: bool,
 }
 
 impl Default for ReaderBuilder {
@@ -86,6 +87,7 @@ impl Default for ReaderBuilder {
             simulator: false,
             operation_mode: OperationMode::Auto,
             field_group_name: "dcgm_fieldgroupData".into(),
+            keep_engine: false,
         }
     }
 }
@@ -170,6 +172,14 @@ impl ReaderBuilder {
     /// Operation mode of an embedded engine (default AUTO).
     pub fn operation_mode(mut self, m: OperationMode) -> Self {
         self.operation_mode = m;
+        self
+    }
+
+    /// Leaves an embedded engine running until the process exits instead of stopping it when
+    /// the reader goes: for one-shot programs (see `dcgm::HandleBuilder::keep_engine_until_exit`
+    /// for the trade-offs).
+    pub fn keep_engine_until_exit(mut self, yes: bool) -> Self {
+        self.keep_engine = yes;
         self
     }
 
@@ -302,7 +312,9 @@ impl Reader {
     }
 
     fn handle_builder(&self) -> HandleBuilder {
-        let mut b = Handle::builder().operation_mode(self.opts.operation_mode);
+        let mut b = Handle::builder()
+            .operation_mode(self.opts.operation_mode)
+            .keep_engine_until_exit(self.opts.keep_engine);
         if let Some(p) = &self.opts.library_path {
             b = b.library_path(p);
         } else if self.opts.simulator {

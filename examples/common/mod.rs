@@ -26,7 +26,9 @@ pub struct ConnectArgs {
 
 impl ConnectArgs {
     fn builder(&self) -> HandleBuilder {
-        let mut b = Handle::builder();
+        // Every tool exits when its work is done: stopping the embedded engine first would
+        // only add the real library's two-second stop to each run.
+        let mut b = Handle::builder().keep_engine_until_exit(true);
         if let Some(p) = &self.lib {
             b = b.library_path(p);
         } else if self.simulate {
@@ -49,7 +51,7 @@ impl ConnectArgs {
 
     /// A reader builder with the same connection choices.
     pub fn reader(&self) -> ReaderBuilder {
-        let mut b = dcgm_reader::Reader::builder();
+        let mut b = dcgm_reader::Reader::builder().keep_engine_until_exit(true);
         if let Some(p) = &self.lib {
             b = b.library_path(p);
         } else if self.simulate {
