@@ -42,7 +42,7 @@ trap cleanup EXIT
 
 host=${DCGM_BENCH_HOST:-}
 if [ -z "$host" ] && [ -n "${DCGM_HOSTENGINE:-}" ]; then
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    port=$((20000 + RANDOM % 20000))
     "$DCGM_HOSTENGINE" -n -b 127.0.0.1 -p "$port" -f "$scratch/he.log" >/dev/null 2>&1 &
     he_pid=$!
     for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
@@ -62,7 +62,7 @@ median() {
     printf '%s\n' "${t[@]}" | sort -n | sed -n 3p | awk '{printf "%.3f", $1 / 1000}'
 }
 
-echo "## dcgm-rs on $(basename "$(readlink -f "$DCGM_LIB_PATH")") — $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $profile build"
+echo "## dcgm-rs on $(basename "$(readlink -f "$DCGM_LIB_PATH")") — $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo "${BENCH_COMMIT:-unknown}"), $profile build"
 echo
 echo "| One-shot tool | embedded (s) | through nv-hostengine (s) |"
 echo "|---|---|---|"
@@ -113,7 +113,7 @@ else
 fi
 
 echo
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$((20000 + RANDOM % 20000))
 rflag=(); [ -n "$host" ] && rflag=(-r "$host")
 "$bin/examples/exporter" -a "127.0.0.1:$port" -c 1000 "${rflag[@]}" >"$scratch/exporter.log" 2>&1 &
 exp_pid=$!
