@@ -1,0 +1,245 @@
+//! `top` in a real terminal: tmux runs it, the test sends keys and reads the screen as a person
+//! would see it. Needs tmux (Debian's package; `.ci/run` installs it).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// A tmux server of its own (its own socket), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(width: u16, height: u16, cmd: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("tmux is not installed: `top` cannot be tested in a terminal here");
+            return None;
+        }
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t = Tmux {
+            socket: format!("dcgm-top-test-{}-{n}", std::process::id()),
+        };
+        let o = t.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-s",
+            "top",
+            cmd,
+        ]);
+        assert!(o.status.success(), "{o:?}");
+        Some(t)
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .unwrap()
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "top"]).stdout)
+            .into_owned()
+    }
+
+    /// The screen once `ok` holds for it, or a panic showing the last screen after 10 s.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "waited 10 s for {what}; the screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "top"];
+        args.extend_from_slice(keys);
+        assert!(self.tmux(&args).status.success());
+    }
+
+    fn running(&self) -> bool {
+        self.tmux(&["has-session", "-t", "top"]).status.success()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn top() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe.parent().unwrap().parent().unwrap().join("examples/top");
+    assert!(
+        p.exists(),
+        "{} not built (cargo build --examples)",
+        p.display()
+    );
+    p
+}
+
+/// The line of the selected row (marked `>`).
+fn selected(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.starts_with("> "))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn top_shows_gpus_bars_and_processes_and_answers_keys() {
+    let cmd = format!(
+        "env -u DCGM_SIM_CONFIG -u DCGM_SIM_FAULTS {} --simulate -d 200",
+        top().display()
+    );
+    let Some(t) = Tmux::start(120, 40, &cmd) else {
+        return;
+    };
+    let s = t.wait_for("the first refresh", |s| {
+        s.contains("MiB /") && s.contains("4242")
+    });
+    assert!(s.contains("(SIMULATED)"), "{s}");
+    assert!(s.contains("GPU 0 NVIDIA H100"), "{s}");
+    for label in [
+        "Util",
+        "Mem",
+        "Power",
+        "health OK",
+        "SM ",
+        "PCIe tx",
+        "NVLink tx",
+    ] {
+        assert!(s.contains(label), "{label} missing:\n{s}");
+    }
+    assert!(s.contains("/ 700 W"), "power against its limit:\n{s}");
+    assert!(
+        s.contains("62000 MiB"),
+        "the training process's memory:\n{s}"
+    );
+    assert!(selected(&s).contains("GPU 0"), "{s}");
+
+    // Down selects the next GPU.
+    t.keys(&["Down"]);
+    let s = t.wait_for("GPU 1 selected", |s| selected(s).contains("GPU 1"));
+    assert!(!selected(&s).contains("GPU 0"));
+
+    // p pauses: the header says so and the values stop changing.
+    t.keys(&["p"]);
+    let paused = t.wait_for("PAUSED", |s| s.contains("PAUSED"));
+    std::thread::sleep(Duration::from_millis(700));
+    let later = t.screen();
+    let row = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("GPU 3 NVIDIA"))
+            .map(str::to_string)
+    };
+    assert_eq!(row(&paused), row(&later), "values changed while paused");
+    t.keys(&["p"]);
+    t.wait_for("unpaused", |s| !s.contains("PAUSED"));
+
+    // s moves the sort mark from MEM to PID; r reverses it.
+    t.keys(&["s"]);
+    let s = t.wait_for("sorted by PID", |s| s.contains("PID▼"));
+    let pids: Vec<&str> = s
+        .lines()
+        .filter(|l| l.starts_with("4242") || l.starts_with("5151"))
+        .map(|l| &l[..4])
+        .collect();
+    assert_eq!(pids.first(), Some(&"4242"), "{s}");
+    t.keys(&["r"]);
+    let s = t.wait_for("reversed", |s| s.contains("PID▲"));
+    let first = s
+        .lines()
+        .find(|l| l.starts_with("4242") || l.starts_with("5151"))
+        .unwrap();
+    assert!(first.starts_with("5151"), "{s}");
+
+    // + doubles the interval.
+    t.keys(&["+"]);
+    t.wait_for("interval 400 ms", |s| s.contains("interval 400 ms"));
+
+    // A smaller terminal: the view follows it.
+    assert!(
+        t.tmux(&["resize-window", "-t", "top", "-x", "70", "-y", "20"])
+            .status
+            .success()
+    );
+    let s = t.wait_for("a 70-column view", |s| {
+        s.lines().all(|l| l.chars().count() <= 70) && s.contains("GPU ")
+    });
+    assert!(s.contains("Processes"), "{s}");
+
+    // q quits and leaves the terminal.
+    t.keys(&["q"]);
+    let t0 = Instant::now();
+    while t.running() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "top did not quit on q"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn top_refuses_a_bad_interval_before_touching_the_terminal() {
+    let o = Command::new(top())
+        .args(["--simulate", "-d", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("between 100 and 10000 ms"));
+}
+
+#[test]
+fn top_on_the_real_library_shows_the_h200_and_na_for_blanks() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let staged = Command::new("bash")
+        .arg(root.join("scripts/real-dcgm.sh"))
+        .arg("dir")
+        .output()
+        .unwrap();
+    if !staged.status.success() {
+        eprintln!(
+            "real libdcgm absent, skipped: {}",
+            String::from_utf8_lossy(&staged.stderr)
+        );
+        assert_ne!(std::env::var("DCGM_REQUIRE_REAL").as_deref(), Ok("1"));
+        return;
+    }
+    let dir = String::from_utf8_lossy(&staged.stdout).trim().to_string();
+    let cmd = format!(
+        "env NVML_INJECTION_MODE=True NVML_YAML_FILE={} {} --lib {dir}/lib/libdcgm.so.4 -d 200",
+        root.join("../shared/fixtures/nvml-capture-h200.yaml")
+            .display(),
+        top().display()
+    );
+    let Some(t) = Tmux::start(120, 30, &cmd) else {
+        return;
+    };
+    let s = t.wait_for("the H200", |s| {
+        s.contains("GPU 0 NVIDIA H200") && s.contains("MiB /")
+    });
+    assert!(s.contains("embedded"), "{s}");
+    // Profiling throughput is blank on this build (no profiling module).
+    assert!(s.contains("PCIe tx N/A"), "{s}");
+    dcgm::testing::assert_no_sentinel(&s);
+    t.keys(&["q"]);
+}
