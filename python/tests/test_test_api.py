@@ -1,5 +1,5 @@
-"""DCGM's test API from Python: dcgm.testing (create_fake_*, inject_value, empty_cache), on the
-simulator.
+"""DCGM's test API from Python: dcgm.testing (create_fake_*, inject_value, empty_cache) and the
+pydcgm-compatible names of dcgm.agent_internal / dcgm.structs_internal, on the simulator.
 
 Fake entities live until the engine stops: every test runs on a fresh engine (``engine``) and
 gives the default node back after (``sim_config``)."""
@@ -12,8 +12,10 @@ from typing import Any, Iterator
 import pytest
 
 import dcgm
+import dcgm.agent_internal as dcgm_agent_internal
 import dcgm.fields as F
 import dcgm.structs as S
+import dcgm.structs_internal as dcgm_structs_internal
 from dcgm.testing import (
     create_fake_compute_instances,
     create_fake_gpu_instances,
@@ -146,3 +148,47 @@ def test_bad_arguments_raise_typed_errors(engine: dcgm.Handle) -> None:
     with pytest.raises(S.DCGMError_Uninitialized):
         empty_cache(closed)
 
+
+def test_agent_internal_names(engine: dcgm.Handle) -> None:
+    before = len(engine.system().gpu_ids())
+    cfe = dcgm_structs_internal.c_dcgmCreateFakeEntities_v2()
+    for _ in range(2):
+        cfe.entityList[cfe.numToCreate].entity.entityGroupId = F.DCGM_FE_GPU
+        cfe.numToCreate += 1
+    e = cfe.entityList[cfe.numToCreate]
+    e.entity.entityGroupId = F.DCGM_FE_GPU_I
+    e.parent.entityGroupId = F.DCGM_FE_GPU
+    e.parent.entityId = before
+    cfe.numToCreate += 1
+    out = dcgm_agent_internal.dcgmCreateFakeEntities(engine, cfe)
+    assert out is cfe and out.version == dcgm_structs_internal.dcgmCreateFakeEntities_version2
+    assert [cfe.entityList[i].entity.entityId for i in range(3)] == [before, before + 1, before * 8]
+
+    field = dcgm_structs_internal.c_dcgmInjectFieldValue_v1()
+    field.version = dcgm_structs_internal.dcgmInjectFieldValue_version1
+    field.fieldId = TEMP
+    field.fieldType = ord(F.DCGM_FT_INT64)
+    field.ts = int((time.time() - 1.0) * 1e6)
+    field.value.i64 = 91
+    assert dcgm_agent_internal.dcgmInjectFieldValue(engine, before, field) == S.DCGM_ST_OK
+    v = latest(engine, (GPU, before), TEMP)
+    assert (v.value, v.timestamp_us) == (91, field.ts)
+    field.value.i64 = 92
+    field.ts = 0
+    assert dcgm_agent_internal.dcgmInjectEntityFieldValue(engine, F.DCGM_FE_GPU, before + 1, field) == 0
+    assert latest(engine, (GPU, before + 1), TEMP).value == 92
+    assert dcgm_agent_internal.dcgmEmptyCache(engine) == S.DCGM_ST_OK
+    assert latest(engine, (GPU, before + 1), TEMP).is_blank
+
+    field.fieldType = F.DCGM_FT_BINARY
+    with pytest.raises(S.DCGMError_Badparam):
+        dcgm_agent_internal.dcgmInjectFieldValue(engine, before, field)
+    bad = dcgm_structs_internal.c_dcgmCreateFakeEntities_v2()
+    bad.entityList[0].entity.entityGroupId = F.DCGM_FE_LINK
+    bad.numToCreate = 1
+    with pytest.raises(S.DCGMError_NotSupported):
+        dcgm_agent_internal.dcgmCreateFakeEntities(engine, bad)
+    bad.entityList[0].entity.entityGroupId = F.DCGM_FE_GPU_I
+    bad.entityList[0].parent.entityGroupId = F.DCGM_FE_GPU_I
+    with pytest.raises(S.DCGMError_Badparam):
+        dcgm_agent_internal.dcgmCreateFakeEntities(engine, bad)
