@@ -94,9 +94,10 @@ fn injectable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     ))
 }
 
-/// Seconds since 1970 (as `time.time()` gives) to a `SystemTime`, to the microsecond.
+/// Seconds since 1970 (as `time.time()` gives) to a `SystemTime`, to the microsecond: the
+/// stored `timestamp_us` is Python's `round(t * 1e6)` (ties to even).
 fn timestamp(py: Python<'_>, t: f64) -> PyResult<SystemTime> {
-    let us = (t * 1e6).round();
+    let us = (t * 1e6).round_ties_even();
     if !(0.0..9.0e18).contains(&us) {
         return Err(errors::badparam(
             py,

@@ -7,7 +7,8 @@
 * ``inject_value(handle, entity_or_gpu, field, value, timestamp=None)``: injects an int, float
   or str as the newest sample of a field (``dcgmInjectEntityFieldValue``); ``entity_or_gpu`` is
   a GPU id or an ``(entity_group, entity_id)`` pair, ``field`` an id, name or tag,
-  ``timestamp`` seconds since 1970 (``None``: now). An injected XID raises XID policy
+  ``timestamp`` seconds since 1970 (``None``: now), stored as ``round(timestamp * 1e6)``
+  microseconds. An injected XID raises XID policy
   violations and health incidents as a real one does;
 * ``empty_cache(handle)``: drops every cached sample and every watch (``dcgmEmptyCache``). On
   libdcgm 4.6.0 that includes the policy module's own watches: call it before registering
