@@ -94,3 +94,54 @@ def test_diagnostics_run_or_typed_error(handle: dcgm.Handle) -> None:
 def test_field_meta(handle: dcgm.Handle) -> None:
     m = handle.system().field_meta("DCGM_FI_DEV_GPU_TEMP")
     assert m is not None and m.tag == "gpu_temp"
+
+
+# DCGM's test API through dcgm.testing. These add fake GPUs and inject values into the engine
+# the cases above share, so they come last; empty_cache is the very last (on libdcgm 4.6.0 it
+# also drops the policy module's own watches).
+
+
+def test_test_api_fake_gpu_and_injected_temperature(handle: dcgm.Handle) -> None:
+    from dcgm.testing import create_fake_gpus, inject_value
+
+    s = handle.system()
+    before = len(s.gpu_ids())
+    gpu = create_fake_gpus(handle, 1)[0]
+    assert gpu == before and gpu in s.gpu_ids()
+    at = time.time() - 1.0
+    inject_value(handle, gpu, F.DCGM_FI_DEV_GPU_TEMP_CELSIUS, 95, timestamp=at)
+    v = s.entities_latest_values([(dcgm.EntityGroup.GPU, gpu)], [F.DCGM_FI_DEV_GPU_TEMP_CELSIUS])[0]
+    assert (v.value, v.timestamp_us) == (95, round(at * 1e6))
+    with pytest.raises(S.DCGMError_Badparam):
+        inject_value(handle, gpu, F.DCGM_FI_DEV_GPU_TEMP_CELSIUS, 1.5)  # not the field's type
+    with pytest.raises(S.DCGMError_GenericError):
+        dcgm.testing.create_fake_gpu_instances(handle, 9999, 1)
+
+
+def test_test_api_injected_xid_raises_policy_and_health(handle: dcgm.Handle) -> None:
+    gpu = handle.system().gpu_ids()[0]
+    g = handle.group("py-contract-xid", gpus=[gpu])
+    g.policy_set(xid=True)
+    g.health_set(dcgm.HealthSystem.PCIE | dcgm.HealthSystem.MEM | dcgm.HealthSystem.DRIVER)
+    g.health_check()
+    at = time.time() - 2.0
+    with g.policy_subscribe(dcgm.PolicyCondition.XID) as sub:
+        dcgm.testing.inject_value(handle, gpu, F.DCGM_FI_DEV_XID_ERROR, 79, timestamp=at)
+        v = sub.get(timeout=5.0)
+    assert v is not None, "no XID violation within 5 s"
+    assert (v["gpu"], v["xid"], v["timestamp_us"]) == (gpu, 79, round(at * 1e6))
+    report = g.health_check()
+    assert report["overall"] == "FAIL", report
+    assert any("FALLEN_OFF_BUS" in str(i["error_name"]) for i in report["incidents"]), report
+    g.destroy()
+
+
+def test_test_api_empty_cache_blanks_injected_values(handle: dcgm.Handle) -> None:
+    s = handle.system()
+    gpu = s.gpu_ids()[0]
+    dcgm.testing.inject_value(handle, gpu, F.DCGM_FI_DEV_GPU_TEMP_CELSIUS, 80)
+    key = [(dcgm.EntityGroup.GPU, gpu)]
+    assert s.entities_latest_values(key, [F.DCGM_FI_DEV_GPU_TEMP_CELSIUS])[0].value == 80
+    dcgm.testing.empty_cache(handle)
+    v = s.entities_latest_values(key, [F.DCGM_FI_DEV_GPU_TEMP_CELSIUS])[0]
+    assert v.value is None and v.is_blank

@@ -17,6 +17,7 @@ mod reader;
 mod sim;
 mod slot;
 mod tables;
+mod test_api;
 mod value;
 
 #[pymodule]
@@ -25,6 +26,19 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DCGM_FE_COUNT", tables::ENTITY_GROUP_COUNT)?;
     m.add("DCGM_FI_MAX_FIELDS", dcgm::sys::DCGM_FI_MAX_FIELDS)?;
     m.add("DEFAULT_FIELD_IDS", dcgm_reader::DEFAULT_FIELD_IDS.to_vec())?;
+    // For dcgm.structs_internal (the pydcgm-compatible test-API structs).
+    m.add(
+        "DCGM_MAX_HIERARCHY_INFO",
+        dcgm::sys::DCGM_MAX_HIERARCHY_INFO,
+    )?;
+    m.add(
+        "dcgmCreateFakeEntities_version2",
+        dcgm::sys::dcgmCreateFakeEntities_version2,
+    )?;
+    m.add(
+        "dcgmInjectFieldValue_version1",
+        dcgm::sys::dcgmInjectFieldValue_version1,
+    )?;
     m.add_class::<handle::PyHandle>()?;
     m.add_class::<handle::PySystem>()?;
     m.add_class::<group::PyGroup>()?;
@@ -49,5 +63,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::set_packaged_simulator, m)?)?;
     m.add_function(wrap_pyfunction!(sim::configure_simulator, m)?)?;
     m.add_function(wrap_pyfunction!(extras::at_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(test_api::create_fake_gpus, m)?)?;
+    m.add_function(wrap_pyfunction!(test_api::create_fake_gpu_instances, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        test_api::create_fake_compute_instances,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(test_api::inject_value, m)?)?;
+    m.add_function(wrap_pyfunction!(test_api::empty_cache, m)?)?;
     Ok(())
 }

@@ -8,6 +8,7 @@ __all__ = [
     "AccountingStats",
     "DCGM_FE_COUNT",
     "DCGM_FI_MAX_FIELDS",
+    "DCGM_MAX_HIERARCHY_INFO",
     "DEFAULT_FIELD_IDS",
     "FieldGroup",
     "FieldMeta",
@@ -26,10 +27,17 @@ __all__ = [
     "_at_exit",
     "_set_packaged_simulator",
     "configure_simulator",
+    "create_fake_compute_instances",
+    "create_fake_gpu_instances",
+    "create_fake_gpus",
+    "dcgmCreateFakeEntities_version2",
+    "dcgmInjectFieldValue_version1",
+    "empty_cache",
     "entity_groups",
     "field_info",
     "field_table",
     "health_systems",
+    "inject_value",
     "policy_conditions",
     "python_error_suffix",
     "return_codes",
@@ -38,6 +46,9 @@ __version__: str
 DCGM_FE_COUNT: int
 DCGM_FI_MAX_FIELDS: int
 DEFAULT_FIELD_IDS: List[int]
+DCGM_MAX_HIERARCHY_INFO: int
+dcgmCreateFakeEntities_version2: int
+dcgmInjectFieldValue_version1: int
 
 #: A field: an int id, or a name (4.6 or pre-4.6), or a tag.
 _FieldKey = Union[int, str]
@@ -465,3 +476,14 @@ def policy_conditions() -> List[Tuple[str, int]]: ...
 def configure_simulator(config: Optional[str] = None, library_path: Optional[_Path] = None) -> None: ...
 def _set_packaged_simulator(path: Optional[_Path]) -> None: ...
 def _at_exit() -> None: ...
+def create_fake_gpus(handle: Handle, n: int) -> List[int]: ...
+def create_fake_gpu_instances(handle: Handle, parent_gpu: int, n: int) -> List[int]: ...
+def create_fake_compute_instances(handle: Handle, parent_gpu_instance: int, n: int) -> List[int]: ...
+def inject_value(
+    handle: Handle,
+    entity_or_gpu: Union[int, _EntityLike],
+    field: _FieldKey,
+    value: Union[int, float, str],
+    timestamp: Optional[float] = None,
+) -> None: ...
+def empty_cache(handle: Handle) -> None: ...
