@@ -59,6 +59,36 @@ pub fn cases() -> Vec<Case> {
                 Kind::Sim => assert!(prof == "N/A" || prof.parse::<f64>().is_ok(), "{out}"),
             }
         }),
+        case("tool_diag_runs_or_names_what_is_missing", |t| {
+            let o = run_with(t, "diag", &["-r", "1"], true);
+            let err = String::from_utf8_lossy(&o.stderr);
+            match t.kind {
+                Kind::Sim => assert!(o.status.success(), "{o:?}"),
+                // The real build has no nvvs: a typed error that says what to install.
+                Kind::Real => {
+                    assert_eq!(o.status.code(), Some(1), "{o:?}");
+                    assert!(err.contains("DCGM_ST_NVVS_BINARY_NOT_FOUND"), "{err}");
+                    assert!(err.contains("datacenter-gpu-manager-4"), "{err}");
+                }
+            }
+            assert!(!err.contains("panicked"), "{err}");
+            assert_no_sentinel(&String::from_utf8_lossy(&o.stdout));
+        }),
+        case("tool_exporter_once", |t| {
+            let o = Command::new(tool("exporter"))
+                .arg("--once")
+                .env("DCGM_LIB_PATH", &t.lib)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{o:?}");
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                out.lines()
+                    .any(|l| l.starts_with("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"")),
+                "{out}"
+            );
+            assert_no_sentinel(&out);
+        }),
         case("tool_health", |t| {
             ok(t, "health", &["-s", "all", "-c", "1"]);
         }),
