@@ -193,7 +193,7 @@ impl Group {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a valid out-pointer.
         unsafe { ffi!(lib, dcgmHealthGet(h.raw(), self.id(), &mut systems)) }?;
-        Ok(HealthSystems::from_bits(systems))
+        Ok(HealthSystems::from_bits_retain(systems))
     }
 
     /// What the watches found since the previous check. The first check after
@@ -209,7 +209,7 @@ impl Group {
             .map(|i| {
                 let meta = failure_meta(lib, i.error.code);
                 Incident {
-                    system: HealthSystems::from_bits(i.system),
+                    system: HealthSystems::from_bits_retain(i.system),
                     result: HealthResult::from_raw(i.health),
                     error_code: i.error.code,
                     error_name: failure_reason_name(i.error.code),

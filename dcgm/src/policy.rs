@@ -324,7 +324,7 @@ impl PolicyViolation {
         };
         Some(Self {
             gpu: r.gpuId,
-            condition: PolicyCondition::from_bits(r.condition),
+            condition: PolicyCondition::from_bits_retain(r.condition),
             timestamp_us: ts,
             detail,
         })
@@ -633,7 +633,7 @@ impl Group {
                     "group {} already has a policy registration for {}: DCGM unregisters per group and \
                      condition, so register once with the union of the conditions, or use another group",
                     self.id(),
-                    PolicyCondition::from_bits(e.conditions & entry.conditions)
+                    PolicyCondition::from_bits_retain(e.conditions & entry.conditions)
                 )));
             }
             // Inserted before registering, so that the first callback finds it.

@@ -44,7 +44,7 @@ pub fn health_set(
     update_interval: Option<f64>,
     max_keep_age: Option<f64>,
 ) -> PyResult<()> {
-    let systems = HealthSystems::from_bits(systems);
+    let systems = HealthSystems::from_bits_retain(systems);
     match (update_interval, max_keep_age) {
         (None, None) => py.detach(move || g.health_set(systems)).py(py),
         (i, a) => {
@@ -210,7 +210,7 @@ impl PyPolicyRegistration {
     fn __repr__(&self) -> String {
         format!(
             "PolicyRegistration(conditions={}, active={}, calls={}, errors={})",
-            PolicyCondition::from_bits(self.conditions),
+            PolicyCondition::from_bits_retain(self.conditions),
             self.active(),
             self.calls(),
             self.errors()
@@ -244,7 +244,7 @@ pub fn policy_register(
             }
         });
     };
-    let cond = PolicyCondition::from_bits(conditions);
+    let cond = PolicyCondition::from_bits_retain(conditions);
     let reg = py.detach(move || g.policy_register(cond, deliver)).py(py)?;
     Ok(PyPolicyRegistration {
         inner: Slot::new(reg, "policy registration"),
@@ -390,7 +390,7 @@ impl PyPolicySubscription {
     fn __repr__(&self) -> String {
         format!(
             "PolicySubscription(conditions={}, capacity={}, active={}, dropped={})",
-            PolicyCondition::from_bits(self.conditions),
+            PolicyCondition::from_bits_retain(self.conditions),
             self.capacity,
             self.active(),
             self.dropped()
@@ -404,7 +404,7 @@ pub fn policy_subscribe(
     conditions: u32,
     capacity: usize,
 ) -> PyResult<PyPolicySubscription> {
-    let cond = PolicyCondition::from_bits(conditions);
+    let cond = PolicyCondition::from_bits_retain(conditions);
     let (reg, rx) = py
         .detach(move || g.policy_subscribe_with_capacity(cond, capacity))
         .py(py)?;
