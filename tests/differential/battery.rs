@@ -1018,6 +1018,178 @@ impl<'a> Battery<'a> {
         call!(self, dcgmGroupDestroy(self.h, g));
     }
 
+    /// DCGM's test API: fake entities, injection, cache info, empty cache, link state,
+    /// telemetry pause, reloadable modules. Run last: emptying the cache drops every watch.
+    pub fn test_api(&mut self) {
+        let fake =
+            |b: &mut Self, id: &str, group: u32, parent: Option<(u32, u32)>, n: u32, bad: bool| {
+                let mut c = dcgmCreateFakeEntities_v2::boxed_versioned();
+                if bad {
+                    c.version = bad_version(c.version);
+                }
+                c.numToCreate = n;
+                for e in c.entityList.iter_mut().take(n as usize) {
+                    e.entity.entityGroupId = group;
+                    if let Some((pg, pid)) = parent {
+                        e.parent.entityGroupId = pg;
+                        e.parent.entityId = pid;
+                    }
+                }
+                let rc = call!(b, dcgmCreateFakeEntities(b.h, &mut *c));
+                b.rec(format!("testapi/fake/{id}"), rc, "");
+            };
+        fake(self, "bad_version", DCGM_FE_GPU, None, 1, true);
+        fake(self, "zero", DCGM_FE_GPU, None, 0, false);
+        fake(self, "gpu", DCGM_FE_GPU, None, 1, false);
+        fake(
+            self,
+            "gpu_instance",
+            DCGM_FE_GPU_I,
+            Some((DCGM_FE_GPU, 0)),
+            1,
+            false,
+        );
+        fake(
+            self,
+            "gpu_instance_unknown_parent",
+            DCGM_FE_GPU_I,
+            Some((DCGM_FE_GPU, 9999)),
+            1,
+            false,
+        );
+        fake(self, "switch", DCGM_FE_SWITCH, None, 1, false);
+        let mut ids = [0u32; DCGM_MAX_NUM_DEVICES];
+        let mut n: c_int = 0;
+        let rc = call!(self, dcgmGetAllDevices(self.h, ids.as_mut_ptr(), &mut n));
+        self.rec("testapi/all_devices_after_fake", rc, format!("n={n}"));
+
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as i64;
+        let inject =
+            |b: &mut Self, id: &str, group: u32, eid: u32, field: u16, ty: u8, bad: bool| {
+                let mut v = dcgmInjectFieldValue_v1::new_versioned();
+                if bad {
+                    v.version = bad_version(v.version);
+                }
+                v.fieldId = field;
+                v.fieldType = u16::from(ty);
+                v.ts = now;
+                v.value.i64_ = 77;
+                if ty == b'd' {
+                    v.value.dbl = 77.0;
+                }
+                let rc = if group == DCGM_FE_GPU {
+                    call!(b, dcgmInjectFieldValue(b.h, eid, &mut v))
+                } else {
+                    call!(b, dcgmInjectEntityFieldValue(b.h, group, eid, &mut v))
+                };
+                b.rec(format!("testapi/inject/{id}"), rc, "");
+            };
+        let temp = DCGM_FI_DEV_GPU_TEMP_CELSIUS;
+        inject(self, "bad_version", DCGM_FE_GPU, 0, temp, b'i', true);
+        inject(self, "gpu_temp", DCGM_FE_GPU, 0, temp, b'i', false);
+        inject(self, "wrong_type", DCGM_FE_GPU, 0, temp, b'd', false);
+        inject(self, "unknown_gpu", DCGM_FE_GPU, 9999, temp, b'i', false);
+        inject(self, "unknown_field", DCGM_FE_GPU, 0, 60_000, b'i', false);
+        inject(self, "entity_unknown_group", 102, 0, temp, b'i', false);
+        let mut e = [dcgmGroupEntityPair_t {
+            entityGroupId: DCGM_FE_GPU,
+            entityId: 0,
+        }];
+        let mut f = [temp];
+        let mut out = [dcgmFieldValue_v2::new_versioned()];
+        let rc = call!(
+            self,
+            dcgmEntitiesGetLatestValues(
+                self.h,
+                e.as_mut_ptr(),
+                1,
+                f.as_mut_ptr(),
+                1,
+                0,
+                out.as_mut_ptr()
+            )
+        );
+        let v = &out[0];
+        // SAFETY: reading the integer member of a value the library typed as an integer.
+        let injected = v.status == DCGM_ST_OK && v.ts == now && unsafe { v.value.i64_ } == 77;
+        self.rec(
+            "testapi/read_injected",
+            rc,
+            format!("injected_value_and_ts={injected}"),
+        );
+
+        for (id, bad, field) in [
+            ("bad_version", true, temp),
+            ("watched", false, temp),
+            ("unwatched", false, DCGM_FI_DEV_ECC_SBE_VOL_TOTAL),
+        ] {
+            let mut ci = dcgmCacheManagerFieldInfo_v4_t::boxed_versioned();
+            if bad {
+                ci.version = bad_version(ci.version);
+            }
+            ci.entityGroupId = DCGM_FE_GPU;
+            ci.entityId = 0;
+            ci.fieldId = field;
+            let rc = call!(self, dcgmGetCacheManagerFieldInfo(self.h, &mut *ci));
+            self.rec(
+                format!("testapi/cache_info/{id}"),
+                rc,
+                format!("samples>0={}", ci.numSamples > 0),
+            );
+        }
+        for (id, bad, gpu) in [
+            ("bad_version", true, 0u32),
+            ("gpu0_link0", false, 0),
+            ("unknown_gpu", false, 9999),
+        ] {
+            let mut ls = dcgmSetNvLinkLinkState_v1::new_versioned();
+            if bad {
+                ls.version = bad_version(ls.version);
+            }
+            ls.entityGroupId = DCGM_FE_GPU;
+            ls.entityId = gpu;
+            ls.linkState = DcgmNvLinkLinkStateDown;
+            let rc = call!(self, dcgmSetEntityNvLinkLinkState(self.h, &mut ls));
+            self.rec(format!("testapi/link_state/{id}"), rc, "");
+        }
+        let rc = call!(self, dcgmPauseTelemetryForDiag(self.h));
+        self.rec("testapi/pause_telemetry", rc, "");
+        let rc = call!(self, dcgmResumeTelemetryForDiag(self.h));
+        self.rec("testapi/resume_telemetry", rc, "");
+        for (id, bad) in [("bad_version", true), ("ok", false)] {
+            let mut m = dcgmModulesReloadable_v1::new_versioned();
+            if bad {
+                m.version = bad_version(m.version);
+            }
+            let rc = call!(self, dcgmMarkModulesReloadable(self.h, &mut m));
+            self.rec(format!("testapi/modules_reloadable/{id}"), rc, "");
+        }
+        let rc = call!(self, dcgmEmptyCache(self.h));
+        self.rec("testapi/empty_cache", rc, "");
+        let mut out = [dcgmFieldValue_v2::new_versioned()];
+        let rc = call!(
+            self,
+            dcgmEntitiesGetLatestValues(
+                self.h,
+                e.as_mut_ptr(),
+                1,
+                f.as_mut_ptr(),
+                1,
+                0,
+                out.as_mut_ptr()
+            )
+        );
+        let v = &out[0];
+        self.rec(
+            "testapi/read_after_empty_cache",
+            rc,
+            format!("status={}", v.status),
+        );
+    }
+
     /// Calls on a handle after the engine stopped, and after `dcgmShutdown`.
     pub fn after_shutdown(&mut self) {
         let rc = call!(self, dcgmStopEmbedded(self.h));
