@@ -381,3 +381,26 @@ fn discovery_shows_na_for_blank_attributes_never_a_sentinel() {
         }
     }
 }
+
+#[test]
+fn a_bad_host_is_named_with_why_it_could_not_be_reached() {
+    for (host, why) in [
+        ("127.0.0.1:1", "refused"),
+        ("no-such-host.invalid", "does not resolve"),
+    ] {
+        for name in ["discovery", "dmon"] {
+            let mut args = vec!["--simulate", "--host", host];
+            if name == "dmon" {
+                args.extend(["-c", "1"]);
+            }
+            let o = run(name, &args);
+            assert_eq!(o.status.code(), Some(1), "{name} {host}: {o:?}");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("could not connect") && err.contains(host) && err.contains(why),
+                "{name} {host}: {err}"
+            );
+            assert!(!err.contains("was lost"), "{name} {host}: {err}");
+        }
+    }
+}
