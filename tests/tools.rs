@@ -552,6 +552,7 @@ fn every_tool_lists_its_exit_statuses_in_help() {
         "nvlink",
         "policy",
         "query",
+        "stat",
         "topology",
     ] {
         let o = run(name, &["--help"]);
@@ -669,4 +670,96 @@ fn a_simulated_a100_reports_a100_clocks() {
     );
     assert!(o.status.success(), "{o:?}");
     assert_eq!(stdout(&o).trim(), "NVIDIA A100-SXM4-80GB, 1410, 1593, 1593");
+}
+
+fn run_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(tool(name));
+    cmd.args(args)
+        .env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .env_remove("NO_COLOR");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn stat_prints_one_line_per_gpu_with_its_processes() {
+    let o = run("stat", &["--simulate"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8, "{out}");
+    for (i, l) in lines.iter().enumerate() {
+        assert!(
+            l.starts_with(&format!("[{i}] NVIDIA H100 80GB HBM3")),
+            "{l}"
+        );
+        let cols: Vec<&str> = l.split(" | ").collect();
+        assert_eq!(cols.len(), 5, "{l}");
+        assert!(cols[1].contains("°C,") && cols[1].ends_with(" %"), "{l}");
+        assert!(cols[2].ends_with(" / 81559 MB"), "{l}");
+        assert!(cols[3].ends_with(" / 700 W"), "{l}");
+    }
+    assert!(lines[0].ends_with("| mlops:4242:62000M"), "{}", lines[0]);
+    assert!(lines[7].ends_with("| triton:5151:9000M"), "{}", lines[7]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SIMULATED"));
+}
+
+#[test]
+fn stat_json_has_every_gpu_with_numbers_and_processes() {
+    let o = run("stat", &["--simulate", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["simulated"], true);
+    let gpus = v["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 8);
+    assert_eq!(gpus[3]["index"], 3);
+    assert_eq!(gpus[3]["memory_total_mib"], 81559);
+    assert!((20..100).contains(&gpus[3]["temperature_c"].as_i64().unwrap()));
+    assert!(gpus[3]["power_w"].as_f64().unwrap() > 0.0);
+    let p = &gpus[7]["processes"][0];
+    assert_eq!(p["pid"], 5151);
+    assert_eq!(p["user"], "triton");
+    assert_eq!(p["name"], "tritonserver");
+    assert_eq!(p["memory_mib"], 9000);
+}
+
+#[test]
+fn stat_colours_only_when_asked_and_never_with_no_color() {
+    let forced = [("CLICOLOR_FORCE", "1")];
+    let o = run_env("stat", &["--simulate"], &forced);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("\x1b["), "CLICOLOR_FORCE colours");
+    let o = run_env("stat", &["--simulate", "--no-color"], &forced);
+    assert!(o.status.success(), "{o:?}");
+    assert!(!stdout(&o).contains('\x1b'), "{}", stdout(&o));
+    let o = run_env("stat", &["--simulate"], &[]);
+    assert!(!stdout(&o).contains('\x1b'), "no colours into a pipe");
+}
+
+#[test]
+fn stat_blank_values_are_na() {
+    let o = run_env(
+        "stat",
+        &["--simulate"],
+        &[("DCGM_SIM_FAULTS", "blank=150;155")],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.contains("N/A°C") && first.contains("N/A / 700 W"),
+        "{first}"
+    );
+    dcgm::testing::assert_no_sentinel(&out);
+}
+
+#[test]
+fn stat_watch_refreshes_until_its_reader_goes_away() {
+    let (status, err) = close_pipe_after_one_line("stat", &["--simulate", "--watch", "0.2"]);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
 }

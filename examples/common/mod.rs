@@ -134,6 +134,7 @@ pub fn write_stdout(args: std::fmt::Arguments<'_>) {
 }
 
 /// `println!` that exits quietly on a closed pipe (see [`write_stdout`]).
+#[allow(unused_macros)]
 macro_rules! outln {
     () => {
         $crate::common::write_stdout(format_args!("\n"))
