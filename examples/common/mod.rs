@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod gpu_stats;
 pub mod process;
 
 use std::path::PathBuf;
