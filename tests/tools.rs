@@ -553,6 +553,7 @@ fn every_tool_lists_its_exit_statuses_in_help() {
         "policy",
         "query",
         "stat",
+        "top",
         "topology",
     ] {
         let o = run(name, &["--help"]);
@@ -762,4 +763,145 @@ fn stat_watch_refreshes_until_its_reader_goes_away() {
     let (status, err) = close_pipe_after_one_line("stat", &["--simulate", "--watch", "0.2"]);
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(status.code(), Some(0), "{err}");
+}
+
+/// A tmux server of its own (a private socket) running one tool in a terminal of a given size;
+/// the server is killed when this is dropped.
+struct Terminal {
+    socket: String,
+}
+
+impl Terminal {
+    fn start(name: &str, command: &str) -> Self {
+        let t = Terminal {
+            socket: format!("dcgm-rs-{name}-{}", std::process::id()),
+        };
+        let st = t
+            .tmux(&[
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                "140",
+                "-y",
+                "40",
+                command,
+            ])
+            .status;
+        assert!(st.success(), "tmux (Debian's tmux package) could not start");
+        t
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux is installed (Debian's tmux package)")
+    }
+
+    fn screen(&self) -> String {
+        stdout(&self.tmux(&["capture-pane", "-p"]))
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend(keys);
+        assert!(self.tmux(&args).status.success());
+    }
+
+    /// Waits until the screen passes `check`, and returns it.
+    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        loop {
+            let s = self.screen();
+            if check(&s) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "waited for {what}; the screen:\n{s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    fn running(&self) -> bool {
+        self.tmux(&["has-session"]).status.success()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn top_command(env: &str) -> String {
+    format!(
+        "env -u DCGM_LIB_PATH -u DCGM_SIM_CONFIG -u DCGM_SIM_FAULTS {env} {} --simulate -d 0.2",
+        tool("top").display()
+    )
+}
+
+#[test]
+fn top_shows_every_gpu_and_process_and_answers_its_keys_in_a_real_terminal() {
+    let t = Terminal::start("top", &top_command(""));
+    let s = t.wait_for("the GPU table", |s| s.contains("tritonserver"));
+    assert!(s.lines().next().unwrap().contains("(SIMULATED)"), "{s}");
+    let gpu_rows = s
+        .lines()
+        .filter(|l| l.contains("NVIDIA H100 80GB HBM3") && l.contains("/ 700"))
+        .count();
+    assert_eq!(gpu_rows, 8, "{s}");
+    assert!(s.contains("┌ GPU 0 ") && s.contains("utilisation"), "{s}");
+    assert!(s.contains("mlops") && s.contains("python3 train.py"), "{s}");
+    assert!(
+        s.contains("MEMORY▼"),
+        "sorted by memory, largest first: {s}"
+    );
+
+    t.keys(&["Down", "Down"]);
+    t.wait_for("GPU 2 selected", |s| s.contains("┌ GPU 2 "));
+    t.keys(&["s"]);
+    let s = t.wait_for("sorted by pid", |s| s.contains("PID▼"));
+    let pids: Vec<&str> = s
+        .lines()
+        .filter_map(|l| l.trim_start_matches('│').split_whitespace().next())
+        .filter(|w| *w == "4242" || *w == "5151")
+        .collect();
+    assert_eq!(pids.first(), Some(&"5151"), "{s}");
+    t.keys(&["r"]);
+    t.wait_for("pid ascending", |s| s.contains("PID▲"));
+    t.keys(&["+"]);
+    t.wait_for("a longer interval", |s| s.contains("every 0.40 s"));
+    t.keys(&["p"]);
+    t.wait_for("paused", |s| s.contains("PAUSED"));
+
+    assert!(
+        t.tmux(&["resize-window", "-x", "100", "-y", "30"])
+            .status
+            .success()
+    );
+    t.wait_for("a redraw at 100 columns", |s| {
+        s.lines()
+            .nth(1)
+            .is_some_and(|l| l.chars().count() == 100 && l.ends_with('┐'))
+    });
+
+    t.keys(&["q"]);
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while t.running() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!t.running(), "top did not quit on q");
+}
+
+#[test]
+fn top_shows_na_for_a_blank_temperature() {
+    let t = Terminal::start("top-blank", &top_command("DCGM_SIM_FAULTS=blank=150"));
+    let s = t.wait_for("the GPU table", |s| s.contains("tritonserver"));
+    assert!(s.contains("N/A °C"), "{s}");
+    dcgm::testing::assert_no_sentinel(&s);
 }
