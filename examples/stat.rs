@@ -48,6 +48,9 @@ fn main() {
     let clear = cli.watch.is_some() && !cli.json && std::io::stdout().is_terminal();
     loop {
         let lines = source.read().unwrap_or_else(|e| common::fail(e));
+        if let Some(e) = source.process_error() {
+            eprintln!("note: the process lists are not available: {e}");
+        }
         let mut text = String::new();
         if clear {
             text.push_str("\x1b[H\x1b[2J");
@@ -99,22 +102,24 @@ fn render(l: &GpuSample, color: bool) -> String {
     } else {
         fg(AnsiColor::Red)
     };
-    let procs: Vec<String> = l
-        .processes
-        .iter()
-        .map(|p| {
-            format!(
-                "{}:{}:{}M",
-                paint(
-                    p.user.as_deref().unwrap_or("N/A"),
-                    Style::new().bold(),
-                    color
-                ),
-                p.pid,
-                p.memory_mib
-            )
-        })
-        .collect();
+    let procs: Vec<String> = match &l.processes {
+        None => vec!["N/A".to_string()],
+        Some(ps) => ps
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}:{}:{}M",
+                    paint(
+                        p.user.as_deref().unwrap_or("N/A"),
+                        Style::new().bold(),
+                        color
+                    ),
+                    p.pid,
+                    p.memory_mib
+                )
+            })
+            .collect(),
+    };
     let power = match l.power_w {
         Some(w) => format!("{w:.0}"),
         None => "N/A".into(),
@@ -170,12 +175,12 @@ fn to_json(lines: &[GpuSample], simulated: bool) -> serde_json::Value {
                 "memory_total_mib": l.memory_total_mib,
                 "power_w": l.power_w,
                 "power_limit_w": l.power_limit_w,
-                "processes": l.processes.iter().map(|p| serde_json::json!({
+                "processes": l.processes.as_ref().map(|ps| ps.iter().map(|p| serde_json::json!({
                     "pid": p.pid,
                     "user": p.user,
                     "name": p.name,
                     "memory_mib": p.memory_mib,
-                })).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>()),
             })
         })
         .collect();

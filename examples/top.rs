@@ -51,6 +51,8 @@ const SORT_COLUMNS: [&str; 5] = ["PID", "USER", "NAME", "GPU", "MEMORY"];
 /// Everything the screen shows.
 struct App {
     samples: Vec<GpuSample>,
+    /// Why there is no process list, where the library refused it.
+    process_error: Option<String>,
     health: BTreeMap<u32, HealthResult>,
     util_history: BTreeMap<u32, VecDeque<u64>>,
     power_history: BTreeMap<u32, VecDeque<u64>>,
@@ -75,6 +77,7 @@ fn main() {
         .unwrap_or_else(|e| common::fail(e));
     let mut app = App {
         samples: Vec::new(),
+        process_error: None,
         health: BTreeMap::new(),
         util_history: BTreeMap::new(),
         power_history: BTreeMap::new(),
@@ -144,6 +147,7 @@ fn run(
 impl App {
     fn refresh(&mut self, stats: &GpuStats) -> dcgm::Result<()> {
         self.samples = stats.read()?;
+        self.process_error = stats.process_error();
         for inc in stats.group().health_check()?.incidents {
             let worst = self.health.entry(inc.entity.id).or_default();
             *worst = (*worst).max(inc.result);
@@ -166,7 +170,11 @@ impl App {
 
     /// Every process, in the chosen order.
     fn processes(&self) -> Vec<&Process> {
-        let mut all: Vec<&Process> = self.samples.iter().flat_map(|s| &s.processes).collect();
+        let mut all: Vec<&Process> = self
+            .samples
+            .iter()
+            .flat_map(|s| s.processes.iter().flatten())
+            .collect();
         all.sort_by(|a, b| match SORT_COLUMNS[self.sort] {
             "PID" => a.pid.cmp(&b.pid),
             "USER" => a.user.cmp(&b.user),
@@ -405,7 +413,14 @@ fn draw_processes(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(
         Table::new(rows, widths)
             .header(header)
-            .block(Block::new().borders(Borders::ALL).title(" Processes ")),
+            .block(
+                Block::new()
+                    .borders(Borders::ALL)
+                    .title(match &app.process_error {
+                        None => " Processes ".to_string(),
+                        Some(e) => format!(" Processes: N/A ({e}) "),
+                    }),
+            ),
         area,
     );
 }

@@ -50,7 +50,8 @@ pub struct GpuSample {
     pub pcie_tx_kbs: Option<i64>,
     pub pcie_rx_kbs: Option<i64>,
     pub nvlink_mbs: Option<i64>,
-    pub processes: Vec<Process>,
+    /// `None` where the library could not list them (see [`GpuStats::process_error`]).
+    pub processes: Option<Vec<Process>>,
 }
 
 /// The watches the samples are read through; kept for the whole run.
@@ -62,6 +63,7 @@ pub struct GpuStats<'h> {
     pids: FieldGroup,
     _watches: [Watch; 2],
     simulated: bool,
+    process_error: std::cell::RefCell<Option<String>>,
 }
 
 impl<'h> GpuStats<'h> {
@@ -89,12 +91,19 @@ impl<'h> GpuStats<'h> {
             pids,
             _watches: watches,
             simulated: handle.is_simulated(),
+            process_error: Default::default(),
         })
     }
 
     /// The group of the watched GPUs (for health checks).
     pub fn group(&self) -> &Group {
         &self.group
+    }
+
+    /// Why the last read has no process lists, if it has none: some libdcgm builds refuse
+    /// the PID-list read; the rest of a sample is still good.
+    pub fn process_error(&self) -> Option<String> {
+        self.process_error.borrow().clone()
     }
 
     /// Whether the values come from the simulator.
@@ -111,7 +120,16 @@ impl<'h> GpuStats<'h> {
                 values.insert((v.entity.id, v.field.0), v.value);
             }
         }
-        let mut processes = self.processes()?;
+        let mut processes = match self.processes() {
+            Ok(p) => {
+                *self.process_error.borrow_mut() = None;
+                Some(p)
+            }
+            Err(e) => {
+                *self.process_error.borrow_mut() = Some(e.to_string());
+                None
+            }
+        };
         let int = |g: u32, f: u16| values.get(&(g, f)).and_then(Value::as_i64);
         let float = |g: u32, f: u16| values.get(&(g, f)).and_then(Value::as_f64);
         Ok(self
@@ -133,7 +151,7 @@ impl<'h> GpuStats<'h> {
                 pcie_tx_kbs: int(g, DCGM_FI_DEV_PCIE_TX_THROUGHPUT),
                 pcie_rx_kbs: int(g, DCGM_FI_DEV_PCIE_RX_THROUGHPUT),
                 nvlink_mbs: int(g, DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL),
-                processes: processes.remove(&g).unwrap_or_default(),
+                processes: processes.as_mut().map(|p| p.remove(&g).unwrap_or_default()),
             })
             .collect())
     }
