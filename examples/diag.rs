@@ -15,8 +15,7 @@ use dcgm::{DiagLevel, DiagRequest, DiagResult, Group};
 #[derive(Debug, Parser)]
 #[command(
     name = "diag",
-    about = "Run DCGM diagnostics and print per-test, per-GPU results"
-)]
+    about = "Run DCGM diagnostics and print per-test, per-GPU results", after_help = common::EXIT_STATUS_GRADED)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -74,7 +73,7 @@ fn main() {
                 })
             })
             .collect();
-        println!(
+        common::outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "simulated": handle.is_simulated(),
@@ -90,7 +89,7 @@ fn main() {
         for g in &gpus {
             header += &format!(" {:>6}", format!("GPU{g}"));
         }
-        println!("{header}");
+        common::outln!("{header}");
         for t in &resp.tests {
             let mut line = format!("{:<20}", t.name);
             for g in &gpus {
@@ -102,12 +101,12 @@ fn main() {
                     .unwrap_or_else(|| "-".into());
                 line += &format!(" {r:>6}");
             }
-            println!("{line}");
+            common::outln!("{line}");
             for e in &t.errors {
-                println!("    {e}");
+                common::outln!("    {e}");
             }
         }
-        println!(
+        common::outln!(
             "Overall: {overall}{}",
             if handle.is_simulated() {
                 " (SIMULATED)"

@@ -14,8 +14,7 @@ use serde_json::json;
 #[derive(Debug, Parser)]
 #[command(
     name = "discovery",
-    about = "List GPUs, MIG instances, NvSwitches and CPUs as a tree"
-)]
+    about = "List GPUs, MIG instances, NvSwitches and CPUs as a tree", after_help = common::EXIT_STATUS)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -92,11 +91,11 @@ fn main() {
     };
     let doc = run().unwrap_or_else(|e| common::fail(e));
     if cli.json {
-        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+        common::outln!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
         return;
     }
     let gpus = doc["gpus"].as_array().cloned().unwrap_or_default();
-    println!(
+    common::outln!(
         "Node: {} GPU(s){}",
         gpus.len(),
         if doc["simulated"] == json!(true) {
@@ -105,59 +104,99 @@ fn main() {
             ""
         }
     );
-    for (i, g) in gpus.iter().enumerate() {
-        let last_gpu =
-            i + 1 == gpus.len() && doc["nvswitches"].as_array().is_none_or(|s| s.is_empty());
-        let (branch, pad) = if last_gpu {
+    let mut top: Vec<Node> = gpus.iter().map(gpu_node).collect();
+    let sw = doc["nvswitches"].as_array().cloned().unwrap_or_default();
+    if !sw.is_empty() {
+        let ids: Vec<String> = sw.iter().map(|s| s.to_string()).collect();
+        top.push(Node::leaf(format!("NvSwitches: {}", ids.join(", "))));
+    }
+    for c in doc["cpus"].as_array().into_iter().flatten() {
+        top.push(Node::leaf(format!(
+            "CPU {}: {} cores ({})",
+            c["cpu"],
+            c["core_count"],
+            c["cores"].as_str().unwrap_or("")
+        )));
+    }
+    print_tree(&top, "");
+}
+
+/// One entry of the printed tree: a label, lines under it, and its children.
+struct Node {
+    label: String,
+    notes: Vec<String>,
+    children: Vec<Node>,
+}
+
+impl Node {
+    fn leaf(label: String) -> Self {
+        Self {
+            label,
+            notes: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+}
+
+fn gpu_node(g: &serde_json::Value) -> Node {
+    let instances = g["mig_instances"].as_array().into_iter().flatten();
+    Node {
+        label: format!("GPU {}: {}", g["gpu"], g["name"].as_str().unwrap_or("")),
+        notes: vec![
+            format!(
+                "UUID {}  bus {}",
+                g["uuid"].as_str().unwrap_or(""),
+                g["pci_bus_id"].as_str().unwrap_or("")
+            ),
+            format!(
+                "memory {} MiB, power limit {} W, MIG {}",
+                or_na(&g["memory_mib"]),
+                or_na(&g["power_limit_w"]),
+                if g["mig_mode"] == json!(true) {
+                    "on"
+                } else {
+                    "off"
+                }
+            ),
+        ],
+        children: instances
+            .map(|gi| Node {
+                label: format!(
+                    "GPU instance {} (NVML id {}, {} slice(s))",
+                    gi["entity_id"], gi["nvml_instance_id"], gi["slices"]
+                ),
+                notes: Vec::new(),
+                children: gi["compute_instances"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|ci| {
+                        Node::leaf(format!(
+                            "compute instance {} (NVML id {}, {} slice(s))",
+                            ci["entity_id"], ci["nvml_compute_instance_id"], ci["slices"]
+                        ))
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Draws siblings with `├─` and the last one with `└─`, and continues the line of a parent
+/// only while it has siblings below.
+fn print_tree(nodes: &[Node], prefix: &str) {
+    for (i, n) in nodes.iter().enumerate() {
+        let (branch, pad) = if i + 1 == nodes.len() {
             ("└─", "   ")
         } else {
             ("├─", "│  ")
         };
-        println!(
-            "{branch} GPU {}: {}",
-            g["gpu"],
-            g["name"].as_str().unwrap_or("")
-        );
-        println!(
-            "{pad}   UUID {}  bus {}",
-            g["uuid"].as_str().unwrap_or(""),
-            g["pci_bus_id"].as_str().unwrap_or("")
-        );
-        println!(
-            "{pad}   memory {} MiB, power limit {} W, MIG {}",
-            or_na(&g["memory_mib"]),
-            or_na(&g["power_limit_w"]),
-            if g["mig_mode"] == json!(true) {
-                "on"
-            } else {
-                "off"
-            }
-        );
-        for gi in g["mig_instances"].as_array().into_iter().flatten() {
-            println!(
-                "{pad}   ├─ GPU instance {} (NVML id {}, {} slice(s))",
-                gi["entity_id"], gi["nvml_instance_id"], gi["slices"]
-            );
-            for ci in gi["compute_instances"].as_array().into_iter().flatten() {
-                println!(
-                    "{pad}   │  └─ compute instance {} (NVML id {}, {} slice(s))",
-                    ci["entity_id"], ci["nvml_compute_instance_id"], ci["slices"]
-                );
-            }
+        common::outln!("{prefix}{branch} {}", n.label);
+        let inner = format!("{prefix}{pad}   ");
+        for note in &n.notes {
+            common::outln!("{inner}{note}");
         }
-    }
-    let sw = doc["nvswitches"].as_array().cloned().unwrap_or_default();
-    if !sw.is_empty() {
-        let ids: Vec<String> = sw.iter().map(|s| s.to_string()).collect();
-        println!("├─ NvSwitches: {}", ids.join(", "));
-    }
-    for c in doc["cpus"].as_array().into_iter().flatten() {
-        println!(
-            "└─ CPU {}: {} cores ({})",
-            c["cpu"],
-            c["core_count"],
-            c["cores"].as_str().unwrap_or("")
-        );
+        print_tree(&n.children, &inner);
     }
 }
 

@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::time::Duration;
 
 use clap::Parser;
@@ -17,12 +16,12 @@ use dcgm::{Entity, FieldId, FieldMeta, Value};
 #[derive(Debug, Parser)]
 #[command(
     name = "dmon",
-    about = "Print DCGM field values of GPUs and other entities at an interval"
-)]
+    about = "Print DCGM field values of GPUs and other entities at an interval", after_help = common::EXIT_STATUS)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
-    /// Fields: ids, DCGM_FI_* names (4.6 or pre-4.6) or tags, comma-separated.
+    /// Fields: ids, DCGM_FI_* names (4.6 or pre-4.6) or tags, comma-separated. Every format
+    /// titles a column with the name as given (a numeric id with the field's tag).
     #[arg(
         short = 'e',
         long = "fields",
@@ -85,6 +84,21 @@ fn main() {
         .iter()
         .map(|f| FieldMeta::from_table(f.info().expect("parsed fields are known")))
         .collect();
+    // The user's own spelling titles every format, so a column is found under what was typed.
+    let names: Vec<String> = cli
+        .fields
+        .iter()
+        .zip(&fields)
+        .map(|(typed, f)| {
+            let typed = typed.trim();
+            if typed.parse::<u16>().is_ok() {
+                f.tag()
+            } else {
+                typed.to_string()
+            }
+        })
+        .collect();
+    let units: Vec<&str> = metas.iter().map(unit).collect();
     let format = if cli.csv {
         Format::Csv
     } else if cli.json {
@@ -92,25 +106,26 @@ fn main() {
     } else {
         Format::Table
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let width = |m: &FieldMeta| (m.width.max(4) as usize).max(m.short_name.len()).max(6);
+    let widths: Vec<usize> = metas
+        .iter()
+        .zip(&names)
+        .map(|(m, n)| (m.width.max(6) as usize).max(n.len()))
+        .collect();
     match format {
         Format::Table => {
             let mut h = format!("{:<16}", "#Entity");
             let mut u = format!("{:<16}", "ID");
-            for m in &metas {
-                h += &format!(" {:>w$}", m.short_name, w = width(m));
-                u += &format!(" {:>w$}", m.unit, w = width(m));
+            for ((n, unit), &w) in names.iter().zip(&units).zip(&widths) {
+                h += &format!(" {n:>w$}");
+                u += &format!(" {unit:>w$}");
             }
             if simulated {
                 h += "  (simulated)";
             }
-            let _ = writeln!(out, "{h}\n{u}");
+            common::outln!("{h}\n{u}");
         }
         Format::Csv => {
-            let names: Vec<String> = fields.iter().map(|f| f.name()).collect();
-            let _ = writeln!(out, "timestamp,entity_group,entity_id,{}", names.join(","));
+            common::outln!("timestamp,entity_group,entity_id,{}", names.join(","));
         }
         Format::Json => {}
     }
@@ -129,14 +144,9 @@ fn main() {
                 .iter()
                 .map(|f| values.get(f).map(|v| &v.value))
                 .collect();
-            let line = render(
-                &format, entity, &fields, &metas, &cells, now, simulated, &width,
-            );
-            if writeln!(out, "{line}").is_err() {
-                return; // stdout closed (e.g. piped into head)
-            }
+            let line = render(&format, entity, &names, &widths, &cells, now, simulated);
+            common::outln!("{line}");
         }
-        let _ = out.flush();
         n += 1;
         if cli.count != 0 && n >= cli.count {
             break;
@@ -153,22 +163,39 @@ fn cell(v: Option<&Value>) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The unit of a column. libdcgm's own table leaves it empty for many fields (utilisation,
+/// clocks, framebuffer), whose 4.6 names or meaning still say it.
+fn unit(m: &FieldMeta) -> &'static str {
+    let info = m.id.info().expect("parsed fields are known");
+    if !info.unit.is_empty() {
+        return info.unit;
+    }
+    let name = info.name;
+    if name.ends_with("_RATIO") || name.ends_with("_UTIL") || name.ends_with("_PERCENT") {
+        "%"
+    } else if name.contains("_CLOCK") || name.ends_with("_MHZ") {
+        "MHz"
+    } else if name.starts_with("DCGM_FI_DEV_FB_") || name.ends_with("_MIB") {
+        "MiB"
+    } else {
+        ""
+    }
+}
+
 fn render(
     format: &Format,
     entity: &Entity,
-    fields: &[FieldId],
-    metas: &[FieldMeta],
+    names: &[String],
+    widths: &[usize],
     cells: &[Option<&Value>],
     now_ms: u128,
     simulated: bool,
-    width: &dyn Fn(&FieldMeta) -> usize,
 ) -> String {
     match format {
         Format::Table => {
             let mut s = format!("{:<16}", common::entity_label(entity));
-            for (m, v) in metas.iter().zip(cells) {
-                s += &format!(" {:>w$}", cell(*v), w = width(m));
+            for (&w, v) in widths.iter().zip(cells) {
+                s += &format!(" {:>w$}", cell(*v));
             }
             s
         }
@@ -202,14 +229,14 @@ fn render(
             if simulated {
                 obj.insert("simulated".into(), serde_json::json!(true));
             }
-            for (f, v) in fields.iter().zip(cells) {
+            for (name, v) in names.iter().zip(cells) {
                 let j = match v {
                     Some(Value::Int(i)) => serde_json::json!(i),
                     Some(Value::Double(d)) => serde_json::json!(d),
                     Some(Value::String(s)) => serde_json::json!(s),
                     _ => serde_json::Value::Null,
                 };
-                obj.insert(f.tag(), j);
+                obj.insert(name.clone(), j);
             }
             serde_json::Value::Object(obj).to_string()
         }

@@ -65,7 +65,8 @@ const ENV_FLAGS: [(&str, &str); 11] = [
     about = "Prometheus exporter of NVIDIA DCGM metrics, compatible with dcgm-exporter",
     after_help = "Flags shared with dcgm-exporter also read its environment variables \
                   (DCGM_EXPORTER_LISTEN, DCGM_EXPORTER_INTERVAL, DCGM_EXPORTER_COLLECTORS, \
-                  DCGM_REMOTE_HOSTENGINE_INFO, DCGM_EXPORTER_DEVICES_STR, ...)."
+                  DCGM_REMOTE_HOSTENGINE_INFO, DCGM_EXPORTER_DEVICES_STR, ...).\n\n\
+                  Exit status: 0 success, 1 DCGM or I/O error, 2 bad configuration."
 )]
 struct Cli {
     /// Counters file (dcgm-exporter's CSV format); default: the built-in default counters.
@@ -336,6 +337,9 @@ fn run(cli: Cli) -> ExitCode {
             .write_all(out.as_bytes())
             .and_then(|_| stdout.flush())
         {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return ExitCode::SUCCESS; // the reader (`head`) has what it wanted
+            }
             return fail(1, format_args!("cannot write the exposition: {e}"));
         }
         return ExitCode::SUCCESS;

@@ -14,7 +14,7 @@ use clap::Parser;
 use dcgm::{Group, HealthResult, HealthSystems};
 
 #[derive(Debug, Parser)]
-#[command(name = "health", about = "Watch GPU health and report incidents")]
+#[command(name = "health", about = "Watch GPU health and report incidents", after_help = common::EXIT_STATUS_GRADED)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -31,7 +31,7 @@ struct Cli {
     /// Delay between checks, in milliseconds.
     #[arg(short = 'd', long = "delay", default_value_t = 1000)]
     delay_ms: u64,
-    /// One JSON object per incident.
+    /// One JSON object per check: the systems watched, each GPU's result and the incidents.
     #[arg(long)]
     json: bool,
 }
@@ -83,17 +83,40 @@ fn main() {
     group
         .health_set(systems)
         .unwrap_or_else(|e| common::fail(e));
+    // What the engine actually watches (it may leave out systems a GPU lacks).
+    let watched: Vec<&str> = group
+        .health_get()
+        .unwrap_or_else(|e| common::fail(e))
+        .iter()
+        .filter_map(|s| s.name())
+        .collect();
+    let gpus = group.entities().unwrap_or_else(|e| common::fail(e));
+    let rounds = cli.count.max(1);
     let mut worst = HealthResult::Pass;
-    for i in 0..cli.count.max(1) {
+    for i in 0..rounds {
         if i > 0 {
             std::thread::sleep(Duration::from_millis(cli.delay_ms));
         }
         let report = group.health_check().unwrap_or_else(|e| common::fail(e));
         worst = worst.max(report.overall);
-        for inc in &report.incidents {
-            if cli.json {
-                println!(
-                    "{}",
+        let per_gpu: Vec<(String, HealthResult)> = gpus
+            .iter()
+            .map(|g| {
+                let r = report
+                    .incidents
+                    .iter()
+                    .filter(|inc| inc.entity == *g)
+                    .map(|inc| inc.result)
+                    .max()
+                    .unwrap_or(HealthResult::Pass);
+                (g.to_string(), r)
+            })
+            .collect();
+        if cli.json {
+            let incidents: Vec<serde_json::Value> = report
+                .incidents
+                .iter()
+                .map(|inc| {
                     serde_json::json!({
                         "entity": inc.entity.to_string(),
                         "system": inc.system.to_string(),
@@ -102,12 +125,36 @@ fn main() {
                         "code": inc.error_code,
                         "severity": inc.severity.map(|s| s.to_string()),
                         "message": inc.message,
-                        "simulated": simulated,
                     })
-                );
-            } else {
-                println!(
-                    "{:<8} {:<8} {:<5} {} ({}): {}",
+                })
+                .collect();
+            let results: serde_json::Map<String, serde_json::Value> = per_gpu
+                .iter()
+                .map(|(g, r)| (g.clone(), serde_json::json!(r.to_string())))
+                .collect();
+            common::outln!(
+                "{}",
+                serde_json::json!({
+                    "check": i + 1,
+                    "of": rounds,
+                    "systems": watched,
+                    "results": results,
+                    "overall": report.overall.to_string(),
+                    "incidents": incidents,
+                    "simulated": simulated,
+                })
+            );
+        } else {
+            let results: Vec<String> = per_gpu.iter().map(|(g, r)| format!("{g} {r}")).collect();
+            common::outln!(
+                "Check {}/{rounds} of {}: {}",
+                i + 1,
+                watched.join(","),
+                results.join(", ")
+            );
+            for inc in &report.incidents {
+                common::outln!(
+                    "  {:<8} {:<8} {:<5} {} ({}): {}",
                     inc.entity.to_string(),
                     inc.system.to_string(),
                     inc.result.to_string(),
@@ -120,7 +167,7 @@ fn main() {
         }
     }
     if !cli.json {
-        println!(
+        common::outln!(
             "Overall health: {worst}{}",
             if simulated { " (SIMULATED)" } else { "" }
         );

@@ -10,7 +10,7 @@ use clap::Parser;
 use dcgm::LinkState;
 
 #[derive(Debug, Parser)]
-#[command(name = "nvlink", about = "NVLink link states of GPUs and NvSwitches")]
+#[command(name = "nvlink", about = "NVLink link states of GPUs and NvSwitches", after_help = common::EXIT_STATUS)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -43,30 +43,30 @@ fn main() {
                 })
                 .collect()
         };
-        println!(
+        common::outln!(
             "{}",
             serde_json::json!({"simulated": handle.is_simulated(), "gpus": enc(&st.gpus), "nvswitches": enc(&st.switches)})
         );
         return;
     }
-    println!("+----------------------+");
-    println!("|  Link Status         |");
-    println!("+----------------------+");
-    println!("GPUs:");
+    common::outln!("+----------------------+");
+    common::outln!("|  Link Status         |");
+    common::outln!("+----------------------+");
+    common::outln!("GPUs:");
     for (id, links) in &st.gpus {
         let s: String = links.iter().map(|l| format!(" {}", code(*l))).collect();
-        println!("    gpuId {id}:\n       {s}");
+        common::outln!("    gpuId {id}:\n       {s}");
     }
-    println!("NvSwitches:");
+    common::outln!("NvSwitches:");
     for (id, links) in &st.switches {
         let s: String = links.iter().map(|l| format!(" {}", code(*l))).collect();
-        println!("    physicalId {id}:\n       {s}");
+        common::outln!("    physicalId {id}:\n       {s}");
     }
-    println!();
-    println!("Key: Up=U, Down=D, Disabled=X, Not Supported=_");
+    common::outln!();
+    common::outln!("Key: Up=U, Down=D, Disabled=X, Not Supported=_");
     let bad = st.unhealthy_links();
     if !bad.is_empty() {
-        println!("{} link(s) down", bad.len());
+        common::outln!("{} link(s) down", bad.len());
         std::process::exit(2);
     }
 }

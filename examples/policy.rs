@@ -13,7 +13,7 @@ use clap::Parser;
 use dcgm::{Group, Policy, ViolationDetail};
 
 #[derive(Debug, Parser)]
-#[command(name = "policy", about = "Set policy conditions and stream violations")]
+#[command(name = "policy", about = "Set policy conditions and stream violations", after_help = common::EXIT_STATUS)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -91,14 +91,13 @@ fn main() {
     let (reg, rx) = group
         .policy_subscribe(policy.conditions())
         .unwrap_or_else(|e| common::fail(e));
-    if !cli.json {
-        eprintln!(
-            "Listening for {} on {} GPU(s){}",
-            policy.conditions(),
-            gpus.len(),
-            if simulated { " (SIMULATED)" } else { "" }
-        );
-    }
+    // Status goes to stderr in every mode, so stdout stays one violation per line.
+    eprintln!(
+        "Listening for {} on {} GPU(s){}",
+        policy.conditions(),
+        gpus.len(),
+        if simulated { " (SIMULATED)" } else { "" }
+    );
     let deadline = cli
         .timeout_s
         .map(|s| Instant::now() + Duration::from_secs_f64(s));
@@ -135,7 +134,7 @@ fn main() {
                     serde_json::json!({"sbe": sbe, "dbe": dbe})
                 }
             };
-            println!(
+            common::outln!(
                 "{}",
                 serde_json::json!({
                     "gpu": v.gpu,
@@ -146,7 +145,7 @@ fn main() {
                 })
             );
         } else {
-            println!("{v}");
+            common::outln!("{v}");
         }
         n += 1;
         if cli.count.is_some_and(|c| n >= c) {

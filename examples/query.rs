@@ -16,7 +16,7 @@ use dcgm::sys::*;
 use dcgm::{FieldGroup, FieldId, Group, Handle, SinceCursor, Value, WatchOptions};
 
 #[derive(Debug, Parser)]
-#[command(name = "query", about = "nvidia-smi style queries over DCGM")]
+#[command(name = "query", about = "nvidia-smi style queries over DCGM", after_help = common::EXIT_STATUS)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -171,9 +171,9 @@ fn parse_format(s: &str) -> Result<Format, String> {
 fn main() {
     let cli = Cli::parse();
     if cli.help_query {
-        println!("index");
+        common::outln!("index");
         for (n, f, _) in PROPERTIES {
-            println!("{n}  ({})", FieldId(*f).name());
+            common::outln!("{n}  ({})", FieldId(*f).name());
         }
         return;
     }
@@ -275,7 +275,7 @@ fn query_gpus(
                 _ => p.trim().to_string(),
             })
             .collect();
-        println!("{}", cols.join(", "));
+        common::outln!("{}", cols.join(", "));
     }
     let now = chrono_like_now();
     for gpu in gpus {
@@ -289,7 +289,7 @@ fn query_gpus(
                 Some((f, u)) => fmt_value(values.get(&(*gpu, FieldId(*f))), u, fmt.units),
             })
             .collect();
-        println!("{}", cells.join(", "));
+        common::outln!("{}", cells.join(", "));
     }
     Ok(())
 }
@@ -300,12 +300,6 @@ fn chrono_like_now() -> String {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     format!("{secs}")
-}
-
-fn process_name(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "[Not Found]".into())
 }
 
 fn query_apps(handle: &Handle, group: &Group, props: &[String], fmt: &Format) -> dcgm::Result<()> {
@@ -351,7 +345,7 @@ fn query_apps(handle: &Handle, group: &Group, props: &[String], fmt: &Format) ->
                 }
             })
             .collect();
-        println!("{}", cols.join(", "));
+        common::outln!("{}", cols.join(", "));
     }
     let sys = handle.system();
     for s in &samples {
@@ -366,7 +360,9 @@ fn query_apps(handle: &Handle, group: &Group, props: &[String], fmt: &Format) ->
             .iter()
             .map(|prop| match prop.trim() {
                 "pid" => p.pid.to_string(),
-                "process_name" => process_name(p.pid),
+                "process_name" => common::process::owner(p.pid, handle.is_simulated())
+                    .name
+                    .unwrap_or_else(|| "[Not Found]".into()),
                 "gpu_uuid" => attrs.uuid.clone(),
                 "gpu_bus_id" => attrs.pci_bus_id.clone(),
                 "gpu_index" => s.entity.id.to_string(),
@@ -381,7 +377,7 @@ fn query_apps(handle: &Handle, group: &Group, props: &[String], fmt: &Format) ->
                 }
             })
             .collect();
-        println!("{}", cells.join(", "));
+        common::outln!("{}", cells.join(", "));
     }
     Ok(())
 }

@@ -31,7 +31,7 @@ use ratatui::widgets::{Block, Borders, Cell, Gauge, Paragraph, Row, Sparkline, T
     name = "top",
     about = "Live view of GPUs, MIG instances and their processes (nvtop-style)",
     after_help = "Keys: up/down select, +/- interval, p pause, s sort column, r reverse, q quit.\n\
-                  Exit codes: 0 on quit, 1 when DCGM cannot be reached."
+                  Exit status: 0 on quit, 1 when DCGM cannot be reached or the terminal fails."
 )]
 struct Cli {
     #[command(flatten)]
@@ -126,6 +126,8 @@ struct State {
     reverse: bool,
     source: String,
     error: Option<String>,
+    /// Why the process list could not be read, if it could not.
+    proc_error: Option<String>,
 }
 
 /// The DCGM side: groups, watches and the reads of one refresh.
@@ -235,8 +237,19 @@ impl Source {
                 s.health.entry(r.gpu).or_default();
             }
         }
-        // The processes are the samples of each GPU's latest update of its PID list.
-        let samples = self.gpus.values_since(&self.pid_fg, &mut self.pid_cursor)?;
+        // The processes are the samples of each GPU's latest update of its PID list. A library
+        // may refuse that read (libdcgm 4.6.0 on DCGM's injected GPUs answers BADPARAM): the
+        // rest of the view still refreshes, and the process table says why it is empty.
+        let samples = match self.gpus.values_since(&self.pid_fg, &mut self.pid_cursor) {
+            Ok(v) => {
+                s.proc_error = None;
+                v
+            }
+            Err(e) => {
+                s.proc_error = Some(e.to_string());
+                return Ok(());
+            }
+        };
         let mut latest: BTreeMap<u32, i64> = BTreeMap::new();
         for v in &samples {
             let t = latest.entry(v.entity.id).or_default();
@@ -249,10 +262,11 @@ impl Source {
                     continue;
                 }
                 if let Some(p) = v.value.running_process() {
+                    let who = common::process::owner(p.pid, self.handle.is_simulated());
                     s.processes.push(Process {
                         pid: p.pid,
-                        user: process_user(p.pid),
-                        name: process_name(p.pid),
+                        user: who.user.unwrap_or_else(|| "N/A".into()),
+                        name: who.name.unwrap_or_else(|| "N/A".into()),
                         gpu: v.entity.id,
                         mem_mib: p.memory_used_bytes >> 20,
                     });
@@ -261,38 +275,6 @@ impl Source {
         }
         Ok(())
     }
-}
-
-/// The command name of a local process, or `-` when it is not on this host (a remote host
-/// engine, or the simulator's processes).
-fn process_name(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "-".into())
-}
-
-/// The owner of a local process, by name where /etc/passwd has it.
-fn process_user(pid: u32) -> String {
-    let Some(uid) = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().next().map(str::to_string))
-        })
-    else {
-        return "-".into();
-    };
-    std::fs::read_to_string("/etc/passwd")
-        .ok()
-        .and_then(|p| {
-            p.lines().find_map(|l| {
-                let mut it = l.split(':');
-                let name = it.next()?;
-                (it.nth(1)? == uid).then(|| name.to_string())
-            })
-        })
-        .unwrap_or(uid)
 }
 
 fn fmt_opt(v: Option<f64>, unit: &str, digits: usize) -> String {
@@ -404,7 +386,10 @@ fn draw(f: &mut ratatui::Frame, s: &State, fields: &Fields) {
     .block(
         Block::default()
             .borders(Borders::TOP)
-            .title(format!("Processes ({})", s.processes.len())),
+            .title(match &s.proc_error {
+                Some(e) => format!("Processes: N/A ({e})"),
+                None => format!("Processes ({})", s.processes.len()),
+            }),
     );
     f.render_widget(table, procs);
     f.render_widget(
@@ -536,6 +521,7 @@ fn main() {
             (None, false) => "embedded".into(),
         },
         error: None,
+        proc_error: None,
     };
     source.watch(s.interval).unwrap_or_else(|e| common::fail(e));
     let mut terminal = ratatui::init();

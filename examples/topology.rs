@@ -10,7 +10,7 @@ use clap::Parser;
 use dcgm::PciPath;
 
 #[derive(Debug, Parser)]
-#[command(name = "topology", about = "GPU-to-GPU link matrix and CPU affinity")]
+#[command(name = "topology", about = "GPU-to-GPU link matrix and CPU affinity", after_help = common::EXIT_STATUS)]
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
@@ -65,7 +65,7 @@ fn main() {
                 })
             })
             .collect();
-        println!(
+        common::outln!(
             "{}",
             serde_json::json!({"simulated": handle.is_simulated(), "gpus": doc})
         );
@@ -76,7 +76,7 @@ fn main() {
         header += &format!("{:>7}", format!("GPU{g}"));
     }
     header += "  CPU Affinity";
-    println!("{header}");
+    common::outln!("{header}");
     for (g, t) in &rows {
         let mut line = format!("{:<6}", format!("GPU{g}"));
         for other in &gpus {
@@ -96,13 +96,13 @@ fn main() {
         } else {
             line += &format!("  {}", common::ranges(&t.cpu_affinity));
         }
-        println!("{line}");
+        common::outln!("{line}");
     }
-    println!();
-    println!("Legend: X = self, NV# = bonded set of # NVLinks, SYS = across CPU sockets,");
-    println!("        NODE = within a socket, PHB = host bridge, PXB/PIX = PCIe switches");
+    common::outln!();
+    common::outln!("Legend: X = self, NV# = bonded set of # NVLinks, SYS = across CPU sockets,");
+    common::outln!("        NODE = within a socket, PHB = host bridge, PXB/PIX = PCIe switches");
     if handle.is_simulated() {
-        println!("(SIMULATED node)");
+        common::outln!("(SIMULATED node)");
     }
 }
 

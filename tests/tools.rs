@@ -50,7 +50,7 @@ fn dmon_prints_a_labelled_table_with_na_for_blanks() {
         lines[0].starts_with("#Entity") && lines[0].contains("(simulated)"),
         "{out}"
     );
-    assert!(lines[0].contains("TMPTR") && lines[0].contains("POWER"));
+    assert!(lines[0].contains("gpu_temp") && lines[0].contains("power_usage"));
     let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("GPU ")).collect();
     assert_eq!(rows.len(), 16, "2 samples x 8 GPUs:\n{out}");
     for r in rows {
@@ -82,7 +82,7 @@ fn dmon_csv_and_json_and_mig_entities() {
     let mut lines = out.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "timestamp,entity_group,entity_id,DCGM_FI_DEV_FB_USED,DCGM_FI_DEV_FB_TOTAL"
+        "timestamp,entity_group,entity_id,fb_used,fb_total"
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 3);
@@ -380,4 +380,387 @@ fn discovery_shows_na_for_blank_attributes_never_a_sentinel() {
             assert!(out.contains("memory N/A MiB, power limit N/A W"), "{out}");
         }
     }
+}
+
+/// Runs a tool with stdout on a pipe, reads one line, closes the pipe (as `| head -1` does) and
+/// returns the tool's exit status and stderr once it has noticed.
+fn close_pipe_after_one_line(name: &str, args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::io::{BufRead, Read};
+    let mut child = Command::new(tool(name))
+        .args(args)
+        .env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(!first.is_empty(), "{name} printed nothing");
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
+}
+
+#[test]
+fn every_streaming_tool_exits_quietly_when_its_reader_goes_away() {
+    for (name, args) in [
+        (
+            "query",
+            &["--simulate", "--query-gpu=index,name", "-l", "1"][..],
+        ),
+        ("dmon", &["--simulate", "-d", "100"][..]),
+        ("health", &["--simulate", "-c", "20", "-d", "100"][..]),
+        (
+            "policy",
+            &[
+                "--simulate",
+                "--xid",
+                "--dbe",
+                "--max-temp",
+                "85",
+                "-t",
+                "20",
+            ][..],
+        ),
+    ] {
+        let (status, err) = close_pipe_after_one_line(name, args);
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        assert!(!err.contains("Broken pipe"), "{name}: {err}");
+        assert_ne!(status.code(), Some(101), "{name}: {err}");
+    }
+}
+
+#[test]
+fn a_bad_host_is_named_with_why_it_could_not_be_reached() {
+    for (host, why) in [
+        ("127.0.0.1:1", "refused"),
+        ("no-such-host.invalid", "does not resolve"),
+    ] {
+        for name in ["discovery", "dmon"] {
+            let mut args = vec!["--simulate", "--host", host];
+            if name == "dmon" {
+                args.extend(["-c", "1"]);
+            }
+            let o = run(name, &args);
+            assert_eq!(o.status.code(), Some(1), "{name} {host}: {o:?}");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("could not connect") && err.contains(host) && err.contains(why),
+                "{name} {host}: {err}"
+            );
+            assert!(!err.contains("was lost"), "{name} {host}: {err}");
+        }
+    }
+}
+
+#[test]
+fn policy_from_the_readme_reports_the_default_nodes_violations_within_seconds() {
+    let start = std::time::Instant::now();
+    let o = run(
+        "policy",
+        &[
+            "--simulate",
+            "--xid",
+            "--dbe",
+            "--max-temp",
+            "85",
+            "--json",
+            "-n",
+            "3",
+            "-t",
+            "8",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert!(start.elapsed().as_secs() < 8, "stopped by the timeout");
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let conditions: Vec<&str> = lines
+        .iter()
+        .map(|l| l["condition"].as_str().unwrap())
+        .collect();
+    assert_eq!(conditions.len(), 3, "{lines:?}");
+    for c in ["XID", "DBE", "Thermal"] {
+        assert!(
+            conditions.iter().any(|x| x.eq_ignore_ascii_case(c)),
+            "{c} in {conditions:?}"
+        );
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("Listening for"), "status on stderr: {err}");
+}
+
+#[test]
+fn health_prints_a_line_per_check_with_every_gpus_result() {
+    let o = run("health", &["--simulate", "-c", "3", "-d", "100"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = stdout(&o);
+    let checks: Vec<&str> = out.lines().filter(|l| l.starts_with("Check ")).collect();
+    assert_eq!(checks.len(), 3, "{out}");
+    assert!(checks[0].starts_with("Check 1/3 of ") && checks[2].starts_with("Check 3/3 of "));
+    for c in &checks {
+        assert!(
+            c.contains("MEM") && c.contains("THERMAL"),
+            "systems named: {c}"
+        );
+        for g in 0..8 {
+            assert!(c.contains(&format!("GPU {g} PASS")), "{c}");
+        }
+    }
+
+    let o = run("health", &["--simulate", "-c", "2", "-d", "100", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let rounds: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rounds.len(), 2, "a JSON line per check even when all pass");
+    assert_eq!(rounds[1]["check"], 2);
+    assert_eq!(rounds[0]["overall"], "PASS");
+    assert_eq!(rounds[0]["results"].as_object().unwrap().len(), 8);
+    assert_eq!(rounds[0]["results"]["GPU 3"], "PASS");
+    assert!(
+        rounds[0]["systems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "MEM")
+    );
+    assert!(rounds[0]["incidents"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn every_tool_lists_its_exit_statuses_in_help() {
+    for name in [
+        "diag",
+        "discovery",
+        "dmon",
+        "exporter",
+        "health",
+        "nvlink",
+        "policy",
+        "query",
+        "stat",
+        "top",
+        "topology",
+    ] {
+        let o = run(name, &["--help"]);
+        assert!(o.status.success(), "{name}: {o:?}");
+        let help = stdout(&o);
+        assert!(help.contains("Exit status: 0 "), "{name}: {help}");
+        assert!(help.contains("1 "), "{name}: {help}");
+        if name == "health" || name == "diag" {
+            assert!(help.contains("0 pass, 2 warn, 3 fail"), "{name}: {help}");
+        }
+    }
+}
+
+#[test]
+fn dmon_titles_every_format_with_the_field_name_as_typed_and_fills_the_units() {
+    let fields = "DCGM_FI_DEV_GPU_UTIL,sm_clock,fb_used,DCGM_FI_DEV_GPU_TEMP";
+    let o = run("dmon", &["--simulate", "-e", fields, "-i", "0", "-c", "1"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    let titles: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        &titles[1..5],
+        &[
+            "DCGM_FI_DEV_GPU_UTIL",
+            "sm_clock",
+            "fb_used",
+            "DCGM_FI_DEV_GPU_TEMP"
+        ],
+        "{out}"
+    );
+    let units: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(units, vec!["ID", "%", "MHz", "MiB", "C"], "{out}");
+
+    let o = run(
+        "dmon",
+        &["--simulate", "-e", fields, "-i", "0", "-c", "1", "--csv"],
+    );
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        format!("timestamp,entity_group,entity_id,{fields}")
+    );
+
+    let o = run(
+        "dmon",
+        &["--simulate", "-e", fields, "-i", "0", "-c", "1", "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    for name in fields.split(',') {
+        assert!(v[name].as_i64().is_some(), "{name} in {v}");
+    }
+}
+
+/// Checks that in a drawn tree every `├─` has a later sibling and no `└─` has one.
+fn assert_tree_is_well_drawn(out: &str) {
+    let lines: Vec<Vec<char>> = out.lines().map(|l| l.chars().collect()).collect();
+    let branch_at = |l: &[char]| l.iter().position(|&c| c == '├' || c == '└');
+    for (i, l) in lines.iter().enumerate() {
+        let Some(col) = branch_at(l) else { continue };
+        let next_sibling = lines[i + 1..]
+            .iter()
+            .filter_map(|n| branch_at(n))
+            .take_while(|&c| c >= col)
+            .any(|c| c == col);
+        let text: String = l.iter().collect();
+        if l[col] == '├' {
+            assert!(next_sibling, "├─ without a later sibling: {text}\n{out}");
+        } else {
+            assert!(!next_sibling, "└─ with a later sibling: {text}\n{out}");
+        }
+    }
+}
+
+#[test]
+fn discovery_draws_the_last_sibling_only_with_a_corner() {
+    let o = run("discovery", &["--simulate"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert_tree_is_well_drawn(&out);
+    assert!(
+        out.contains("├─ CPU 0:") && out.contains("└─ CPU 1:"),
+        "{out}"
+    );
+    assert!(out.contains("└─ GPU instance"), "{out}");
+}
+
+#[test]
+fn query_names_the_simulated_processes() {
+    let o = run(
+        "query",
+        &[
+            "--simulate",
+            "--query-compute-apps=pid,process_name",
+            "--format=csv,noheader",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(!out.contains("[Not Found]"), "{out}");
+    assert!(out.lines().any(|l| l == "4242, python3 train.py"), "{out}");
+    assert!(out.lines().any(|l| l == "5151, tritonserver"), "{out}");
+}
+
+#[test]
+fn a_simulated_a100_reports_a100_clocks() {
+    let o = run_with_config(
+        "query",
+        &[
+            "--simulate",
+            "--query-gpu=name,clocks.max.sm,clocks.max.mem,clocks.mem",
+            "--format=csv,noheader,nounits",
+        ],
+        r#"{"gpus":[{"model":"NVIDIA A100-SXM4-80GB"}]}"#,
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(stdout(&o).trim(), "NVIDIA A100-SXM4-80GB, 1410, 1593, 1593");
+}
+
+fn run_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(tool(name));
+    cmd.args(args)
+        .env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .env_remove("NO_COLOR");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn stat_prints_one_line_per_gpu_with_its_processes() {
+    let o = run("stat", &["--simulate"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8, "{out}");
+    for (i, l) in lines.iter().enumerate() {
+        assert!(
+            l.starts_with(&format!("[{i}] NVIDIA H100 80GB HBM3")),
+            "{l}"
+        );
+        let cols: Vec<&str> = l.split(" | ").collect();
+        assert_eq!(cols.len(), 5, "{l}");
+        assert!(cols[1].contains("°C,") && cols[1].ends_with(" %"), "{l}");
+        assert!(cols[2].ends_with(" / 81559 MB"), "{l}");
+        assert!(cols[3].ends_with(" / 700 W"), "{l}");
+    }
+    assert!(lines[0].ends_with("| mlops:4242:62000M"), "{}", lines[0]);
+    assert!(lines[7].ends_with("| triton:5151:9000M"), "{}", lines[7]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SIMULATED"));
+}
+
+#[test]
+fn stat_json_has_every_gpu_with_numbers_and_processes() {
+    let o = run("stat", &["--simulate", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["simulated"], true);
+    let gpus = v["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 8);
+    assert_eq!(gpus[3]["index"], 3);
+    assert_eq!(gpus[3]["memory_total_mib"], 81559);
+    assert!((20..100).contains(&gpus[3]["temperature_c"].as_i64().unwrap()));
+    assert!(gpus[3]["power_w"].as_f64().unwrap() > 0.0);
+    let p = &gpus[7]["processes"][0];
+    assert_eq!(p["pid"], 5151);
+    assert_eq!(p["user"], "triton");
+    assert_eq!(p["name"], "tritonserver");
+    assert_eq!(p["memory_mib"], 9000);
+}
+
+#[test]
+fn stat_colours_only_when_asked_and_never_with_no_color() {
+    let forced = [("CLICOLOR_FORCE", "1")];
+    let o = run_env("stat", &["--simulate"], &forced);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("\x1b["), "CLICOLOR_FORCE colours");
+    let o = run_env("stat", &["--simulate", "--no-color"], &forced);
+    assert!(o.status.success(), "{o:?}");
+    assert!(!stdout(&o).contains('\x1b'), "{}", stdout(&o));
+    let o = run_env("stat", &["--simulate"], &[]);
+    assert!(!stdout(&o).contains('\x1b'), "no colours into a pipe");
+}
+
+#[test]
+fn stat_blank_values_are_na() {
+    let o = run_env(
+        "stat",
+        &["--simulate"],
+        &[("DCGM_SIM_FAULTS", "blank=150;155")],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.contains("N/A°C") && first.contains("N/A / 700 W"),
+        "{first}"
+    );
+    dcgm::testing::assert_no_sentinel(&out);
+}
+
+#[test]
+fn stat_watch_refreshes_until_its_reader_goes_away() {
+    let (status, err) = close_pipe_after_one_line("stat", &["--simulate", "--watch", "0.2"]);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
 }

@@ -243,3 +243,18 @@ fn top_on_the_real_library_shows_the_h200_and_na_for_blanks() {
     dcgm::testing::assert_no_sentinel(&s);
     t.keys(&["q"]);
 }
+
+#[test]
+fn top_shows_na_for_a_blank_temperature() {
+    let cmd = format!(
+        "env -u DCGM_SIM_CONFIG DCGM_SIM_FAULTS=blank=150 {} --simulate -d 200",
+        top().display()
+    );
+    let Some(t) = Tmux::start(120, 30, &cmd) else {
+        return;
+    };
+    let s = t.wait_for("the first refresh", |s| s.contains("MiB /"));
+    let gpu0 = s.lines().find(|l| l.contains("GPU 0 NVIDIA")).unwrap();
+    assert!(gpu0.contains("health OK  N/A  SM"), "{gpu0}");
+    dcgm::testing::assert_no_sentinel(&s);
+}

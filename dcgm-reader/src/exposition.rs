@@ -1699,7 +1699,7 @@ impl Collector {
             Connection::Remote(a) => (hb.connect(a)?, Connection::Remote(a.clone())),
             Connection::Auto => match hb.clone().connect("localhost") {
                 Ok(h) => (h, Connection::Remote("localhost".into())),
-                Err(Error::ConnectionLost { .. }) | Err(Error::Dcgm { .. }) => {
+                Err(Error::ConnectFailed { .. }) | Err(Error::Dcgm { .. }) => {
                     (hb.embedded()?, Connection::Embedded)
                 }
                 Err(e) => return Err(e),

@@ -332,7 +332,7 @@ impl Reader {
             )),
             Connection::Auto => match self.handle_builder().connect("localhost") {
                 Ok(h) => Ok((h, ChosenMode::Standalone("localhost".into()))),
-                Err(Error::ConnectionLost { .. }) | Err(Error::Dcgm { .. }) => {
+                Err(Error::ConnectFailed { .. }) | Err(Error::Dcgm { .. }) => {
                     Ok((self.handle_builder().embedded()?, ChosenMode::Embedded))
                 }
                 Err(e) => Err(e),

@@ -49,7 +49,12 @@ pub struct GpuConfig {
     pub serial: String,
     pub memory_mib: i64,
     pub power_limit_w: f64,
+    /// Left out of a config file: the clock of the `model` (A100, A30, H100, H200; others get
+    /// the H100's).
+    #[serde(default)]
     pub max_sm_clock_mhz: i64,
+    /// Left out of a config file: the clock of the `model`, as for `max_sm_clock_mhz`.
+    #[serde(default)]
     pub mem_clock_mhz: i64,
     pub nvlinks: u32,
     /// MIG layout: GPU instances, each with its compute instances. Empty: MIG disabled.
@@ -84,6 +89,8 @@ pub struct CpuConfig {
 pub struct ProcessConfig {
     pub pid: u32,
     pub name: String,
+    /// The user running it.
+    pub user: String,
     pub gpus: Vec<u32>,
     pub memory_mib: i64,
 }
@@ -169,6 +176,7 @@ impl Default for ProcessConfig {
         Self {
             pid: 1000,
             name: "python3".into(),
+            user: "user".into(),
             gpus: vec![0],
             memory_mib: 1024,
         }
@@ -188,7 +196,8 @@ impl Default for EventConfig {
 
 impl Default for SimConfig {
     /// A believable 8-GPU training node: H100s over four NvSwitches, GPU 7 in MIG mode, two CPU
-    /// sockets, a training job on GPUs 0–6 and an inference server on a MIG instance.
+    /// sockets, a training job on GPUs 0–6, an inference server on a MIG instance, and three
+    /// incidents in the first four seconds (XID 13 on GPU 3, a DBE on GPU 5, 91 °C on GPU 1).
     fn default() -> Self {
         let bus = ["18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"];
         let gpus = (0..8)
@@ -231,17 +240,40 @@ impl Default for SimConfig {
                 ProcessConfig {
                     pid: 4242,
                     name: "python3 train.py".into(),
+                    user: "mlops".into(),
                     gpus: (0..7).collect(),
                     memory_mib: 62_000,
                 },
                 ProcessConfig {
                     pid: 5151,
                     name: "tritonserver".into(),
+                    user: "triton".into(),
                     gpus: vec![7],
                     memory_mib: 9_000,
                 },
             ],
-            events: Vec::new(),
+            // A few incidents soon after start, so that `policy` and `health` on the default
+            // node have something to report: an XID, a double-bit ECC error, a hot GPU.
+            events: vec![
+                EventConfig {
+                    at_ms: 1500,
+                    gpu: 3,
+                    kind: "xid".into(),
+                    value: 13,
+                },
+                EventConfig {
+                    at_ms: 2500,
+                    gpu: 5,
+                    kind: "dbe".into(),
+                    value: 1,
+                },
+                EventConfig {
+                    at_ms: 3500,
+                    gpu: 1,
+                    kind: "thermal".into(),
+                    value: 91,
+                },
+            ],
             hostengines: vec![
                 "localhost".into(),
                 "127.0.0.1".into(),
@@ -285,10 +317,18 @@ impl SimConfig {
         Ok(cfg)
     }
 
-    /// Fills UUIDs, bus ids and serials left empty, deterministically from the seed.
+    /// Fills UUIDs, bus ids and serials left empty, deterministically from the seed, and
+    /// clocks left out, from the GPU model.
     pub fn fill_defaults(&mut self) {
         let seed = self.seed;
         for (i, g) in self.gpus.iter_mut().enumerate() {
+            let (sm, mem) = model_clocks_mhz(&g.model);
+            if g.max_sm_clock_mhz <= 0 {
+                g.max_sm_clock_mhz = sm;
+            }
+            if g.mem_clock_mhz <= 0 {
+                g.mem_clock_mhz = mem;
+            }
             let h = crate::values::mix(seed ^ 0x5555, i as u64, 0);
             let h2 = crate::values::mix(seed ^ 0xaaaa, i as u64, 1);
             if g.uuid.is_empty() {
@@ -308,6 +348,19 @@ impl SimConfig {
                 g.serial = format!("16523{:08}", h % 100_000_000);
             }
         }
+    }
+}
+
+/// Maximum SM clock and memory clock, in MHz, of a GPU model as NVML reports them.
+fn model_clocks_mhz(model: &str) -> (i64, i64) {
+    if model.contains("A100") {
+        (1410, 1593)
+    } else if model.contains("A30") {
+        (1440, 1215)
+    } else if model.contains("H200") {
+        (1980, 3201)
+    } else {
+        (1980, 2619)
     }
 }
 

@@ -63,6 +63,14 @@ pub enum Error {
         /// What was being done.
         call: &'static str,
     },
+    /// No connection to the host engine at this address could be opened (a bad name, a
+    /// closed port, a missing socket, or an engine that refused it).
+    ConnectFailed {
+        /// The address as given.
+        address: String,
+        /// Why, as far as a probe of the address could tell.
+        reason: String,
+    },
     /// The simulator was asked for but its library could not be found.
     SimulatorNotFound(String),
 }
@@ -72,7 +80,9 @@ impl Error {
     pub fn code(&self) -> Option<ReturnCode> {
         match self {
             Error::Dcgm { code, .. } => Some(*code),
-            Error::ConnectionLost { .. } => Some(ReturnCode(DCGM_ST_CONNECTION_NOT_VALID)),
+            Error::ConnectionLost { .. } | Error::ConnectFailed { .. } => {
+                Some(ReturnCode(DCGM_ST_CONNECTION_NOT_VALID))
+            }
             Error::LibraryNotFound(_) => Some(ReturnCode(DCGM_ST_LIBRARY_NOT_FOUND)),
             Error::SymbolNotAvailable { .. } => Some(ReturnCode(DCGM_ST_FUNCTION_NOT_FOUND)),
             Error::InvalidArgument(_) => Some(ReturnCode(DCGM_ST_BADPARAM)),
@@ -149,6 +159,10 @@ impl fmt::Display for Error {
                 f,
                 "{call}: the connection to the DCGM host engine was lost (it restarted or \
                  went away); open a new handle"
+            ),
+            Error::ConnectFailed { address, reason } => write!(
+                f,
+                "could not connect to the DCGM host engine at {address}: {reason}"
             ),
             Error::SimulatorNotFound(m) => write!(f, "{m}"),
         }

@@ -487,7 +487,14 @@ impl HandleBuilder {
     /// Connects to an nv-hostengine.
     pub fn connect(self, address: &str) -> Result<Handle> {
         let (key, lib) = self.acquire()?;
-        match self.connect_raw(&lib, address) {
+        let connected = self.connect_raw(&lib, address).map_err(|e| match e {
+            Error::ConnectionLost { .. } => Error::ConnectFailed {
+                address: address.to_string(),
+                reason: crate::reachability::why_unreachable(address),
+            },
+            other => other,
+        });
+        match connected {
             Ok(raw) => Ok(Handle {
                 inner: Arc::new(HandleInner {
                     lib,

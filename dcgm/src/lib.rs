@@ -53,6 +53,7 @@ mod modules;
 mod nvlink;
 mod policy;
 mod prof;
+mod reachability;
 mod stats;
 mod status;
 mod system;

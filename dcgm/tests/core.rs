@@ -119,9 +119,15 @@ fn unknown_hostengine_is_a_connection_error() {
     let _s = Sim::new(None);
     let err = Handle::builder()
         .library_path(testing::simulator_path())
-        .connect("192.0.2.1:5555")
+        .connect("127.0.0.1:1")
         .unwrap_err();
-    assert!(matches!(err, Error::ConnectionLost { .. }), "{err:?}");
+    assert!(matches!(err, Error::ConnectFailed { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("could not connect") && msg.contains("127.0.0.1:1") && msg.contains("refused"),
+        "{msg}"
+    );
+    assert!(!msg.contains("was lost"), "{msg}");
 }
 
 #[test]

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod gpu_stats;
+pub mod process;
+
 use std::path::PathBuf;
 
 use clap::Args;
@@ -119,3 +122,36 @@ pub fn ranges(ids: &[u32]) -> String {
     }
     out.join(",")
 }
+
+/// Writes to stdout. When stdout is closed (the tool piped into `head`), the reader has what it
+/// wanted: exit quietly with status 0 instead of panicking as `println!` does.
+pub fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        fail(format_args!("cannot write to stdout: {e}"));
+    }
+}
+
+/// `println!` that exits quietly on a closed pipe (see [`write_stdout`]).
+#[allow(unused_macros)]
+macro_rules! outln {
+    () => {
+        $crate::common::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::common::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use outln;
+
+/// `--help` text of the tools whose only exit statuses are success and error.
+pub const EXIT_STATUS: &str = "Exit status: 0 success, 1 error (the reason on stderr).";
+
+/// `--help` text of the tools that grade GPUs (`health`, `diag`).
+pub const EXIT_STATUS_GRADED: &str =
+    "Exit status: 0 pass, 2 warn, 3 fail (the worst result seen), 1 error (the reason on stderr).";

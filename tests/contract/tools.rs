@@ -92,6 +92,13 @@ pub fn cases() -> Vec<Case> {
         case("tool_health", |t| {
             ok(t, "health", &["-s", "all", "-c", "1"]);
         }),
+        case("tool_stat", |t| {
+            let out = ok(t, "stat", &[]);
+            assert!(out.lines().any(|l| l.starts_with("[0] ")), "{out}");
+            let json = ok(t, "stat", &["--json"]);
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert!(!v["gpus"].as_array().unwrap().is_empty(), "{json}");
+        }),
         case("tool_topology", |t| {
             let out = ok(t, "topology", &[]);
             assert!(out.contains("GPU0"), "{out}");
@@ -123,7 +130,7 @@ pub fn cases() -> Vec<Case> {
             run: |t| {
                 // Every tool on a GPU that leaves most answers blank: it runs to its end and
                 // prints no sentinel. `health` may report the GPU unhealthy (exit 3).
-                let runs: [(&str, &[&str]); 6] = [
+                let runs: [(&str, &[&str]); 7] = [
                     (
                         "query",
                         &[
@@ -136,6 +143,7 @@ pub fn cases() -> Vec<Case> {
                     ("topology", &[]),
                     ("nvlink", &[]),
                     ("discovery", &["--json"]),
+                    ("stat", &["--json"]),
                 ];
                 for (name, args) in runs {
                     let o = run_with(t, name, args, false);
