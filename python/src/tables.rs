@@ -279,24 +279,24 @@ pub fn entity_tuple(e: Entity) -> (u32, u32) {
     (e.group.raw(), e.id)
 }
 
-/// The named health systems: `(name, bit)`, plus `ALL`.
+/// The named health systems: `(name, bit)`, in declaration order, `ALL` last.
 #[pyfunction]
 pub fn health_systems() -> Vec<(&'static str, u32)> {
-    let mut v: Vec<(&'static str, u32)> = dcgm::HealthSystems::ALL
-        .iter()
-        .filter_map(|f| f.name().map(|n| (n, f.bits())))
-        .collect();
-    v.push(("ALL", dcgm::HealthSystems::ALL.bits()));
-    v
+    named_flags::<dcgm::HealthSystems>()
 }
 
-/// The policy conditions: `(name, bit)`, plus `ALL`.
+/// The policy conditions: `(name, bit)`, in declaration order, `ALL` last.
 #[pyfunction]
 pub fn policy_conditions() -> Vec<(&'static str, u32)> {
-    let mut v: Vec<(&'static str, u32)> = dcgm::PolicyCondition::ALL
+    named_flags::<dcgm::PolicyCondition>()
+}
+
+/// Every named constant of a flags type (the unnamed catch-all that keeps unknown bits is left
+/// out).
+fn named_flags<F: bitflags::Flags<Bits = u32>>() -> Vec<(&'static str, u32)> {
+    F::FLAGS
         .iter()
-        .filter_map(|f| f.name().map(|n| (n, f.bits())))
-        .collect();
-    v.push(("ALL", dcgm::PolicyCondition::ALL.bits()));
-    v
+        .filter(|f| !f.name().is_empty())
+        .map(|f| (f.name(), f.value().bits()))
+        .collect()
 }
