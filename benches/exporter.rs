@@ -55,9 +55,9 @@ fn identities() -> Vec<EntityIdentity> {
         let mut id = ids[7].clone();
         id.entity = Entity::new(EntityGroup::GpuInstance, i as u32);
         id.mig = Some(MigInstance {
-            instance_id: i as u32 + 1,
+            instance_id: Some(i as u32 + 1),
             profile: profile.into(),
-            slices,
+            slices: Some(slices),
         });
         ids.push(id);
     }

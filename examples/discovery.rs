@@ -163,7 +163,9 @@ fn gpu_node(g: &serde_json::Value) -> Node {
             .map(|gi| Node {
                 label: format!(
                     "GPU instance {} (NVML id {}, {} slice(s))",
-                    gi["entity_id"], gi["nvml_instance_id"], gi["slices"]
+                    gi["entity_id"],
+                    or_na(&gi["nvml_instance_id"]),
+                    or_na(&gi["slices"])
                 ),
                 notes: Vec::new(),
                 children: gi["compute_instances"]
@@ -173,7 +175,9 @@ fn gpu_node(g: &serde_json::Value) -> Node {
                     .map(|ci| {
                         Node::leaf(format!(
                             "compute instance {} (NVML id {}, {} slice(s))",
-                            ci["entity_id"], ci["nvml_compute_instance_id"], ci["slices"]
+                            ci["entity_id"],
+                            or_na(&ci["nvml_compute_instance_id"]),
+                            or_na(&ci["slices"])
                         ))
                     })
                     .collect(),

@@ -168,7 +168,9 @@ impl Source {
                 rows.push(Row0 {
                     entity: e,
                     label: format!(" └ GI {}", gi.entity_id),
-                    name: format!("MIG {} slice(s)", gi.slices),
+                    name: gi
+                        .slices
+                        .map_or_else(|| "MIG".to_string(), |s| format!("MIG {s} slice(s)")),
                     power_limit_w: None,
                     gpu,
                 });

@@ -764,3 +764,28 @@ fn stat_watch_refreshes_until_its_reader_goes_away() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(status.code(), Some(0), "{err}");
 }
+
+#[test]
+fn blank_struct_answers_show_as_na_in_discovery_and_empty_labels_in_the_exporter() {
+    let with_fault = |name: &str, args: &[&str]| {
+        Command::new(tool(name))
+            .args(args)
+            .env_remove("DCGM_LIB_PATH")
+            .env_remove("DCGM_SIM_CONFIG")
+            .env("DCGM_SIM_FAULTS", "blank_structs")
+            .output()
+            .unwrap()
+    };
+    let o = with_fault("discovery", &["--simulate"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    dcgm::testing::assert_no_sentinel(&out);
+    assert!(out.contains("(NVML id N/A, N/A slice(s))"), "{out}");
+    let o = with_fault("discovery", &["--simulate", "--json"]);
+    dcgm::testing::assert_no_sentinel(&stdout(&o));
+    let o = with_fault("exporter", &["--simulate", "--once"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    dcgm::testing::assert_no_sentinel(&out);
+    assert!(out.contains("GPU_I_ID=\"\""), "{out}");
+}

@@ -68,12 +68,13 @@ pub const WINDOW_LABEL: &str = "window_size_in_ms";
 /// A MIG GPU instance's identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MigInstance {
-    /// NVML's GPU-instance id within its GPU (the `GPU_I_ID` label).
-    pub instance_id: u32,
+    /// NVML's GPU-instance id within its GPU (the `GPU_I_ID` label; empty where DCGM leaves
+    /// it blank).
+    pub instance_id: Option<u32>,
     /// The profile name, e.g. `3g.40gb` (the `GPU_I_PROFILE` label).
     pub profile: String,
     /// Slices of the profile (used to name the profile when DCGM does not).
-    pub slices: u32,
+    pub slices: Option<u32>,
 }
 
 /// Who a series belongs to: an entity (a GPU or a MIG GPU instance) and the physical GPU
@@ -111,7 +112,7 @@ impl EntityIdentity {
         (
             self.gpu,
             u32::from(self.mig.is_some()),
-            self.mig.as_ref().map_or(0, |m| m.instance_id),
+            self.mig.as_ref().and_then(|m| m.instance_id).unwrap_or(0),
         )
     }
 }
@@ -288,7 +289,7 @@ pub fn discover_entities(
                 entity: Entity::new(EntityGroup::GpuInstance, gi.entity_id),
                 mig: Some(MigInstance {
                     instance_id: gi.nvml_instance_id,
-                    profile: format!("{}g", gi.slices),
+                    profile: gi.slices.map(|s| format!("{s}g")).unwrap_or_default(),
                     slices: gi.slices,
                 }),
                 ..parent.clone()
@@ -1448,7 +1449,11 @@ fn base_labels(id: &EntityIdentity, opts: &LabelOptions) -> String {
     if let Some(m) = &id.mig {
         s.push_str(",GPU_I_PROFILE=\"");
         escape_label_value(&m.profile, &mut s);
-        let _ = write!(s, "\",GPU_I_ID=\"{}\"", m.instance_id);
+        s.push_str("\",GPU_I_ID=\"");
+        if let Some(id) = m.instance_id {
+            let _ = write!(s, "{id}");
+        }
+        s.push('"');
     }
     push_hostname(&mut s, opts);
     s

@@ -44,9 +44,9 @@ fn gpu_instance(entity_id: u32, gpu: u32, instance_id: u32, profile: &str) -> En
     EntityIdentity {
         entity: Entity::new(EntityGroup::GpuInstance, entity_id),
         mig: Some(MigInstance {
-            instance_id,
+            instance_id: Some(instance_id),
             profile: profile.into(),
-            slices: 1,
+            slices: Some(1),
         }),
         ..self::gpu(gpu)
     }
@@ -729,7 +729,7 @@ fn collector_flex_replaces_a_mig_gpu_by_its_instances() {
     );
     let gi_ids: Vec<u32> = ids[7..]
         .iter()
-        .map(|i| i.mig.as_ref().unwrap().instance_id)
+        .map(|i| i.mig.as_ref().unwrap().instance_id.unwrap())
         .collect();
     assert_eq!(gi_ids, [1, 2, 3]);
     let mut text = String::new();

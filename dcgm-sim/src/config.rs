@@ -118,6 +118,9 @@ pub struct FaultConfig {
     /// every number a blank sentinel (32-bit, the low half of the 64-bit one, not-supported),
     /// brand, serial, VBIOS and InfoROM `<<<NULL>>>`, no clock sets.
     pub blank_attributes: bool,
+    /// Other struct-shaped answers leave their numbers blank too: the MIG hierarchy's NVML ids,
+    /// profiles and slices, the current configuration, the CPUs' serial numbers.
+    pub blank_structs: bool,
     /// Every `dcgmConnect*` fails with `DCGM_ST_CONNECTION_NOT_VALID`.
     pub connect_refused: bool,
     /// A standalone connection breaks after this many calls (a host-engine restart).
@@ -387,6 +390,7 @@ impl FaultConfig {
             match k {
                 "init_fails" => self.init_fails = true,
                 "blank_attributes" => self.blank_attributes = true,
+                "blank_structs" => self.blank_structs = true,
                 "connect_refused" => self.connect_refused = true,
                 "drop_after" => self.drop_after_calls = Some(num(v)?),
                 "down_ms" => self.down_ms = num(v)?,

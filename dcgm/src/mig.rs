@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use dcgm_sys::*;
 
+use crate::blank::NonBlank;
 use crate::entity::EntityGroup;
 use crate::error::Result;
 use crate::lib_ref::{c_buf, ffi};
@@ -14,12 +15,12 @@ use crate::system::System;
 pub struct ComputeInstance {
     /// The DCGM entity id (group [`EntityGroup::ComputeInstance`]).
     pub entity_id: u32,
-    /// NVML's compute-instance id within its GPU instance.
-    pub nvml_compute_instance_id: u32,
-    /// NVML's profile id.
-    pub profile_id: u32,
-    /// Compute slices.
-    pub slices: u32,
+    /// NVML's compute-instance id within its GPU instance (`None` where DCGM leaves it blank).
+    pub nvml_compute_instance_id: Option<u32>,
+    /// NVML's profile id (`None` where blank).
+    pub profile_id: Option<u32>,
+    /// Compute slices (`None` where blank).
+    pub slices: Option<u32>,
 }
 
 /// A MIG GPU instance with its compute instances.
@@ -27,12 +28,12 @@ pub struct ComputeInstance {
 pub struct GpuInstance {
     /// The DCGM entity id (group [`EntityGroup::GpuInstance`]).
     pub entity_id: u32,
-    /// NVML's GPU-instance id within its GPU.
-    pub nvml_instance_id: u32,
-    /// NVML's profile id.
-    pub profile_id: u32,
-    /// Memory/compute slices.
-    pub slices: u32,
+    /// NVML's GPU-instance id within its GPU (`None` where DCGM leaves it blank).
+    pub nvml_instance_id: Option<u32>,
+    /// NVML's profile id (`None` where blank).
+    pub profile_id: Option<u32>,
+    /// Memory/compute slices (`None` where blank).
+    pub slices: Option<u32>,
     /// Its compute instances, by entity id.
     pub compute_instances: Vec<ComputeInstance>,
 }
@@ -45,7 +46,7 @@ pub struct GpuInstance {
 /// for gpu in handle.system().mig_hierarchy()? {
 ///     println!("GPU {} ({})", gpu.gpu, gpu.uuid);
 ///     for gi in &gpu.instances {
-///         println!("  GPU instance {} ({} slices), {} compute instances",
+///         println!("  GPU instance {} ({:?} slices), {} compute instances",
 ///             gi.entity_id, gi.slices, gi.compute_instances.len());
 ///     }
 /// }
@@ -93,9 +94,9 @@ impl System {
                     c_buf(&e.info.gpuUuid),
                     GpuInstance {
                         entity_id: e.entity.entityId,
-                        nvml_instance_id: e.info.nvmlInstanceId,
-                        profile_id: e.info.nvmlMigProfileId,
-                        slices: e.info.nvmlProfileSlices,
+                        nvml_instance_id: e.info.nvmlInstanceId.non_blank(),
+                        profile_id: e.info.nvmlMigProfileId.non_blank(),
+                        slices: e.info.nvmlProfileSlices.non_blank(),
                         compute_instances: Vec::new(),
                     },
                 ),
@@ -111,9 +112,9 @@ impl System {
             if let Some((_, _, gi)) = instances.get_mut(&e.parent.entityId) {
                 gi.compute_instances.push(ComputeInstance {
                     entity_id: e.entity.entityId,
-                    nvml_compute_instance_id: e.info.nvmlComputeInstanceId,
-                    profile_id: e.info.nvmlMigProfileId,
-                    slices: e.info.nvmlProfileSlices,
+                    nvml_compute_instance_id: e.info.nvmlComputeInstanceId.non_blank(),
+                    profile_id: e.info.nvmlMigProfileId.non_blank(),
+                    slices: e.info.nvmlProfileSlices.non_blank(),
                 });
             }
         }

@@ -721,7 +721,7 @@ fn mig_hierarchy_is_a_tree() {
     assert_eq!(gpu.uuid, h.system().device_attributes(7).unwrap().uuid);
     assert_eq!(
         gpu.instances.iter().map(|i| i.slices).collect::<Vec<_>>(),
-        [3, 2, 1]
+        [Some(3), Some(2), Some(1)]
     );
     assert_eq!(
         gpu.instances

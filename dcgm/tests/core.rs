@@ -453,3 +453,29 @@ fn blank_attributes_decode_to_none_never_to_sentinel_numbers() {
     assert_eq!((a.brand, a.serial, a.vbios), (None, None, None));
     assert!(a.supported_clocks.is_empty());
 }
+
+#[test]
+fn blank_struct_answers_decode_to_none_never_to_sentinel_numbers() {
+    let s = Sim::new(Some(r#"{"faults":{"blank_structs":true}}"#));
+    let h = s.handle(OperationMode::Auto);
+    let sys = h.system();
+    let mig = sys.mig_hierarchy().unwrap();
+    testing::assert_no_sentinel(&format!("{mig:?}"));
+    let gi = &mig[0].instances[0];
+    assert_eq!(
+        (gi.nvml_instance_id, gi.profile_id, gi.slices),
+        (None, None, None)
+    );
+    let ci = &gi.compute_instances[0];
+    assert_eq!((ci.nvml_compute_instance_id, ci.slices), (None, None));
+    let cpus = sys.cpu_hierarchy().unwrap();
+    testing::assert_no_sentinel(&format!("{cpus:?}"));
+    assert!(
+        cpus.iter()
+            .all(|c| c.serial.is_none() && !c.cores.is_empty())
+    );
+    let g = Group::with_gpus(&h, "blank-config", &[0]).unwrap();
+    let current = g.config_get(ConfigKind::Current).unwrap();
+    testing::assert_no_sentinel(&format!("{current:?}"));
+    assert!(current[0].power_limit_w.is_none() && current[0].ecc_mode.is_none());
+}

@@ -77,3 +77,18 @@ def test_blank_attributes_are_none_never_sentinel_numbers(sim_config: Any) -> No
             assert s not in repr(a)
     finally:
         h.close()
+
+
+def test_blank_struct_answers_are_none_never_sentinel_numbers(sim_config: Any) -> None:
+    sim_config({"faults": {"blank_structs": True}})
+    h = dcgm.Handle.embedded(simulate=True)
+    try:
+        mig = h.system().mig_hierarchy()
+        gi = mig[0]["instances"][0]
+        assert (gi["nvml_instance_id"], gi["profile_id"], gi["slices"]) == (None, None, None), gi
+        cpus = h.system().cpu_hierarchy()
+        assert all(c["serial"] is None for c in cpus), cpus
+        for s in ("2147483632", "4294967280", "4294967295"):
+            assert s not in repr(mig) and s not in repr(cpus)
+    finally:
+        h.close()

@@ -331,6 +331,14 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
                 }
             }
             h.count = n as u32;
+            if m.cfg.faults.blank_structs {
+                const B32: u32 = DCGM_INT32_BLANK as u32;
+                for e in h.entityList.iter_mut().take(n) {
+                    let i = &mut e.info;
+                    (i.nvmlInstanceId, i.nvmlComputeInstanceId) = (B32, B32);
+                    (i.nvmlMigProfileId, i.nvmlProfileSlices) = (B32, B32);
+                }
+            }
             Ok(())
         })
     })
@@ -419,6 +427,7 @@ pub unsafe extern "C" fn dcgmGetCpuHierarchy_v2(
         let h = unsafe { versioned(cpuHierarchy, &[dcgmCpuHierarchy_version2]) }?;
         with_engine(dcgmHandle, |e| {
             let cpus = &mut h.cpus;
+            let blank = e.machine.cfg.faults.blank_structs;
             fill_cpus(
                 &e.machine,
                 &mut h.numCpus,
@@ -426,7 +435,10 @@ pub unsafe extern "C" fn dcgmGetCpuHierarchy_v2(
                     cpus[i].cpuId = cpu;
                     cpus[i].ownedCores.version = dcgmCpuHierarchyOwnedCores_version1;
                     set_cores(&mut cpus[i].ownedCores.bitmask, first, count);
-                    write_str(&mut cpus[i].serial, serial);
+                    write_str(
+                        &mut cpus[i].serial,
+                        if blank { DCGM_STR_BLANK } else { serial },
+                    );
                 },
             );
             Ok(())
