@@ -191,7 +191,8 @@ impl Counter {
 }
 
 /// Why a counters file was rejected, with the 1-based line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {reason}")]
 pub struct CountersError {
     /// 1-based line number.
     pub line: usize,
@@ -200,75 +201,45 @@ pub struct CountersError {
 }
 
 /// What is wrong with a line of a counters file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CountersErrorKind {
     /// Not three columns.
+    #[error(
+        "expected 3 comma-separated columns (field, type, help), found {found} (quote a help text that contains commas)"
+    )]
     ColumnCount { found: usize },
     /// A quoted column without its closing quote.
+    #[error("a quoted column has no closing quote")]
     UnterminatedQuote,
     /// Text after a quoted column's closing quote.
+    #[error("text after the closing quote of a quoted column")]
     TextAfterQuote,
     /// A quote inside an unquoted column.
+    #[error("a quote inside an unquoted column")]
     BareQuote,
     /// The field column is empty.
+    #[error("the field column is empty")]
     EmptyField,
     /// Not a DCGM field name (4.6 or pre-4.6) nor an exporter row.
+    #[error("unknown DCGM field {0:?} (not a DCGM 4.6 name, a pre-4.6 alias or a DCGM_EXP_* row)")]
     UnknownField(String),
     /// A DCGM field given by its tag or number: the metric needs a `DCGM_FI_*` name.
+    #[error("{given:?} is not a field name: write {name}")]
     NotAFieldName { given: String, name: &'static str },
     /// Not gauge, counter, histogram, summary or label.
+    #[error("unknown metric type {0:?} (expected gauge, counter, histogram, summary or label)")]
     UnknownType(String),
     /// An exporter row (`DCGM_EXP_*`) given the type `label`.
+    #[error("{0} cannot be a label")]
     ExporterRowAsLabel(ExporterCounter),
     /// The name cannot be a Prometheus metric or label name.
+    #[error("{0:?} is not a valid Prometheus name")]
     InvalidName(String),
     /// The same metric name on two lines.
+    #[error("{name} is already defined on line {first_line}")]
     Duplicate { name: String, first_line: usize },
 }
-
-impl fmt::Display for CountersError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: ", self.line)?;
-        match &self.reason {
-            CountersErrorKind::ColumnCount { found } => write!(
-                f,
-                "expected 3 comma-separated columns (field, type, help), found {found} \
-                 (quote a help text that contains commas)"
-            ),
-            CountersErrorKind::UnterminatedQuote => {
-                f.write_str("a quoted column has no closing quote")
-            }
-            CountersErrorKind::TextAfterQuote => {
-                f.write_str("text after the closing quote of a quoted column")
-            }
-            CountersErrorKind::BareQuote => f.write_str("a quote inside an unquoted column"),
-            CountersErrorKind::EmptyField => f.write_str("the field column is empty"),
-            CountersErrorKind::UnknownField(s) => {
-                write!(
-                    f,
-                    "unknown DCGM field {s:?} (not a DCGM 4.6 name, a pre-4.6 alias or a DCGM_EXP_* row)"
-                )
-            }
-            CountersErrorKind::NotAFieldName { given, name } => {
-                write!(f, "{given:?} is not a field name: write {name}")
-            }
-            CountersErrorKind::UnknownType(s) => {
-                write!(
-                    f,
-                    "unknown metric type {s:?} (expected gauge, counter, histogram, summary or label)"
-                )
-            }
-            CountersErrorKind::ExporterRowAsLabel(c) => write!(f, "{c} cannot be a label"),
-            CountersErrorKind::InvalidName(s) => write!(f, "{s:?} is not a valid Prometheus name"),
-            CountersErrorKind::Duplicate { name, first_line } => {
-                write!(f, "{name} is already defined on line {first_line}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for CountersError {}
 
 /// Parses a counters file (see the [module docs](self)).
 ///

@@ -34,10 +34,12 @@ impl fmt::Display for ReturnCode {
 }
 
 /// Everything that can go wrong. Match on the variants you handle; new ones may be added.
-#[derive(Debug, Clone, PartialEq)]
+/// A library that could not be loaded keeps its [`LoadError`] as the error's `source()`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The library returned an error code.
+    #[error("{}", dcgm_text(*code, call, message.as_deref()))]
     Dcgm {
         /// The code.
         code: ReturnCode,
@@ -47,8 +49,13 @@ pub enum Error {
         message: Option<String>,
     },
     /// No libdcgm could be loaded; lists every place tried.
-    LibraryNotFound(LoadError),
+    #[error("{0}")]
+    LibraryNotFound(#[from] LoadError),
     /// The loaded libdcgm lacks a function this call needs.
+    #[error(
+        "`{symbol}` is not available in this libdcgm (version {}): upgrade DCGM",
+        library_version.as_deref().unwrap_or("unknown")
+    )]
     SymbolNotAvailable {
         /// The missing C function.
         symbol: &'static str,
@@ -56,15 +63,21 @@ pub enum Error {
         library_version: Option<String>,
     },
     /// An argument was rejected before calling DCGM.
+    #[error("invalid argument: {0}")]
     InvalidArgument(String),
     /// The connection to the host engine is gone (it restarted or the network dropped).
     /// Open a new handle; values read through the old one are no longer fresh.
+    #[error(
+        "{call}: the connection to the DCGM host engine was lost (it restarted or went away); \
+         open a new handle"
+    )]
     ConnectionLost {
         /// What was being done.
         call: &'static str,
     },
     /// No connection to the host engine at this address could be opened (a bad name, a
     /// closed port, a missing socket, or an engine that refused it).
+    #[error("could not connect to the DCGM host engine at {address}: {reason}")]
     ConnectFailed {
         /// The address as given.
         address: String,
@@ -72,6 +85,7 @@ pub enum Error {
         reason: String,
     },
     /// The simulator was asked for but its library could not be found.
+    #[error("{0}")]
     SimulatorNotFound(String),
 }
 
@@ -95,86 +109,53 @@ impl Error {
         let Error::Dcgm { code, call, .. } = self else {
             return None;
         };
-        Some(match code.0 {
-            DCGM_ST_IN_USE | DCGM_ST_PROFILING_LIBRARY_ERROR if call.starts_with("dcgmProf") => {
-                "another client (dcgm-exporter, Nsight, a CUPTI profiler or a second DCGM engine) \
+        hint_for(*code, call)
+    }
+}
+
+/// What to do about a code returned by `call`, where there is something to say.
+fn hint_for(code: ReturnCode, call: &str) -> Option<&'static str> {
+    Some(match code.0 {
+        DCGM_ST_IN_USE | DCGM_ST_PROFILING_LIBRARY_ERROR if call.starts_with("dcgmProf") => {
+            "another client (dcgm-exporter, Nsight, a CUPTI profiler or a second DCGM engine) \
                  holds the profiling module: stop it, or use dcgmProfPause/Resume in that client"
-            }
-            DCGM_ST_REQUIRES_ROOT | DCGM_ST_NO_PERMISSION => {
-                "run as root (or connect to an nv-hostengine running as root)"
-            }
-            DCGM_ST_NVVS_BINARY_NOT_FOUND => {
-                "diagnostics need the DCGM diagnostic package: install datacenter-gpu-manager-4-core"
-            }
-            DCGM_ST_MODULE_NOT_LOADED => {
-                "the DCGM module for this call is not loaded or was denylisted"
-            }
-            DCGM_ST_NOT_WATCHED => "watch the field (Group::watch) before reading it",
-            DCGM_ST_NO_DATA => {
-                "no sample yet: call update_all_fields(true) or wait for the watch interval"
-            }
-            DCGM_ST_VER_MISMATCH => {
-                "the library and this SDK disagree on a struct version: use a DCGM 4.x library"
-            }
-            DCGM_ST_MAX_LIMIT => "too many objects: drop groups or field groups you no longer need",
-            DCGM_ST_DIAG_ALREADY_RUNNING => "a diagnostic is already running on these GPUs",
-            DCGM_ST_INIT_ERROR => {
-                "DCGM failed to start: check that the NVIDIA driver is loaded and that no other \
-                 nv-hostengine owns the GPUs (two engines on one node can hang the driver)"
-            }
-            _ => return None,
-        })
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Dcgm {
-                code,
-                call,
-                message,
-            } => {
-                write!(f, "{call} failed: {code}")?;
-                match message {
-                    Some(m) => write!(f, ": {m}")?,
-                    None => write!(f, ": {}", code.description())?,
-                }
-                if let Some(h) = self.hint() {
-                    write!(f, " (hint: {h})")?;
-                }
-                Ok(())
-            }
-            Error::LibraryNotFound(e) => write!(f, "{e}"),
-            Error::SymbolNotAvailable {
-                symbol,
-                library_version,
-            } => write!(
-                f,
-                "`{symbol}` is not available in this libdcgm (version {}): upgrade DCGM",
-                library_version.as_deref().unwrap_or("unknown")
-            ),
-            Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
-            Error::ConnectionLost { call } => write!(
-                f,
-                "{call}: the connection to the DCGM host engine was lost (it restarted or \
-                 went away); open a new handle"
-            ),
-            Error::ConnectFailed { address, reason } => write!(
-                f,
-                "could not connect to the DCGM host engine at {address}: {reason}"
-            ),
-            Error::SimulatorNotFound(m) => write!(f, "{m}"),
         }
-    }
+        DCGM_ST_REQUIRES_ROOT | DCGM_ST_NO_PERMISSION => {
+            "run as root (or connect to an nv-hostengine running as root)"
+        }
+        DCGM_ST_NVVS_BINARY_NOT_FOUND => {
+            "diagnostics need the DCGM diagnostic package: install datacenter-gpu-manager-4-core"
+        }
+        DCGM_ST_MODULE_NOT_LOADED => {
+            "the DCGM module for this call is not loaded or was denylisted"
+        }
+        DCGM_ST_NOT_WATCHED => "watch the field (Group::watch) before reading it",
+        DCGM_ST_NO_DATA => {
+            "no sample yet: call update_all_fields(true) or wait for the watch interval"
+        }
+        DCGM_ST_VER_MISMATCH => {
+            "the library and this SDK disagree on a struct version: use a DCGM 4.x library"
+        }
+        DCGM_ST_MAX_LIMIT => "too many objects: drop groups or field groups you no longer need",
+        DCGM_ST_DIAG_ALREADY_RUNNING => "a diagnostic is already running on these GPUs",
+        DCGM_ST_INIT_ERROR => {
+            "DCGM failed to start: check that the NVIDIA driver is loaded and that no other \
+                 nv-hostengine owns the GPUs (two engines on one node can hang the driver)"
+        }
+        _ => return None,
+    })
 }
 
-impl std::error::Error for Error {}
-
-impl From<LoadError> for Error {
-    fn from(e: LoadError) -> Self {
-        Error::LibraryNotFound(e)
+/// `call failed: CODE (n): message (hint: ...)`.
+fn dcgm_text(code: ReturnCode, call: &str, message: Option<&str>) -> String {
+    let mut s = format!(
+        "{call} failed: {code}: {}",
+        message.unwrap_or(code.description())
+    );
+    if let Some(h) = hint_for(code, call) {
+        s.push_str(&format!(" (hint: {h})"));
     }
+    s
 }
 
 /// Result of every fallible call in this crate.

@@ -1,7 +1,6 @@
 //! `Group`: a set of entities, and everything done per group: watches and reads.
 
 use std::ffi::{c_int, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -378,10 +377,7 @@ impl Group {
     pub fn latest_values_into(&self, fields: &FieldGroup, out: &mut Vec<FieldValue>) -> Result<()> {
         out.clear();
         let (h, lib) = (self.handle(), self.handle().lib());
-        let mut sink = Sink {
-            out,
-            panicked: false,
-        };
+        let mut sink = Sink { out };
         // SAFETY: the callback matches the library's type and `sink` outlives the call.
         let r = unsafe {
             ffi!(
@@ -410,10 +406,7 @@ impl Group {
         let mut out = Vec::new();
         let (h, lib) = (self.handle(), self.handle().lib());
         let mut next = 0i64;
-        let mut sink = Sink {
-            out: &mut out,
-            panicked: false,
-        };
+        let mut sink = Sink { out: &mut out };
         // SAFETY: the callback matches the library's type; `sink` and `next` outlive the call.
         let r = unsafe {
             ffi!(
@@ -440,16 +433,13 @@ impl Group {
 
 struct Sink<'a> {
     out: &'a mut Vec<FieldValue>,
-    panicked: bool,
 }
 
 impl Sink<'_> {
+    /// After the read: a panic of the decoding callback is raised again here (see
+    /// [`crate::panic`]).
     fn check(&self) -> Result<()> {
-        if self.panicked {
-            return Err(Error::InvalidArgument(
-                "a value could not be decoded (the library sent a malformed record)".into(),
-            ));
-        }
+        crate::panic::check();
         Ok(())
     }
 }
@@ -462,7 +452,7 @@ unsafe extern "C" fn collect_values(
     n: c_int,
     user: *mut c_void,
 ) -> c_int {
-    let r = catch_unwind(AssertUnwindSafe(|| {
+    let r = crate::panic::wrap(|| {
         // SAFETY: `user` is the `Sink` passed by the read that is running now.
         let sink = unsafe { &mut *user.cast::<Sink>() };
         if values.is_null() || n <= 0 {
@@ -473,13 +463,7 @@ unsafe extern "C" fn collect_values(
         let entity = crate::Entity::new(crate::EntityGroup::from_raw(group), id);
         sink.out
             .extend(vals.iter().map(|v| FieldValue::from_raw_v1_of(entity, v)));
-    }));
-    match r {
-        Ok(()) => 0,
-        Err(_) => {
-            // SAFETY: as above; only a flag is written.
-            unsafe { (*user.cast::<Sink>()).panicked = true };
-            -1
-        }
-    }
+    });
+    // A kept panic stops the enumeration; the read raises it once the library returns.
+    if r.is_some() { 0 } else { -1 }
 }

@@ -51,6 +51,7 @@ mod lib_ref;
 mod mig;
 mod modules;
 mod nvlink;
+mod panic;
 mod policy;
 mod prof;
 mod reachability;

@@ -337,7 +337,8 @@ impl System {
     }
 
     /// Latest values of `fields` for any list of entities, in one call (the fields must be
-    /// watched). Entities that do not exist come back as `Blank(NotFound)` values.
+    /// watched). Entities that do not exist come back blank with a `NOT_WATCHED` status (as
+    /// libdcgm 4.6.0 answers).
     pub fn entities_latest_values(
         &self,
         entities: &[Entity],

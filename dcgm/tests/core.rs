@@ -66,6 +66,9 @@ fn missing_library_lists_every_path_tried() {
             .candidate
             .contains("/nonexistent/dir/libdcgm.so.4")
     );
+    // The loader's error stays in the chain.
+    let source = std::error::Error::source(&err).expect("a source");
+    assert!(source.downcast_ref::<dcgm::sys::LoadError>().is_some(), "{source:?}");
     let text = err.to_string();
     assert!(text.contains("datacenter-gpu-manager-4-core"), "{text}");
     assert!(text.contains("DCGM_LIB_PATH"), "{text}");
