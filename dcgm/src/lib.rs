@@ -58,6 +58,7 @@ mod reachability;
 mod stats;
 mod status;
 mod system;
+#[cfg(feature = "testing")]
 pub mod testing;
 mod topology;
 mod value;

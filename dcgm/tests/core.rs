@@ -68,7 +68,10 @@ fn missing_library_lists_every_path_tried() {
     );
     // The loader's error stays in the chain.
     let source = std::error::Error::source(&err).expect("a source");
-    assert!(source.downcast_ref::<dcgm::sys::LoadError>().is_some(), "{source:?}");
+    assert!(
+        source.downcast_ref::<dcgm::sys::LoadError>().is_some(),
+        "{source:?}"
+    );
     let text = err.to_string();
     assert!(text.contains("datacenter-gpu-manager-4-core"), "{text}");
     assert!(text.contains("DCGM_LIB_PATH"), "{text}");
