@@ -4,6 +4,9 @@
 //!
 //! `cargo bench --bench latest_values`
 
+// criterion_group! defines a public function it cannot document.
+#![allow(missing_docs)]
+
 use std::ffi::{c_int, c_void};
 use std::hint::black_box;
 

@@ -3,6 +3,9 @@
 //!
 //! `cargo bench --bench scaling`
 
+// criterion_group! defines a public function it cannot document.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

@@ -40,7 +40,9 @@ use dcgm::sys::{field_by_name, field_by_tag};
 /// The Prometheus type of a counters-file row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MetricKind {
+    /// A value that goes up and down.
     Gauge,
+    /// A value that only grows.
     Counter,
     /// Accepted for compatibility with dcgm-exporter; a single DCGM value cannot make a
     /// histogram's buckets, so such rows are exposed as `untyped`.
@@ -208,7 +210,10 @@ pub enum CountersErrorKind {
     #[error(
         "expected 3 comma-separated columns (field, type, help), found {found} (quote a help text that contains commas)"
     )]
-    ColumnCount { found: usize },
+    ColumnCount {
+        /// How many columns the line had.
+        found: usize,
+    },
     /// A quoted column without its closing quote.
     #[error("a quoted column has no closing quote")]
     UnterminatedQuote,
@@ -226,7 +231,12 @@ pub enum CountersErrorKind {
     UnknownField(String),
     /// A DCGM field given by its tag or number: the metric needs a `DCGM_FI_*` name.
     #[error("{given:?} is not a field name: write {name}")]
-    NotAFieldName { given: String, name: &'static str },
+    NotAFieldName {
+        /// What the line said.
+        given: String,
+        /// The field's `DCGM_FI_*` name to write instead.
+        name: &'static str,
+    },
     /// Not gauge, counter, histogram, summary or label.
     #[error("unknown metric type {0:?} (expected gauge, counter, histogram, summary or label)")]
     UnknownType(String),
@@ -238,7 +248,12 @@ pub enum CountersErrorKind {
     InvalidName(String),
     /// The same metric name on two lines.
     #[error("{name} is already defined on line {first_line}")]
-    Duplicate { name: String, first_line: usize },
+    Duplicate {
+        /// The metric name.
+        name: String,
+        /// Where it first appeared.
+        first_line: usize,
+    },
 }
 
 /// Parses a counters file (see the [module docs](self)).

@@ -417,21 +417,42 @@ pub mod labels {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OtherEntity {
     /// An NvSwitch: `nvswitch="nvswitch<id>"`.
-    Switch { id: u32 },
+    Switch {
+        /// The switch id.
+        id: u32,
+    },
     /// A link of an NvSwitch: `nvlink="<link>",nvswitch="nvswitch<switch>"`.
-    SwitchLink { switch: u32, link: u32 },
+    SwitchLink {
+        /// The switch id.
+        switch: u32,
+        /// The link's index on the switch.
+        link: u32,
+    },
     /// A link of a GPU: `nvlink`, `gpu`, `gpu_uuid`, `pci_bus_id`, `device`, `model_name`.
     GpuLink {
+        /// The GPU id.
         gpu: u32,
+        /// The link's index on the GPU.
         link: u32,
+        /// The GPU's UUID.
         uuid: String,
+        /// The GPU's PCI bus id.
         pci_bus_id: String,
+        /// The GPU's product name.
         model_name: String,
     },
     /// A CPU (socket): `cpu="<id>"`.
-    Cpu { id: u32 },
+    Cpu {
+        /// The CPU id.
+        id: u32,
+    },
     /// A CPU core: `cpucore="<core>",cpu="<cpu>"`.
-    CpuCore { cpu: u32, core: u32 },
+    CpuCore {
+        /// The CPU the core belongs to.
+        cpu: u32,
+        /// The core id.
+        core: u32,
+    },
 }
 
 impl OtherEntity {

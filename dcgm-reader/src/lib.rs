@@ -12,6 +12,8 @@
 //! # Ok(()) }
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod counters;
 mod defaults;
 pub mod exposition;

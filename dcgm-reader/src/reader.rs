@@ -28,16 +28,22 @@ pub enum Connection {
 /// Which connection the reader ended up with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChosenMode {
+    /// The embedded engine of this process.
     Embedded,
+    /// The nv-hostengine at this address.
     Standalone(String),
 }
 
 /// Identity of a GPU, available alongside its values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuIdentity {
+    /// The GPU id.
     pub gpu: u32,
+    /// Its UUID.
     pub uuid: String,
+    /// Its PCI bus id.
     pub pci_bus_id: String,
+    /// Its product name.
     pub name: String,
 }
 
@@ -46,6 +52,7 @@ pub struct GpuIdentity {
 pub struct Sample {
     /// Microseconds since the Unix epoch.
     pub timestamp_us: i64,
+    /// The value, or why there is none.
     pub value: Value,
 }
 

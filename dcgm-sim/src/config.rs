@@ -43,11 +43,17 @@ pub struct SimConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GpuConfig {
+    /// Product name (`NVIDIA H100 80GB HBM3`).
     pub model: String,
+    /// `GPU-…` UUID (generated from the seed when left out).
     pub uuid: String,
+    /// PCI bus id (generated when left out).
     pub pci_bus_id: String,
+    /// Board serial number.
     pub serial: String,
+    /// Frame-buffer memory in MiB.
     pub memory_mib: i64,
+    /// Power limit in watts.
     pub power_limit_w: f64,
     /// Left out of a config file: the clock of the `model` (A100, A30, H100, H200; others get
     /// the H100's).
@@ -56,6 +62,7 @@ pub struct GpuConfig {
     /// Left out of a config file: the clock of the `model`, as for `max_sm_clock_mhz`.
     #[serde(default)]
     pub mem_clock_mhz: i64,
+    /// Number of NVLinks.
     pub nvlinks: u32,
     /// MIG layout: GPU instances, each with its compute instances. Empty: MIG disabled.
     pub mig: Vec<MigInstanceConfig>,
@@ -79,7 +86,9 @@ pub struct MigInstanceConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CpuConfig {
+    /// Product name.
     pub model: String,
+    /// Number of cores.
     pub cores: u32,
 }
 
@@ -87,11 +96,15 @@ pub struct CpuConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProcessConfig {
+    /// Process id.
     pub pid: u32,
+    /// Command name.
     pub name: String,
     /// The user running it.
     pub user: String,
+    /// The GPUs it runs on.
     pub gpus: Vec<u32>,
+    /// GPU memory it uses on each, in MiB.
     pub memory_mib: i64,
 }
 
@@ -101,6 +114,7 @@ pub struct ProcessConfig {
 pub struct EventConfig {
     /// Milliseconds after the engine starts.
     pub at_ms: u64,
+    /// The GPU it happens on.
     pub gpu: u32,
     /// `xid`, `dbe`, `sbe`, `pcie_replay`, `thermal`, `power`, `nvlink`, `retired_pages`.
     pub kind: String,

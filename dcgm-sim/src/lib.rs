@@ -15,13 +15,22 @@
 
 #![allow(non_snake_case)]
 
+// This crate's API is the C ABI it exports (and `config`, the description of a node). The
+// other modules are public for the crate's own tests only.
+#[doc(hidden)]
 pub mod cache;
 pub mod config;
+#[doc(hidden)]
 pub mod engine;
+#[doc(hidden)]
 pub mod ffi;
+#[doc(hidden)]
 pub mod machine;
+#[doc(hidden)]
 pub mod model;
+#[doc(hidden)]
 pub mod policy_thread;
+#[doc(hidden)]
 pub mod values;
 
 use std::ffi::{c_char, c_int};

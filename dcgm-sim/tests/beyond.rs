@@ -2,6 +2,9 @@
 //! and job statistics, configuration, profiling and the smaller APIs, driven through `dcgm-sys`
 //! against scripted events.
 
+// Each unsafe call here carries its SAFETY comment above the assertion that makes it.
+#![allow(clippy::undocumented_unsafe_blocks)]
+
 mod common;
 
 use std::ffi::{CStr, CString, c_char, c_int};

@@ -1,5 +1,8 @@
 //! The simulator driven through `dcgm-sys`, the way a C client drives libdcgm.
 
+// Each unsafe call here carries its SAFETY comment above the assertion that makes it.
+#![allow(clippy::undocumented_unsafe_blocks)]
+
 mod common;
 
 use std::ffi::{CStr, CString, c_int};

@@ -81,6 +81,7 @@ pub const DCGM_FI_DEV_LAST_CONNECTX_FIELD_ID: u16 = 1399;
 /// `dcgm_field_output_format_t`: how dmon prints a field.
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+#[allow(missing_docs)] // C-mirroring: DCGM's names and layout
 pub struct dcgm_field_output_format_t {
     pub shortName: [c_char; 10],
     pub unit: [c_char; 4],
@@ -94,6 +95,7 @@ pub type dcgm_field_output_format_p = *mut dcgm_field_output_format_t;
 /// `DcgmFieldGetById` returns dies with `dcgmShutdown`: copy what you need.
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+#[allow(missing_docs)] // C-mirroring: DCGM's names and layout
 pub struct dcgm_field_meta_t {
     pub fieldId: u16,
     pub fieldType: c_char,

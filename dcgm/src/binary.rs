@@ -7,6 +7,7 @@ use crate::value::Value;
 /// A process on a GPU (fields `DCGM_FI_DEV_COMPUTE_PIDS` / `DCGM_FI_DEV_GRAPHICS_PIDS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RunningProcess {
+    /// The process id.
     pub pid: u32,
     /// GPU memory the process uses, in bytes.
     pub memory_used_bytes: u64,
@@ -15,13 +16,17 @@ pub struct RunningProcess {
 /// Accounting statistics of a process (field `DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AccountingStats {
+    /// The process id.
     pub pid: u32,
     /// Percent of time the GPU was busy while the process ran.
     pub gpu_utilization: u32,
     /// Percent of time the memory was busy while the process ran.
     pub memory_utilization: u32,
+    /// Most memory the process used, in bytes.
     pub max_memory_bytes: u64,
+    /// When it started, µs since the Unix epoch.
     pub start_time_us: u64,
+    /// How long it has run (or ran), in µs.
     pub active_time_us: u64,
 }
 

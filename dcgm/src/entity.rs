@@ -10,8 +10,11 @@ use dcgm_sys::*;
 pub enum EntityGroup {
     /// No entity: global fields.
     None,
+    /// A GPU.
     Gpu,
+    /// A vGPU.
     Vgpu,
+    /// An NvSwitch.
     Switch,
     /// A MIG GPU instance.
     GpuInstance,
@@ -19,8 +22,11 @@ pub enum EntityGroup {
     ComputeInstance,
     /// An NVLink (the id is a packed `dcgm_link_t`).
     Link,
+    /// A CPU (socket).
     Cpu,
+    /// A CPU core.
     CpuCore,
+    /// A ConnectX network adapter.
     ConnectX,
     /// A value this crate does not know.
     Other(u32),
@@ -70,7 +76,9 @@ impl EntityGroup {
 /// One entity: its group and its id within the group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Entity {
+    /// What kind of entity.
     pub group: EntityGroup,
+    /// Its id within the group (a GPU id, a switch id, ...).
     pub id: u32,
 }
 

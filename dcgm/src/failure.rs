@@ -146,8 +146,8 @@ pub(crate) fn failure_meta(lib: &Lib, code: u32) -> FailureMeta {
         return FailureMeta::default();
     };
     let suggestion = (!m.suggestion.is_null())
-        // SAFETY: a non-null suggestion is a NUL-terminated static string of the library.
         .then(|| {
+            // SAFETY: a non-null suggestion is a NUL-terminated static string of the library.
             unsafe { CStr::from_ptr(m.suggestion) }
                 .to_string_lossy()
                 .into_owned()

@@ -75,11 +75,17 @@ impl From<u16> for FieldId {
 /// The type of a field's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
+    /// A 64-bit integer.
     Int64,
+    /// A double.
     Double,
+    /// A string.
     String,
+    /// A binary blob (a C struct).
     Binary,
+    /// A timestamp (µs since the Unix epoch).
     Timestamp,
+    /// A type letter this crate does not know.
     Unknown(u8),
 }
 
@@ -100,8 +106,11 @@ impl FieldType {
 /// `dcgmShutdown`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldMeta {
+    /// The field.
     pub id: FieldId,
+    /// Its tag (`gpu_temp`).
     pub tag: String,
+    /// The type of its values.
     pub field_type: FieldType,
     /// Lowest entity level the field can be read at.
     pub entity_level: EntityGroup,
@@ -109,7 +118,9 @@ pub struct FieldMeta {
     pub global: bool,
     /// dmon column title.
     pub short_name: String,
+    /// dmon unit (`C`, `W`), possibly empty.
     pub unit: String,
+    /// dmon column width.
     pub width: i16,
 }
 

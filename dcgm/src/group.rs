@@ -95,7 +95,9 @@ impl std::fmt::Debug for Group {
 /// What a group holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupInfo {
+    /// The name given at creation.
     pub name: String,
+    /// Its members.
     pub entities: Vec<Entity>,
 }
 

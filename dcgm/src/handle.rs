@@ -36,12 +36,19 @@ impl OperationMode {
 /// Log severity of the embedded engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogSeverity {
+    /// Nothing.
     None,
+    /// Fatal errors only.
     Fatal,
+    /// Errors.
     Error,
+    /// Warnings and errors.
     Warning,
+    /// Informational messages too.
     Info,
+    /// Debug messages too.
     Debug,
+    /// Everything.
     Verbose,
 }
 

@@ -273,7 +273,7 @@ impl PolicyViolation {
     /// Decodes a callback response; `None` for a condition this crate does not know.
     fn from_raw(r: &dcgmPolicyCallbackResponse_v2) -> Option<Self> {
         let v = &r.val;
-        // SAFETY (each arm): the condition says which union member the library wrote; all
+        // SAFETY: (each arm) the condition says which union member the library wrote; all
         // members are plain integers, so any bytes are valid.
         let (ts, detail) = unsafe {
             match r.condition {

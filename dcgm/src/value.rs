@@ -13,8 +13,11 @@ use crate::field::{FieldId, FieldType};
 /// A value, or why there is none.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// An integer (`DCGM_FT_INT64`, and timestamps).
     Int(i64),
+    /// A double.
     Double(f64),
+    /// A string.
     String(String),
     /// A binary field (a C struct blob).
     Bytes(Vec<u8>),
@@ -94,10 +97,13 @@ impl std::fmt::Display for Value {
 /// One sample of one field of one entity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldValue {
+    /// Whose value it is.
     pub entity: Entity,
+    /// Which field.
     pub field: FieldId,
     /// Microseconds since the Unix epoch when the sample was taken (0 if there is none).
     pub timestamp_us: i64,
+    /// The value, or why there is none.
     pub value: Value,
     /// The library's per-value status (`DCGM_ST_OK` when there is a sample).
     pub status: dcgmReturn_t,

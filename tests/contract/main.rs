@@ -23,8 +23,11 @@ use target::{Kind, Target};
 
 /// One contract: a name, the check, and the library it does not apply to, with the reason.
 pub struct Case {
+    /// What is checked, as printed.
     pub name: &'static str,
+    /// The check: panics when the contract does not hold.
     pub run: fn(&Target),
+    /// A library the case does not apply to, and why.
     pub not_on: Option<(Kind, &'static str)>,
 }
 

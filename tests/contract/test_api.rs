@@ -5,6 +5,9 @@
 //! These cases add fake GPUs and inject values into the engine every case shares, so they run
 //! after the other modules' cases; each finds its ids from the node as it is when it starts.
 
+// Each unsafe call here carries its SAFETY comment above the statement that makes it.
+#![allow(clippy::undocumented_unsafe_blocks)]
+
 use std::ffi::{c_int, c_void};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -352,7 +355,7 @@ fn single_field_watch(t: &Target) {
     let lib = h.library();
     let watch = lib.dcgmWatchFieldValue().unwrap();
     let unwatch = lib.dcgmUnwatchFieldValue().unwrap();
-    // SAFETY (every call below): plain arguments.
+    // SAFETY: (every call below) plain arguments.
     let w = |gpu: c_int, field: u16, freq: i64, age: f64, samples: c_int| unsafe {
         watch(h.raw(), gpu, field, freq, age, samples)
     };
@@ -373,7 +376,7 @@ fn single_field_watch(t: &Target) {
     assert_eq!(w(gpu as c_int, 0, 100_000, 30.0, 0), DCGM_ST_BADPARAM);
     assert_eq!(w(9999, POWER, 100_000, 30.0, 0), DCGM_ST_GENERIC_ERROR);
 
-    // SAFETY (every call below): plain arguments.
+    // SAFETY: (every call below) plain arguments.
     let u = |gpu: c_int, field: u16| unsafe { unwatch(h.raw(), gpu, field, 0) };
     assert_eq!(u(gpu as c_int, POWER), DCGM_ST_OK);
     let (rc, info) = cache_info(&h, gpu, POWER);
@@ -583,7 +586,7 @@ fn core_status(h: &Handle) -> dcgmModuleStatus_t {
 fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
     let h = t.embedded();
     let lib = h.library();
-    // SAFETY (the calls of this block): a plain handle.
+    // SAFETY: (the calls of this block) a plain handle.
     unsafe {
         let pause = lib.dcgmPauseTelemetryForDiag().unwrap();
         let resume = lib.dcgmResumeTelemetryForDiag().unwrap();
@@ -602,7 +605,7 @@ fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
         version: dcgmModulesReloadable_version1,
         moduleMask: 0,
     };
-    // SAFETY (the calls of this block): NULL or a live struct.
+    // SAFETY: (the calls of this block) NULL or a live struct.
     unsafe {
         assert_eq!(mark(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
         assert_eq!(mark(h.raw(), &mut m), DCGM_ST_OK);
@@ -620,7 +623,7 @@ fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
         linkState: st,
         unused: 0,
     };
-    // SAFETY (the calls of this block): NULL or a live struct.
+    // SAFETY: (the calls of this block) NULL or a live struct.
     unsafe {
         assert_eq!(set(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
         let mut bad = state(DCGM_FE_GPU, 0, 0, DcgmNvLinkLinkStateDown);
@@ -658,7 +661,7 @@ fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
         entityId: id,
         flags: 0,
     };
-    // SAFETY (the calls of this block): NULL or live structs.
+    // SAFETY: (the calls of this block) NULL or live structs.
     unsafe {
         assert_eq!(create(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
         let mut c = cme(DcgmMigCreateGpuInstance, DcgmMigProfileGpuInstanceSlice1);
@@ -693,7 +696,7 @@ fn nvml_injection_argument_checks(t: &Target) {
     let h = t.embedded();
     let lib = h.library();
     let bogus = c"GPU-bogus";
-    // SAFETY (the calls of this block): plain ids, NULL, a live string or a live value.
+    // SAFETY: (the calls of this block) plain ids, NULL, a live string or a live value.
     unsafe {
         let create = lib.dcgmCreateNvmlInjectionGpu().unwrap();
         assert_eq!(create(h.raw(), 31), DCGM_ST_BADPARAM, "not the next index");

@@ -94,10 +94,12 @@ fn injected_value(v: &dcgmInjectFieldValue_t) -> Result<SimValue, dcgmReturn_t> 
     if ty != info.field_type {
         return Err(DCGM_ST_BADPARAM);
     }
-    // SAFETY: the union member read is the one the checked type names; every bit pattern is
-    // a valid integer, float or byte array.
+    // The union member read is the one the checked type names; every bit pattern is a valid
+    // integer, float or byte array.
     Ok(match ty {
+        // SAFETY: as said above.
         DCGM_FT_INT64 => SimValue::Int(unsafe { v.value.i64_ }),
+        // SAFETY: as said above.
         DCGM_FT_DOUBLE => SimValue::Dbl(unsafe { v.value.dbl }),
         DCGM_FT_STRING => {
             // SAFETY: as above; the string may use the whole 4096-byte union.

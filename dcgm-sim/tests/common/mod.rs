@@ -1,6 +1,8 @@
 //! Shared helpers of the raw-API tests: load the built simulator through `dcgm-sys` exactly as
 //! a C client would, one test at a time (the simulator, like libdcgm, is process-global).
 
+// Each unsafe call here carries its SAFETY comment above the assertion that makes it.
+#![allow(clippy::undocumented_unsafe_blocks)]
 #![allow(dead_code)]
 
 use std::ffi::{CString, c_int, c_void};
