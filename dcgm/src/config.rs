@@ -144,6 +144,7 @@ impl GpuConfig {
 impl Group {
     /// Applies the settings that are `Some` to every GPU of the group. Errors for single GPUs
     /// are listed in the returned error's message.
+    #[doc(alias = "dcgmConfigSet")]
     pub fn config_set(&self, config: &GpuConfig) -> Result<()> {
         if config.is_empty() {
             return Err(Error::InvalidArgument(
@@ -164,6 +165,7 @@ impl Group {
     }
 
     /// The target or current configuration of each GPU of the group.
+    #[doc(alias = "dcgmConfigGet")]
     pub fn config_get(&self, kind: ConfigKind) -> Result<Vec<GpuConfig>> {
         let n = self.gpu_ids()?.len();
         if n == 0 {
@@ -205,6 +207,7 @@ impl Group {
     }
 
     /// Re-applies the target configuration (after a GPU reset, for example).
+    #[doc(alias = "dcgmConfigEnforce")]
     pub fn config_enforce(&self) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         let status = Status::new(lib)?;

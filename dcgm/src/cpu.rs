@@ -42,6 +42,8 @@ fn cores(bitmask: &[u64]) -> Vec<u32> {
 impl System {
     /// The node's CPUs and their cores; with serial numbers when the library has
     /// `dcgmGetCpuHierarchy_v2`.
+    #[doc(alias = "dcgmGetCpuHierarchy_v2")]
+    #[doc(alias = "dcgmGetCpuHierarchy")]
     pub fn cpu_hierarchy(&self) -> Result<Vec<Cpu>> {
         let lib = self.handle().lib();
         let mut h2 = dcgmCpuHierarchy_v2::boxed_versioned();

@@ -460,6 +460,7 @@ fn check_text(what: &str, s: &str, cap: usize) -> Result<()> {
 impl Group {
     /// Runs a diagnostic level on the group and waits for it (`dcgmRunDiagnostic`). This can
     /// take minutes to hours depending on the level.
+    #[doc(alias = "dcgmRunDiagnostic")]
     pub fn run_diagnostic(&self, level: DiagLevel) -> Result<DiagResponse> {
         let mut resp = dcgmDiagResponse_v12::boxed_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -474,6 +475,7 @@ impl Group {
     }
 
     /// Runs what `request` describes on the group and waits for it (`dcgmActionValidate_v2`).
+    #[doc(alias = "dcgmActionValidate_v2")]
     pub fn run_diag(&self, request: &DiagRequest) -> Result<DiagResponse> {
         let mut rd = request.to_raw(self.id())?;
         let mut resp = dcgmDiagResponse_v12::boxed_versioned();
@@ -487,6 +489,7 @@ impl Group {
 
 impl Handle {
     /// Stops the diagnostic running on this host engine (its `run_*` call then returns).
+    #[doc(alias = "dcgmStopDiagnostic")]
     pub fn stop_diagnostic(&self) -> Result<()> {
         let lib = self.lib();
         // SAFETY: a plain argument on a live handle.

@@ -61,6 +61,7 @@ pub const MAX_FIELDS_PER_FIELD_GROUP: usize = DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP
 
 impl FieldGroup {
     /// Creates a field group. Names must be unique on the host engine.
+    #[doc(alias = "dcgmFieldGroupCreate")]
     pub fn create(handle: &Handle, name: &str, fields: &[FieldId]) -> Result<Self> {
         if fields.is_empty() {
             return Err(Error::InvalidArgument(
@@ -109,6 +110,7 @@ impl FieldGroup {
     }
 
     /// Loads an existing field group by id (not destroyed on drop).
+    #[doc(alias = "dcgmFieldGroupGetInfo")]
     pub fn from_id(handle: &Handle, id: dcgmFieldGrp_t) -> Result<Self> {
         let mut info = dcgmFieldGroupInfo_v1::new_versioned();
         info.fieldGroupId = id;
@@ -149,6 +151,7 @@ impl FieldGroup {
 }
 
 /// Every field group on the host engine: `(id, name, fields)`.
+#[doc(alias = "dcgmFieldGroupGetAll")]
 pub fn all_field_groups(handle: &Handle) -> Result<Vec<(dcgmFieldGrp_t, String, Vec<FieldId>)>> {
     let mut all = dcgmAllFieldGroup_v1::boxed_versioned();
     let lib = handle.lib();

@@ -109,6 +109,7 @@ impl System {
     /// println!("GPU 0 is a {} part", sys.chip_architecture(0)?);
     /// # Ok(()) }
     /// ```
+    #[doc(alias = "dcgmGetGpuStatus")]
     pub fn gpu_status(&self, gpu: u32) -> Result<GpuStatus> {
         let mut s: DcgmEntityStatus_t = DcgmEntityStatusUnknown;
         let lib = self.handle().lib();
@@ -118,6 +119,7 @@ impl System {
     }
 
     /// A GPU's chip architecture.
+    #[doc(alias = "dcgmGetGpuChipArchitecture")]
     pub fn chip_architecture(&self, gpu: u32) -> Result<ChipArchitecture> {
         let mut a: dcgmChipArchitecture_t = DCGM_CHIP_ARCH_UNKNOWN;
         let lib = self.handle().lib();

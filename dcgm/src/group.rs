@@ -179,6 +179,7 @@ impl Drop for Watch {
 
 impl Group {
     /// Creates a group.
+    #[doc(alias = "dcgmGroupCreate")]
     pub fn create(handle: &Handle, name: &str, kind: GroupType) -> Result<Self> {
         let cname = cstring(name)?;
         let lib = handle.lib();
@@ -261,6 +262,7 @@ impl Group {
     }
 
     /// Adds any entity.
+    #[doc(alias = "dcgmGroupAddEntity")]
     pub fn add_entity(&self, e: Entity) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: plain arguments.
@@ -278,6 +280,7 @@ impl Group {
     }
 
     /// Removes any entity.
+    #[doc(alias = "dcgmGroupRemoveEntity")]
     pub fn remove_entity(&self, e: Entity) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: plain arguments.
@@ -290,6 +293,7 @@ impl Group {
     }
 
     /// Name and entities.
+    #[doc(alias = "dcgmGroupGetInfo")]
     pub fn info(&self) -> Result<GroupInfo> {
         let mut info = dcgmGroupInfo_v3::boxed_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -322,6 +326,7 @@ impl Group {
 
     /// Destroys the group now and reports errors (dropping it swallows them). Does nothing
     /// while other clones or watches still use it.
+    #[doc(alias = "dcgmGroupDestroy")]
     pub fn destroy(self) -> Result<()> {
         match Arc::try_unwrap(self.inner) {
             Ok(mut inner) if inner.owned => {
@@ -336,6 +341,7 @@ impl Group {
     }
 
     /// Starts watching `fields` on this group.
+    #[doc(alias = "dcgmWatchFields")]
     pub fn watch(&self, fields: &FieldGroup, options: WatchOptions) -> Result<Watch> {
         if options.update_interval.is_zero() {
             return Err(Error::InvalidArgument(
@@ -376,6 +382,7 @@ impl Group {
     }
 
     /// Like [`Group::latest_values`], reusing `out`'s allocation (it is cleared first).
+    #[doc(alias = "dcgmGetLatestValues_v2")]
     pub fn latest_values_into(&self, fields: &FieldGroup, out: &mut Vec<FieldValue>) -> Result<()> {
         out.clear();
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -400,6 +407,7 @@ impl Group {
     /// Every sample taken since `cursor`, oldest first per field; advances `cursor` so the
     /// next call continues exactly where this one stopped. Fields with no new sample are left
     /// out (the library marks them with a `NO_DATA` record, which is not a sample).
+    #[doc(alias = "dcgmGetValuesSince_v2")]
     pub fn values_since(
         &self,
         fields: &FieldGroup,

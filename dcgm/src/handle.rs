@@ -183,6 +183,7 @@ impl Handle {
     }
 
     /// `dcgmUpdateAllFields`: samples every watched field now; with `wait`, returns once done.
+    #[doc(alias = "dcgmUpdateAllFields")]
     pub fn update_all_fields(&self, wait: bool) -> Result<()> {
         let lib = self.lib();
         // SAFETY: plain arguments on a live handle.

@@ -155,6 +155,7 @@ impl HealthReport {
 
 impl Group {
     /// Watches these subsystems of the group's entities, with DCGM's default sampling.
+    #[doc(alias = "dcgmHealthSet")]
     pub fn health_set(&self, systems: HealthSystems) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: plain arguments on a live handle and group.
@@ -163,6 +164,7 @@ impl Group {
 
     /// Watches these subsystems, sampling every `update_interval` and keeping samples for
     /// `max_keep_age` (`dcgmHealthSet_v2`).
+    #[doc(alias = "dcgmHealthSet_v2")]
     pub fn health_set_with(
         &self,
         systems: HealthSystems,
@@ -188,6 +190,7 @@ impl Group {
     }
 
     /// The subsystems watched.
+    #[doc(alias = "dcgmHealthGet")]
     pub fn health_get(&self) -> Result<HealthSystems> {
         let mut systems: dcgmHealthSystems_t = 0;
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -198,6 +201,7 @@ impl Group {
 
     /// What the watches found since the previous check. The first check after
     /// [`Group::health_set`] only starts the window and reports nothing.
+    #[doc(alias = "dcgmHealthCheck")]
     pub fn health_check(&self) -> Result<HealthReport> {
         let mut r = dcgmHealthResponse_v5::boxed_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());

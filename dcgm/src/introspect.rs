@@ -37,6 +37,7 @@ fn no_figure(call: &'static str) -> Error {
 
 impl System {
     /// Memory the host engine uses, in bytes (waits for a first sample if there is none).
+    #[doc(alias = "dcgmIntrospectGetHostengineMemoryUsage")]
     pub fn hostengine_memory_bytes(&self) -> Result<u64> {
         let mut m = dcgmIntrospectMemory_v1::new_versioned();
         let lib = self.handle().lib();
@@ -55,6 +56,7 @@ impl System {
     }
 
     /// CPU time the host engine uses (waits for a first sample if there is none).
+    #[doc(alias = "dcgmIntrospectGetHostengineCpuUtilization")]
     pub fn hostengine_cpu_utilization(&self) -> Result<CpuUtilization> {
         let mut c = dcgmIntrospectCpuUtil_v1::new_versioned();
         let lib = self.handle().lib();

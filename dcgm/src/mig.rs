@@ -65,6 +65,7 @@ pub struct MigGpu {
 impl System {
     /// The MIG tree of the node: GPUs in MIG mode, their GPU instances and compute
     /// instances. GPUs without MIG are left out.
+    #[doc(alias = "dcgmGetGpuInstanceHierarchy")]
     pub fn mig_hierarchy(&self) -> Result<Vec<MigGpu>> {
         let mut h = dcgmMigHierarchy_v2::boxed_versioned();
         let lib = self.handle().lib();

@@ -133,6 +133,7 @@ impl System {
     /// }
     /// # Ok(()) }
     /// ```
+    #[doc(alias = "dcgmModuleGetStatuses")]
     pub fn module_statuses(&self) -> Result<Vec<(Module, ModuleStatus)>> {
         let mut s = dcgmModuleGetStatuses_v1::new_versioned();
         let lib = self.handle().lib();
@@ -147,6 +148,7 @@ impl System {
 
     /// Keeps a module from loading; its calls then fail with `DCGM_ST_MODULE_NOT_LOADED`.
     /// Only works before the module has loaded.
+    #[doc(alias = "dcgmModuleDenylist")]
     pub fn module_denylist(&self, module: Module) -> Result<()> {
         let lib = self.handle().lib();
         // SAFETY: plain arguments on a live handle.

@@ -494,6 +494,7 @@ impl Drop for PolicyRegistration {
 
 impl Group {
     /// Sets the group's policy. Errors for single GPUs are listed in the returned error.
+    #[doc(alias = "dcgmPolicySet")]
     pub fn policy_set(&self, policy: &Policy) -> Result<()> {
         let mut raw = policy.to_raw();
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -509,6 +510,7 @@ impl Group {
     }
 
     /// The policy of each GPU of the group: `(gpu id, policy)`.
+    #[doc(alias = "dcgmPolicyGet")]
     pub fn policy_get(&self) -> Result<Vec<(u32, Policy)>> {
         let gpus = self.gpu_ids()?;
         if gpus.is_empty() {
@@ -669,6 +671,7 @@ impl Group {
 impl Handle {
     /// Runs the policy checks now (`dcgmPolicyTrigger`): needed in
     /// [`crate::OperationMode::Manual`], where DCGM does not check on its own.
+    #[doc(alias = "dcgmPolicyTrigger")]
     pub fn policy_trigger(&self) -> Result<()> {
         let lib = self.lib();
         // SAFETY: a plain argument on a live handle.

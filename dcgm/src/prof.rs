@@ -76,6 +76,7 @@ impl System {
 impl Handle {
     /// Pauses profiling so another tool (Nsight, a CUPTI profiler) can use the counters;
     /// profiling fields read blank until [`Handle::profiling_resume`].
+    #[doc(alias = "dcgmProfPause")]
     pub fn profiling_pause(&self) -> Result<()> {
         let lib = self.lib();
         // SAFETY: a plain argument on a live handle.
@@ -83,6 +84,7 @@ impl Handle {
     }
 
     /// Resumes profiling after [`Handle::profiling_pause`].
+    #[doc(alias = "dcgmProfResume")]
     pub fn profiling_resume(&self) -> Result<()> {
         let lib = self.lib();
         // SAFETY: a plain argument on a live handle.

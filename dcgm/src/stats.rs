@@ -411,6 +411,7 @@ fn watch_args(o: WatchOptions) -> Result<(i64, f64, c_int)> {
 impl Group {
     /// Starts the watches process statistics need (`dcgmWatchPidFields`). Needs root on a
     /// real node, to enable accounting mode.
+    #[doc(alias = "dcgmWatchPidFields")]
     pub fn watch_pid_fields(&self, options: WatchOptions) -> Result<()> {
         let (freq, age, samples) = watch_args(options)?;
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -424,6 +425,7 @@ impl Group {
     }
 
     /// What process `pid` did on the group's GPUs. Call [`Group::watch_pid_fields`] first.
+    #[doc(alias = "dcgmGetPidInfo")]
     pub fn pid_info(&self, pid: u32) -> Result<PidInfo> {
         let mut info = dcgmPidInfo_v2::boxed_versioned();
         info.pid = pid;
@@ -444,6 +446,7 @@ impl Group {
     }
 
     /// Starts the watches job statistics need (`dcgmWatchJobFields`).
+    #[doc(alias = "dcgmWatchJobFields")]
     pub fn watch_job_fields(&self, options: WatchOptions) -> Result<()> {
         let (freq, age, samples) = watch_args(options)?;
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -457,6 +460,7 @@ impl Group {
     }
 
     /// Starts recording job `id` (at most 63 bytes) on the group's GPUs.
+    #[doc(alias = "dcgmJobStartStats")]
     pub fn job_start(&self, id: &str) -> Result<()> {
         let mut buf = job_id(id)?;
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -467,6 +471,7 @@ impl Group {
 
 impl Handle {
     /// Stops recording job `id`; its statistics stay until removed.
+    #[doc(alias = "dcgmJobStopStats")]
     pub fn job_stop(&self, id: &str) -> Result<()> {
         let mut buf = job_id(id)?;
         let lib = self.lib();
@@ -475,6 +480,7 @@ impl Handle {
     }
 
     /// The statistics of job `id` (running or stopped).
+    #[doc(alias = "dcgmJobGetStats")]
     pub fn job_stats(&self, id: &str) -> Result<JobStats> {
         let mut buf = job_id(id)?;
         let mut info = dcgmJobInfo_v3::boxed_versioned();
@@ -499,6 +505,7 @@ impl Handle {
     }
 
     /// Forgets job `id`.
+    #[doc(alias = "dcgmJobRemove")]
     pub fn job_remove(&self, id: &str) -> Result<()> {
         let mut buf = job_id(id)?;
         let lib = self.lib();
@@ -507,6 +514,7 @@ impl Handle {
     }
 
     /// Forgets every job.
+    #[doc(alias = "dcgmJobRemoveAll")]
     pub fn job_remove_all(&self) -> Result<()> {
         let lib = self.lib();
         // SAFETY: a plain argument on a live handle.

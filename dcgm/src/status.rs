@@ -32,6 +32,7 @@ pub(crate) struct Status<'a> {
 }
 
 impl<'a> Status<'a> {
+    #[doc(alias = "dcgmStatusCreate")]
     pub fn new(lib: &'a Lib) -> Result<Self> {
         let mut raw: dcgmStatus_t = 0;
         // SAFETY: a valid out-pointer.
@@ -44,6 +45,7 @@ impl<'a> Status<'a> {
     }
 
     /// Pops every error (at most 1024, as a guard against a library that never empties).
+    #[doc(alias = "dcgmStatusPopError")]
     pub fn drain(&self) -> Vec<StatusError> {
         let mut out = Vec::new();
         let Ok(pop) = self.lib.sym(self.lib.raw.dcgmStatusPopError()) else {

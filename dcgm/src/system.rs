@@ -135,6 +135,7 @@ impl System {
     }
 
     /// Version of the client library.
+    #[doc(alias = "dcgmVersionInfo")]
     pub fn library_version(&self) -> Result<VersionInfo> {
         let mut v = dcgmVersionInfo_v2::new_versioned();
         let lib = self.lib();
@@ -144,6 +145,7 @@ impl System {
     }
 
     /// Version of the host engine this handle talks to.
+    #[doc(alias = "dcgmHostengineVersionInfo")]
     pub fn hostengine_version(&self) -> Result<VersionInfo> {
         let mut v = dcgmVersionInfo_v2::new_versioned();
         let lib = self.lib();
@@ -153,6 +155,7 @@ impl System {
     }
 
     /// Whether the host engine reports itself healthy.
+    #[doc(alias = "dcgmHostengineIsHealthy")]
     pub fn hostengine_healthy(&self) -> Result<bool> {
         let mut v = dcgmHostengineHealth_v1::new_versioned();
         let lib = self.lib();
@@ -187,6 +190,7 @@ impl System {
     }
 
     /// Ids of every group created on the host engine (by any client).
+    #[doc(alias = "dcgmGroupGetAllIds")]
     pub fn group_ids(&self) -> Result<Vec<dcgmGpuGrp_t>> {
         let mut ids = [0 as dcgmGpuGrp_t; DCGM_MAX_NUM_GROUPS];
         let mut n = 0u32;
@@ -210,6 +214,7 @@ impl System {
     }
 
     /// Entities of one entity group.
+    #[doc(alias = "dcgmGetEntityGroupEntities")]
     pub fn entities(&self, group: EntityGroup, only_supported: bool) -> Result<Vec<Entity>> {
         let flags = if only_supported {
             DCGM_GEGE_FLAG_ONLY_SUPPORTED
@@ -252,6 +257,7 @@ impl System {
     }
 
     /// Identity and static properties of a GPU.
+    #[doc(alias = "dcgmGetDeviceAttributes")]
     pub fn device_attributes(&self, gpu: u32) -> Result<DeviceAttributes> {
         let mut a = dcgmDeviceAttributes_v3::boxed_versioned();
         let lib = self.lib();
@@ -306,6 +312,7 @@ impl System {
     }
 
     /// Field metadata as the library reports it, copied out (`None` for an unknown id).
+    #[doc(alias = "DcgmFieldGetById")]
     pub fn field_meta(&self, field: FieldId) -> Result<Option<FieldMeta>> {
         let lib = self.lib();
         let f = lib.sym(lib.raw.DcgmFieldGetById())?;
@@ -318,6 +325,7 @@ impl System {
 
     /// Field metadata by tag (`gpu_temp`) as the library reports it, or by 4.6 name / pre-4.6
     /// alias through the crate's field table.
+    #[doc(alias = "DcgmFieldGetByTag")]
     pub fn field_meta_by_name(&self, name: &str) -> Result<Option<FieldMeta>> {
         if let Ok(id) = FieldId::parse(name) {
             return self.field_meta(id);
@@ -350,6 +358,7 @@ impl System {
     }
 
     /// Like [`System::entities_latest_values`], reusing `out` (and a per-thread raw buffer).
+    #[doc(alias = "dcgmEntitiesGetLatestValues")]
     pub fn entities_latest_values_into(
         &self,
         entities: &[Entity],

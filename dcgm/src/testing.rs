@@ -269,6 +269,7 @@ pub fn create_fake_compute_instances(
 /// `InvalidArgument` for a blank or bytes value; the library's code otherwise:
 /// `DCGM_ST_BADPARAM` for an unknown field or entity, or a value whose type is not the
 /// field's (an integer for a double field, for example).
+#[doc(alias = "dcgmInjectEntityFieldValue")]
 pub fn inject_value(
     handle: &crate::Handle,
     entity: crate::Entity,
@@ -340,6 +341,7 @@ pub fn inject_value(
 /// # Errors
 ///
 /// The library's code.
+#[doc(alias = "dcgmEmptyCache")]
 pub fn empty_cache(handle: &crate::Handle) -> crate::Result<()> {
     use crate::lib_ref::ffi;
     let lib = handle.lib();

@@ -135,6 +135,7 @@ pub struct GroupTopology {
 
 impl System {
     /// A GPU's CPU affinity and paths to the other GPUs.
+    #[doc(alias = "dcgmGetDeviceTopology")]
     pub fn device_topology(&self, gpu: u32) -> Result<DeviceTopology> {
         let mut t = dcgmDeviceTopology_v2::new_versioned();
         let lib = self.handle().lib();
@@ -157,6 +158,7 @@ impl System {
 
     /// Picks `count` of `candidates` (GPU ids below 64; empty: every GPU) with the best
     /// connections between them. Unhealthy GPUs are avoided unless `ignore_health`.
+    #[doc(alias = "dcgmSelectGpusByTopology")]
     pub fn select_gpus_by_topology(
         &self,
         candidates: &[u32],
@@ -202,6 +204,7 @@ impl System {
 
 impl Group {
     /// The group's common CPU affinity and slowest path between its GPUs.
+    #[doc(alias = "dcgmGetGroupTopology")]
     pub fn topology(&self) -> Result<GroupTopology> {
         let mut t = dcgmGroupTopology_v2::new_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
