@@ -131,11 +131,11 @@ impl LibraryLoader {
     pub fn candidates(&self) -> Vec<(OsString, &'static str)> {
         let mut out = Vec::new();
         let mut configured = false;
-        if self.use_env {
-            if let Some(v) = std::env::var_os(DCGM_LIB_PATH_ENV).filter(|v| !v.is_empty()) {
-                configured = true;
-                push_path(&mut out, Path::new(&v), DCGM_LIB_PATH_ENV);
-            }
+        if self.use_env
+            && let Some(v) = std::env::var_os(DCGM_LIB_PATH_ENV).filter(|v| !v.is_empty())
+        {
+            configured = true;
+            push_path(&mut out, Path::new(&v), DCGM_LIB_PATH_ENV);
         }
         if let Some(p) = &self.explicit {
             configured = true;

@@ -293,10 +293,10 @@ impl PyPolicySubscription {
                 Err(RecvTimeoutError::Disconnected) => return Ok(None),
                 Err(RecvTimeoutError::Timeout) => {
                     py.check_signals()?;
-                    if let Some(Some(d)) = deadline {
-                        if Instant::now() >= d {
-                            return Ok(None);
-                        }
+                    if let Some(Some(d)) = deadline
+                        && Instant::now() >= d
+                    {
+                        return Ok(None);
                     }
                 }
             }

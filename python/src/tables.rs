@@ -249,10 +249,10 @@ pub fn extract_entity(obj: &Bound<'_, PyAny>) -> PyResult<Entity> {
         let i: u32 = i.extract()?;
         Ok(Entity::new(EntityGroup::from_raw(g), i))
     };
-    if let Ok(t) = obj.cast::<PyTuple>() {
-        if t.len() == 2 {
-            return pair(t.get_item(0)?, t.get_item(1)?);
-        }
+    if let Ok(t) = obj.cast::<PyTuple>()
+        && t.len() == 2
+    {
+        return pair(t.get_item(0)?, t.get_item(1)?);
     }
     for (g, i) in [("entityGroupId", "entityId"), ("entity_group", "entity_id")] {
         if obj.hasattr(g)? && obj.hasattr(i)? {

@@ -151,12 +151,12 @@ fn run_cases() -> i32 {
         if !filters.is_empty() && !filters.iter().any(|f| c.name.contains(f.as_str())) {
             continue;
         }
-        if let Some((k, why)) = c.not_on {
-            if k == t.kind {
-                println!("contract[{name}] n/a  {}: {why}", c.name);
-                skipped += 1;
-                continue;
-            }
+        if let Some((k, why)) = c.not_on
+            && k == t.kind
+        {
+            println!("contract[{name}] n/a  {}: {why}", c.name);
+            skipped += 1;
+            continue;
         }
         let t0 = Instant::now();
         match std::panic::catch_unwind(AssertUnwindSafe(|| (c.run)(&t))) {

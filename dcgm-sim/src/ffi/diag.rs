@@ -445,10 +445,10 @@ fn fill_v10(r: &mut dcgmDiagResponse_v10, p: &Plan) {
             continue;
         };
         for o in &t.results {
-            if let Some(pos) = p.gpus.iter().position(|g| g.0 == o.gpu) {
-                if pos < r.perGpuResponses.len() {
-                    fill_legacy_result(&mut r.perGpuResponses[pos].results[idx], o.gpu, o);
-                }
+            if let Some(pos) = p.gpus.iter().position(|g| g.0 == o.gpu)
+                && pos < r.perGpuResponses.len()
+            {
+                fill_legacy_result(&mut r.perGpuResponses[pos].results[idx], o.gpu, o);
             }
         }
     }

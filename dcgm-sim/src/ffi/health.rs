@@ -171,10 +171,11 @@ pub fn incident_for(d: &Dynamics, ev: &Event) -> Option<Incident> {
 pub fn group_gpus(e: &Engine, group: usize) -> Result<Vec<u32>, dcgmReturn_t> {
     let mut gpus: Vec<u32> = Vec::new();
     for p in e.group_entities(group)? {
-        if let Some(g) = e.machine.gpu_of(p.entityGroupId, p.entityId) {
-            if p.entityGroupId != DCGM_FE_LINK && !gpus.contains(&g) {
-                gpus.push(g);
-            }
+        if let Some(g) = e.machine.gpu_of(p.entityGroupId, p.entityId)
+            && p.entityGroupId != DCGM_FE_LINK
+            && !gpus.contains(&g)
+        {
+            gpus.push(g);
         }
     }
     Ok(gpus)
