@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 cargo build --workspace --examples
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+# The optional async streams (feature `tokio`), with their doc examples.
+cargo test -p dcgm-reader --features tokio --test streams
+cargo test -p dcgm -p dcgm-reader --features dcgm-reader/tokio --doc
 bash scripts/prometheus_e2e.sh
 bash python/build_and_test.sh
 # Costs on the real libdcgm beside the checkout: numbers printed, nothing asserted (issue 13's

@@ -18,6 +18,8 @@ pub mod counters;
 mod defaults;
 pub mod exposition;
 mod reader;
+#[cfg(feature = "tokio")]
+mod stream;
 
 pub use counters::{
     Counter, CounterField, CountersError, CountersErrorKind, ExporterCounter, MetricKind,
@@ -32,3 +34,5 @@ pub use exposition::{
 pub use reader::{
     ChosenMode, Connection, GpuIdentity, Reader, ReaderBuilder, Sample, Snapshot, Snapshots,
 };
+#[cfg(feature = "tokio")]
+pub use stream::SinceSamples;

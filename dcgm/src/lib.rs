@@ -53,6 +53,8 @@ mod modules;
 mod nvlink;
 mod panic;
 mod policy;
+#[cfg(feature = "tokio")]
+mod policy_stream;
 mod prof;
 mod reachability;
 mod stats;
@@ -90,6 +92,8 @@ pub use policy::{
     DEFAULT_POLICY_CHANNEL_CAPACITY, DbeLocation, Policy, PolicyCondition, PolicyRegistration,
     PolicyViolation, ViolationDetail,
 };
+#[cfg(feature = "tokio")]
+pub use policy_stream::PolicyStream;
 pub use prof::MetricGroup;
 pub use stats::{
     JobGpuStats, JobStats, MAX_JOB_ID_LEN, PidGpuInfo, PidInfo, ProcessUtil, StatSummary,

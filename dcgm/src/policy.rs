@@ -593,7 +593,7 @@ impl Group {
         Ok((reg, rx))
     }
 
-    fn register_entry(
+    pub(crate) fn register_entry(
         &self,
         conditions: PolicyCondition,
         callback: Callback,
