@@ -8,7 +8,7 @@ use dcgm_sys::*;
 
 use crate::error::{Error, Result};
 use crate::group::Group;
-use crate::lib_ref::ffi;
+use crate::library::ffi;
 use crate::status::Status;
 
 /// Who may create CUDA contexts on a GPU.

@@ -4,7 +4,7 @@ use crate::blank::NonBlank;
 use dcgm_sys::*;
 
 use crate::error::{Error, Result, ReturnCode};
-use crate::lib_ref::{c_buf, ffi};
+use crate::library::{c_buf, ffi};
 use crate::system::System;
 
 /// A CPU (socket) and its cores.

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::failure::{ErrorCategory, ErrorSeverity};
 use crate::group::Group;
 use crate::handle::Handle;
-use crate::lib_ref::{c_buf, ffi, write_c_buf};
+use crate::library::{c_buf, ffi, write_c_buf};
 
 /// How long and thorough a diagnostic run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

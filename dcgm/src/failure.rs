@@ -6,7 +6,7 @@ use std::fmt;
 
 use dcgm_sys::*;
 
-use crate::lib_ref::Lib;
+use crate::library::Lib;
 
 /// How serious a failure reason is, and the action DCGM recommends (`DCGM_ERROR_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

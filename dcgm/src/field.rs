@@ -134,14 +134,14 @@ impl FieldMeta {
             // the library is initialised (the caller holds a handle).
             let f = unsafe { &*m.valueFormat };
             (
-                crate::lib_ref::c_buf(&f.shortName),
-                crate::lib_ref::c_buf(&f.unit),
+                crate::library::c_buf(&f.shortName),
+                crate::library::c_buf(&f.unit),
                 f.width,
             )
         };
         Self {
             id: FieldId(m.fieldId),
-            tag: crate::lib_ref::c_buf(&m.tag),
+            tag: crate::library::c_buf(&m.tag),
             field_type: FieldType::from_raw(m.fieldType as u8),
             entity_level: EntityGroup::from_raw(m.entityLevel),
             global: m.scope == DCGM_FS_GLOBAL,

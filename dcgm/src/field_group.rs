@@ -8,7 +8,7 @@ use dcgm_sys::*;
 use crate::error::{Error, Result};
 use crate::field::FieldId;
 use crate::handle::{Handle, cstring};
-use crate::lib_ref::{c_buf, ffi};
+use crate::library::{c_buf, ffi};
 
 struct Inner {
     handle: Handle,

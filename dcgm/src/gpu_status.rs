@@ -5,7 +5,7 @@ use std::fmt;
 use dcgm_sys::*;
 
 use crate::error::Result;
-use crate::lib_ref::ffi;
+use crate::library::ffi;
 use crate::system::System;
 
 /// Whether DCGM can use a GPU.

@@ -10,7 +10,7 @@ use crate::entity::{Entity, EntityGroup};
 use crate::error::{Error, Result};
 use crate::field_group::FieldGroup;
 use crate::handle::{Handle, cstring};
-use crate::lib_ref::{c_buf, ffi};
+use crate::library::{c_buf, ffi};
 use crate::value::FieldValue;
 
 /// How a group starts out.

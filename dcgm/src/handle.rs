@@ -9,7 +9,7 @@ use std::time::Duration;
 use dcgm_sys::*;
 
 use crate::error::{Error, Result};
-use crate::lib_ref::{Lib, ffi};
+use crate::library::{Lib, ffi};
 
 /// Environment variable naming the dcgm-sim library for [`HandleBuilder::simulator`].
 pub const DCGM_SIM_LIB_ENV: &str = "DCGM_SIM_LIB";

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::failure::{ErrorCategory, ErrorSeverity, failure_meta};
 use crate::flags::flag_set;
 use crate::group::Group;
-use crate::lib_ref::{c_buf, ffi};
+use crate::library::{c_buf, ffi};
 
 flag_set! {
     /// The subsystems a health watch covers (`DCGM_HEALTH_WATCH_*`); combine them with `|`.

@@ -3,7 +3,7 @@
 use dcgm_sys::*;
 
 use crate::error::{Error, Result, ReturnCode};
-use crate::lib_ref::ffi;
+use crate::library::ffi;
 use crate::system::System;
 
 /// The share of the machine's CPU time the host engine used, as fractions from 0.0 to 1.0.

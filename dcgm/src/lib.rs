@@ -31,7 +31,6 @@
 //! # Ok(()) }
 //! ```
 
-mod binary;
 mod blank;
 mod config;
 mod cpu;
@@ -47,7 +46,7 @@ mod group;
 mod handle;
 mod health;
 mod introspect;
-mod lib_ref;
+mod library;
 mod mig;
 mod modules;
 mod nvlink;
@@ -55,6 +54,7 @@ mod panic;
 mod policy;
 #[cfg(feature = "tokio")]
 mod policy_stream;
+mod process;
 mod prof;
 mod reachability;
 mod stats;
@@ -65,7 +65,6 @@ pub mod testing;
 mod topology;
 mod value;
 
-pub use binary::{AccountingStats, RunningProcess};
 pub use entity::{Entity, EntityGroup};
 pub use error::{Error, Result, ReturnCode};
 pub use field::{FieldId, FieldMeta, FieldType};
@@ -75,6 +74,7 @@ pub use handle::{
     ConnectionKind, DCGM_SIM_LIB_ENV, Handle, HandleBuilder, LogSeverity, OperationMode,
     find_simulator,
 };
+pub use process::{AccountingStats, RunningProcess};
 pub use system::{DeviceAttributes, System, VersionInfo};
 pub use value::{BlankKind, FieldValue, Value};
 

@@ -7,7 +7,7 @@ use dcgm_sys::*;
 use crate::blank::NonBlank;
 use crate::entity::EntityGroup;
 use crate::error::Result;
-use crate::lib_ref::{c_buf, ffi};
+use crate::library::{c_buf, ffi};
 use crate::system::System;
 
 /// A MIG compute instance.

@@ -21,7 +21,7 @@ use crate::field::FieldId;
 use crate::flags::flag_set;
 use crate::group::Group;
 use crate::handle::Handle;
-use crate::lib_ref::ffi;
+use crate::library::ffi;
 use crate::status::Status;
 
 flag_set! {

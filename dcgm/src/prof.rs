@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::field::FieldId;
 use crate::group::Group;
 use crate::handle::Handle;
-use crate::lib_ref::ffi;
+use crate::library::ffi;
 use crate::system::System;
 
 /// Profiling fields that can be watched together. Before Hopper, groups with different

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::group::{Group, WatchOptions};
 use crate::handle::Handle;
 use crate::health::HealthResult;
-use crate::lib_ref::ffi;
+use crate::library::ffi;
 
 /// Minimum, maximum and average of a series; each `None` when DCGM has no value.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -391,7 +391,7 @@ fn job_id(id: &str) -> Result<[c_char; 64]> {
         )));
     }
     let mut buf = [0 as c_char; 64];
-    crate::lib_ref::write_c_buf(&mut buf, id);
+    crate::library::write_c_buf(&mut buf, id);
     Ok(buf)
 }
 

@@ -5,7 +5,7 @@ use dcgm_sys::*;
 
 use crate::error::{Error, Result, ReturnCode};
 use crate::field::FieldId;
-use crate::lib_ref::{Lib, ffi};
+use crate::library::{Lib, ffi};
 
 /// One per-GPU error popped from a status object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

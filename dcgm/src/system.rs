@@ -10,7 +10,7 @@ use crate::entity::{Entity, EntityGroup};
 use crate::error::{Error, Result, ReturnCode};
 use crate::field::{FieldId, FieldMeta};
 use crate::handle::{Handle, cstring};
-use crate::lib_ref::{c_buf, ffi};
+use crate::library::{c_buf, ffi};
 use crate::value::FieldValue;
 
 /// Node-wide queries on a handle. Get one with [`Handle::system`].
@@ -130,7 +130,7 @@ impl System {
         &self.handle
     }
 
-    fn lib(&self) -> &crate::lib_ref::Lib {
+    fn lib(&self) -> &crate::library::Lib {
         self.handle.lib()
     }
 

@@ -148,7 +148,7 @@ fn create_fake(
     parent: Option<crate::Entity>,
     n: usize,
 ) -> crate::Result<Vec<u32>> {
-    use crate::lib_ref::ffi;
+    use crate::library::ffi;
     use dcgm_sys::*;
     let mut ids = Vec::with_capacity(n);
     let mut req: dcgmCreateFakeEntities_v2 = zeroed();
@@ -278,7 +278,7 @@ pub fn inject_value(
     timestamp: Option<std::time::SystemTime>,
 ) -> crate::Result<()> {
     use crate::Value;
-    use crate::lib_ref::ffi;
+    use crate::library::ffi;
     use dcgm_sys::*;
     let mut v: dcgmInjectFieldValue_t = zeroed();
     v.version = dcgmInjectFieldValue_version1;
@@ -303,7 +303,7 @@ pub fn inject_value(
             v.fieldType = u16::from(DCGM_FT_STRING);
             // SAFETY: writing bytes into the union's byte array; every byte is valid there.
             let buf = unsafe { &mut v.value.blob };
-            crate::lib_ref::write_c_buf(buf, &s);
+            crate::library::write_c_buf(buf, &s);
         }
         other => {
             return Err(crate::Error::InvalidArgument(format!(
@@ -343,7 +343,7 @@ pub fn inject_value(
 /// The library's code.
 #[doc(alias = "dcgmEmptyCache")]
 pub fn empty_cache(handle: &crate::Handle) -> crate::Result<()> {
-    use crate::lib_ref::ffi;
+    use crate::library::ffi;
     let lib = handle.lib();
     // SAFETY: a plain handle.
     unsafe { ffi!(lib, dcgmEmptyCache(handle.raw())) }

@@ -8,7 +8,7 @@ use dcgm_sys::*;
 
 use crate::error::{Error, Result};
 use crate::group::Group;
-use crate::lib_ref::ffi;
+use crate::library::ffi;
 use crate::system::System;
 
 /// The PCIe part of the path between two GPUs, from closest to farthest.

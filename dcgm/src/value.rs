@@ -196,7 +196,7 @@ pub(crate) fn decode(
         }
         FieldType::String => {
             // SAFETY: any byte pattern is a valid c_char array.
-            let s = crate::lib_ref::c_buf(unsafe { &v.str_ });
+            let s = crate::library::c_buf(unsafe { &v.str_ });
             match str_blank_kind(&s) {
                 Some(k) => Value::Blank(k),
                 None => Value::String(s),
@@ -205,7 +205,7 @@ pub(crate) fn decode(
         FieldType::Binary | FieldType::Unknown(_) => {
             // SAFETY: any byte pattern is a valid c_char array.
             let blob = unsafe { &v.blob };
-            let len = crate::binary::known_size(field)
+            let len = crate::process::known_size(field)
                 .or_else(|| {
                     field_by_id(field)
                         .map(|f| f.size as usize)

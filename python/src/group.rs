@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::errors::ResultExt;
-use crate::extras;
 use crate::handle::seconds;
+use crate::health_policy_diag_stats;
 use crate::slot::Slot;
 use crate::tables::{entity_tuple, extract_entity};
 use crate::value::{PyFieldValue, values_to_list};
@@ -157,17 +157,23 @@ impl PyGroup {
         update_interval: Option<f64>,
         max_keep_age: Option<f64>,
     ) -> PyResult<()> {
-        extras::health_set(py, self.get(py)?, systems, update_interval, max_keep_age)
+        health_policy_diag_stats::health_set(
+            py,
+            self.get(py)?,
+            systems,
+            update_interval,
+            max_keep_age,
+        )
     }
 
     /// The watched health systems, as `dcgm.HealthSystem` flag bits.
     fn health_get(&self, py: Python<'_>) -> PyResult<u32> {
-        extras::health_get(py, self.get(py)?)
+        health_policy_diag_stats::health_get(py, self.get(py)?)
     }
 
     /// What the health watches found since the previous check, as a dict.
     fn health_check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        extras::health_check(py, self.get(py)?)
+        health_policy_diag_stats::health_check(py, self.get(py)?)
     }
 
     // --- policy ---
@@ -196,12 +202,12 @@ impl PyGroup {
             nvlink,
             xid,
         };
-        extras::policy_set(py, self.get(py)?, p)
+        health_policy_diag_stats::policy_set(py, self.get(py)?, p)
     }
 
     /// The policy of each GPU of the group: `{gpu_id: {...}}`.
     fn policy_get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        extras::policy_get(py, self.get(py)?)
+        health_policy_diag_stats::policy_get(py, self.get(py)?)
     }
 
     /// Calls `callback(violation)` (a dict) for each violation of `conditions`
@@ -213,8 +219,8 @@ impl PyGroup {
         py: Python<'_>,
         conditions: u32,
         callback: Py<PyAny>,
-    ) -> PyResult<extras::PyPolicyRegistration> {
-        extras::policy_register(py, self.get(py)?, conditions, callback)
+    ) -> PyResult<health_policy_diag_stats::PyPolicyRegistration> {
+        health_policy_diag_stats::policy_register(py, self.get(py)?, conditions, callback)
     }
 
     /// Subscribes to the violations of `conditions` (`dcgm.PolicyCondition` flags) on the
@@ -227,8 +233,8 @@ impl PyGroup {
         py: Python<'_>,
         conditions: u32,
         capacity: usize,
-    ) -> PyResult<extras::PyPolicySubscription> {
-        extras::policy_subscribe(py, self.get(py)?, conditions, capacity)
+    ) -> PyResult<health_policy_diag_stats::PyPolicySubscription> {
+        health_policy_diag_stats::policy_subscribe(py, self.get(py)?, conditions, capacity)
     }
 
     // --- diagnostics ---
@@ -247,7 +253,7 @@ impl PyGroup {
         fail_early: bool,
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        extras::run_diagnostic(
+        health_policy_diag_stats::run_diagnostic(
             py,
             self.get(py)?,
             level,
@@ -275,12 +281,12 @@ impl PyGroup {
             max_keep_age: seconds(py, "max_keep_age", max_keep_age)?,
             max_keep_samples,
         };
-        extras::watch_pid_fields(py, self.get(py)?, options)
+        health_policy_diag_stats::watch_pid_fields(py, self.get(py)?, options)
     }
 
     /// Statistics of a process on the group's GPUs, as a dict.
     fn pid_info<'py>(&self, py: Python<'py>, pid: u32) -> PyResult<Bound<'py, PyDict>> {
-        extras::pid_info(py, self.get(py)?, pid)
+        health_policy_diag_stats::pid_info(py, self.get(py)?, pid)
     }
 
     /// Starts the watches job statistics need.
@@ -297,13 +303,13 @@ impl PyGroup {
             max_keep_age: seconds(py, "max_keep_age", max_keep_age)?,
             max_keep_samples,
         };
-        extras::watch_job_fields(py, self.get(py)?, options)
+        health_policy_diag_stats::watch_job_fields(py, self.get(py)?, options)
     }
 
     /// Starts recording job `job_id` (at most 63 bytes) on the group's GPUs; stop it and read
     /// it with `Handle.job_stop` / `Handle.job_stats`.
     fn job_start(&self, py: Python<'_>, job_id: String) -> PyResult<()> {
-        extras::job_start(py, self.get(py)?, job_id)
+        health_policy_diag_stats::job_start(py, self.get(py)?, job_id)
     }
 
     // --- configuration, profiling, topology ---
@@ -322,7 +328,7 @@ impl PyGroup {
         mem_app_clock_mhz: Option<u32>,
         sync_boost: Option<bool>,
     ) -> PyResult<()> {
-        crate::more::config_set(
+        crate::config_topology_hierarchy::config_set(
             py,
             self.get(py)?,
             ecc_mode,
@@ -337,22 +343,22 @@ impl PyGroup {
     /// The target configuration of each GPU (or the current one with `current=True`).
     #[pyo3(signature = (current=false))]
     fn config_get<'py>(&self, py: Python<'py>, current: bool) -> PyResult<Bound<'py, PyList>> {
-        crate::more::config_get(py, self.get(py)?, current)
+        crate::config_topology_hierarchy::config_get(py, self.get(py)?, current)
     }
 
     /// Applies the target configuration again.
     fn config_enforce(&self, py: Python<'_>) -> PyResult<()> {
-        crate::more::config_enforce(py, self.get(py)?)
+        crate::config_topology_hierarchy::config_enforce(py, self.get(py)?)
     }
 
     /// Profiling metric groups of the group's first GPU.
     fn profiling_metric_groups<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        crate::more::profiling_metric_groups(py, self.get(py)?)
+        crate::config_topology_hierarchy::profiling_metric_groups(py, self.get(py)?)
     }
 
     /// The group's topology: CPU affinity, NUMA optimality, slowest PCI path and NVLink count.
     fn topology<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        crate::more::group_topology(py, self.get(py)?)
+        crate::config_topology_hierarchy::group_topology(py, self.get(py)?)
     }
 
     fn __repr__(&self) -> String {

@@ -108,7 +108,7 @@ impl PyHandle {
             }
             let ids = mods
                 .iter()
-                .map(|m| crate::more::module(py, m).map(dcgm::Module::raw))
+                .map(|m| crate::config_topology_hierarchy::module(py, m).map(dcgm::Module::raw))
                 .collect::<PyResult<Vec<u32>>>()?;
             b = b.deny_modules(&ids);
         }
@@ -259,7 +259,7 @@ impl PyHandle {
 
     /// The statistics of job `job_id`, as a dict.
     fn job_stats<'py>(&self, py: Python<'py>, job_id: String) -> PyResult<Bound<'py, PyDict>> {
-        crate::extras::job_stats(py, self.get(py)?, job_id)
+        crate::health_policy_diag_stats::job_stats(py, self.get(py)?, job_id)
     }
 
     /// Forgets job `job_id`.
@@ -449,12 +449,12 @@ impl PySystem {
         py: Python<'py>,
         gpu: u32,
     ) -> PyResult<Bound<'py, PyList>> {
-        crate::more::profiling_metric_groups_gpu(py, self.inner.clone(), gpu)
+        crate::config_topology_hierarchy::profiling_metric_groups_gpu(py, self.inner.clone(), gpu)
     }
 
     /// A GPU's CPU affinity and its paths to the other GPUs.
     fn device_topology<'py>(&self, py: Python<'py>, gpu: u32) -> PyResult<Bound<'py, PyDict>> {
-        crate::more::device_topology(py, self.inner.clone(), gpu)
+        crate::config_topology_hierarchy::device_topology(py, self.inner.clone(), gpu)
     }
 
     /// Picks `count` of `candidates` (empty: every GPU) with the best connections between them.
@@ -466,7 +466,7 @@ impl PySystem {
         candidates: Vec<u32>,
         ignore_health: bool,
     ) -> PyResult<Vec<u32>> {
-        crate::more::select_gpus_by_topology(
+        crate::config_topology_hierarchy::select_gpus_by_topology(
             py,
             self.inner.clone(),
             candidates,
@@ -477,52 +477,52 @@ impl PySystem {
 
     /// Link states: `{"gpus": {gpu: [state, ...]}, "switches": {switch: [...]}}`.
     fn nvlink_status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        crate::more::nvlink_status(py, self.inner.clone())
+        crate::config_topology_hierarchy::nvlink_status(py, self.inner.clone())
     }
 
     /// Peer-to-peer status: `{gpu: {peer: status}}`.
     fn nvlink_p2p_status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        crate::more::nvlink_p2p_status(py, self.inner.clone())
+        crate::config_topology_hierarchy::nvlink_p2p_status(py, self.inner.clone())
     }
 
     /// GPUs in MIG mode with their GPU and compute instances.
     fn mig_hierarchy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        crate::more::mig_hierarchy(py, self.inner.clone())
+        crate::config_topology_hierarchy::mig_hierarchy(py, self.inner.clone())
     }
 
     /// CPUs and their cores.
     fn cpu_hierarchy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        crate::more::cpu_hierarchy(py, self.inner.clone())
+        crate::config_topology_hierarchy::cpu_hierarchy(py, self.inner.clone())
     }
 
     /// Memory the host engine uses, in bytes.
     fn hostengine_memory_bytes(&self, py: Python<'_>) -> PyResult<u64> {
-        crate::more::hostengine_memory_bytes(py, self.inner.clone())
+        crate::config_topology_hierarchy::hostengine_memory_bytes(py, self.inner.clone())
     }
 
     /// CPU the host engine uses: `{"total", "kernel", "user"}`.
     fn hostengine_cpu_utilization<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        crate::more::hostengine_cpu_utilization(py, self.inner.clone())
+        crate::config_topology_hierarchy::hostengine_cpu_utilization(py, self.inner.clone())
     }
 
     /// `{module name: status}`.
     fn module_statuses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        crate::more::module_statuses(py, self.inner.clone())
+        crate::config_topology_hierarchy::module_statuses(py, self.inner.clone())
     }
 
     /// Keeps a module (by name or `DcgmModuleId*` number) from loading.
     fn module_denylist(&self, py: Python<'_>, module: &Bound<'_, PyAny>) -> PyResult<()> {
-        crate::more::module_denylist(py, self.inner.clone(), module)
+        crate::config_topology_hierarchy::module_denylist(py, self.inner.clone(), module)
     }
 
     /// A GPU's status (`"Ok"`, `"Lost"`, ...).
     fn gpu_status(&self, py: Python<'_>, gpu: u32) -> PyResult<String> {
-        crate::more::gpu_status(py, self.inner.clone(), gpu)
+        crate::config_topology_hierarchy::gpu_status(py, self.inner.clone(), gpu)
     }
 
     /// A GPU's chip architecture (`"Hopper"`, ...).
     fn chip_architecture(&self, py: Python<'_>, gpu: u32) -> PyResult<String> {
-        crate::more::chip_architecture(py, self.inner.clone(), gpu)
+        crate::config_topology_hierarchy::chip_architecture(py, self.inner.clone(), gpu)
     }
 
     /// Latest values of watched fields for any list of entities, in one call.

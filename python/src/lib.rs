@@ -8,11 +8,11 @@
 
 use pyo3::prelude::*;
 
+mod config_topology_hierarchy;
 mod errors;
-mod extras;
 mod group;
 mod handle;
-mod more;
+mod health_policy_diag_stats;
 mod reader;
 mod sim;
 mod slot;
@@ -51,8 +51,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tables::PyFieldMeta>()?;
     m.add_class::<reader::PyReader>()?;
     m.add_class::<reader::PySnapshots>()?;
-    m.add_class::<extras::PyPolicyRegistration>()?;
-    m.add_class::<extras::PyPolicySubscription>()?;
+    m.add_class::<health_policy_diag_stats::PyPolicyRegistration>()?;
+    m.add_class::<health_policy_diag_stats::PyPolicySubscription>()?;
     m.add_function(wrap_pyfunction!(tables::field_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::field_info, m)?)?;
     m.add_function(wrap_pyfunction!(tables::return_codes, m)?)?;
@@ -62,7 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::policy_conditions, m)?)?;
     m.add_function(wrap_pyfunction!(sim::set_packaged_simulator, m)?)?;
     m.add_function(wrap_pyfunction!(sim::configure_simulator, m)?)?;
-    m.add_function(wrap_pyfunction!(extras::at_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(health_policy_diag_stats::at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(test_api::create_fake_gpus, m)?)?;
     m.add_function(wrap_pyfunction!(test_api::create_fake_gpu_instances, m)?)?;
     m.add_function(wrap_pyfunction!(
