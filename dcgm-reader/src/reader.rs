@@ -500,6 +500,24 @@ impl Reader {
         })
     }
 
+    /// The latest value of every field for every entity, as the library returned them, into
+    /// `out` (cleared first; fields of the ignore list, and blanks when the reader ignores
+    /// them, left out). Values come entity by entity. The cheapest read: no map is built,
+    /// and `out` keeps its capacity from call to call.
+    pub fn latest_values_into(&mut self, out: &mut Vec<FieldValue>) -> Result<()> {
+        out.clear();
+        self.with_state(|s, ignore, ignore_blank| {
+            out.clear();
+            for (fg, _) in &s.field_groups {
+                s.group.latest_values_into(fg, &mut s.scratch)?;
+                out.extend(s.scratch.drain(..).filter(|v| {
+                    !ignore.contains(&v.field) && !(ignore_blank && v.value.is_blank())
+                }));
+            }
+            Ok(())
+        })
+    }
+
     /// `{gpu: {field id: value}}` (upstream `GetLatestGpuValuesAsFieldIdDict`).
     pub fn latest_by_id(&mut self) -> Result<BTreeMap<u32, BTreeMap<FieldId, Value>>> {
         Ok(gpu_only(self.latest()?, |f| f))

@@ -12,7 +12,7 @@ use dcgm::{BlankKind, EntityGroup, FieldId, FieldValue, OperationMode, Value};
 use dcgm_reader::{ChosenMode, Connection, Reader, Snapshot};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::errors::{self, ResultExt};
 use crate::handle::seconds;
@@ -25,6 +25,10 @@ use crate::value::{PyFieldValue, value_or_blank};
 #[pyclass(frozen, name = "Reader", module = "dcgm")]
 pub struct PyReader {
     inner: Slot<Reader>,
+    /// The read buffer of `latest_gpu_dict`, kept between calls.
+    buf: std::sync::Mutex<Vec<FieldValue>>,
+    /// Field tags as Python strings, made once per field.
+    tags: std::sync::Mutex<std::collections::HashMap<u16, Py<PyString>>>,
 }
 
 impl PyReader {
@@ -244,6 +248,8 @@ impl PyReader {
         let r = b.build().py(py)?;
         Ok(Self {
             inner: Slot::new(r, "reader"),
+            buf: Default::default(),
+            tags: Default::default(),
         })
     }
 
@@ -319,6 +325,62 @@ impl PyReader {
     fn latest<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let snap = self.with(py, Reader::latest)?;
         snapshot_dict(py, snap)
+    }
+
+    /// `{gpu_id: {field id, or its tag: value}}`, built straight from the read buffer (no
+    /// snapshot, no `FieldValue` objects): what `DcgmReader.GetLatestGpuValuesAsFieldIdDict`
+    /// and `...FieldNameDict` return. Blanks are left out with `ignore_blank`, otherwise
+    /// they are their `dcgm.Blank` member.
+    #[pyo3(signature = (by_id=true, ignore_blank=true))]
+    fn latest_gpu_dict<'py>(
+        &self,
+        py: Python<'py>,
+        by_id: bool,
+        ignore_blank: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let lock = |m: &std::sync::Mutex<Vec<FieldValue>>| {
+            std::mem::take(&mut *m.lock().unwrap_or_else(|p| p.into_inner()))
+        };
+        let mut buf = lock(&self.buf);
+        buf = self.with(py, move |r| {
+            r.latest_values_into(&mut buf)?;
+            Ok(buf)
+        })?;
+        let out = PyDict::new(py);
+        let mut cur: Option<(u32, Bound<'py, PyDict>)> = None;
+        let mut tags = self.tags.lock().unwrap_or_else(|p| p.into_inner());
+        for v in &buf {
+            if v.entity.group != EntityGroup::Gpu || (ignore_blank && v.value.is_blank()) {
+                continue;
+            }
+            let id = v.entity.id;
+            if cur.as_ref().is_none_or(|(c, _)| *c != id) {
+                // Values come entity by entity; an entity seen before (a second field group)
+                // continues its dict.
+                let d = match out.get_item(id)? {
+                    Some(d) => d.cast_into::<PyDict>()?,
+                    None => {
+                        let d = PyDict::new(py);
+                        out.set_item(id, &d)?;
+                        d
+                    }
+                };
+                cur = Some((id, d));
+            }
+            let d = &cur.as_ref().expect("set above").1;
+            let value = value_or_blank(py, v.field, &v.value)?;
+            if by_id {
+                d.set_item(v.field.0, value)?;
+            } else {
+                let tag = tags
+                    .entry(v.field.0)
+                    .or_insert_with(|| PyString::new(py, &v.field.tag()).unbind());
+                d.set_item(tag.bind(py), value)?;
+            }
+        }
+        drop(tags);
+        *self.buf.lock().unwrap_or_else(|p| p.into_inner()) = buf;
+        Ok(out)
     }
 
     /// `{gpu_id: {field_id: value}}` (a blank value, when kept, is its `dcgm.Blank` member).

@@ -340,20 +340,13 @@ class DcgmReader:
         return fieldId if mapById else self._tag(fieldId)
 
     def GetLatestGpuValuesAsDict(self, mapById: bool) -> Dict[int, Dict[Any, Any]]:
-        """``{gpuId: {fieldId or tag: value}}``."""
+        """``{gpuId: {fieldId or tag: value}}``, built by the extension straight from the read."""
         out: Dict[int, Dict[Any, Any]] = {}
         with self.m_lock:
             try:
                 self.Reconnect()
                 assert self.m_reader is not None
-                for (eg, eid), fvs in self.m_reader.latest().items():
-                    if eg != _fields.DCGM_FE_GPU:
-                        continue
-                    d = out.setdefault(eid, {})
-                    for fid, v in fvs.items():
-                        if v.isBlank and self.m_ignoreBlank:
-                            continue
-                        d[self._key(fid, mapById)] = self._value(v)
+                out = self.m_reader.latest_gpu_dict(mapById, self.m_ignoreBlank)
             except _ConnectionLost:
                 self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
                 self.SetDisconnected()
