@@ -511,7 +511,7 @@ impl Reader {
             for (fg, _) in &s.field_groups {
                 s.group.latest_values_into(fg, &mut s.scratch)?;
                 out.extend(s.scratch.drain(..).filter(|v| {
-                    !ignore.contains(&v.field) && !(ignore_blank && v.value.is_blank())
+                    !ignore.contains(&v.field) && (!ignore_blank || !v.value.is_blank())
                 }));
             }
             Ok(())
