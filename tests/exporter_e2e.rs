@@ -212,11 +212,12 @@ fn once_prints_a_valid_labelled_exposition_of_every_gpu() {
         "DCGM_FI_DEV_FB_USED",
         "DCGM_FI_DEV_FB_FREE",
         "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-        "DCGM_FI_DEV_XID_ERRORS",
         "DCGM_EXP_XID_ERRORS_COUNT",
     ] {
         assert_eq!(m.get(name).map(Vec::len), Some(8), "{name}");
     }
+    // No GPU has had an XID yet: DCGM has no XID sample, so no DCGM_FI_DEV_XID_ERRORS series.
+    assert_eq!(m.get("DCGM_FI_DEV_XID_ERRORS"), None);
     assert!(text.contains("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"));
 }
 

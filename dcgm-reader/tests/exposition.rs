@@ -859,8 +859,12 @@ fn collector_counts_xids_and_clock_events_and_shows_ecc_errors() {
         [(Some("79".to_string()), "1".to_string())],
         "{text}"
     );
+    // Only GPU 1 had an XID: a GPU without one has no XID sample in DCGM (NO_DATA), so no
+    // DCGM_FI_DEV_XID_ERRORS series.
     let last = series(&text, "DCGM_FI_DEV_XID_ERRORS");
-    assert_eq!(label(&last[1].0, "err_code"), Some("79"));
+    assert_eq!(last.len(), 1, "{text}");
+    assert_eq!(label(&last[0].0, "gpu"), Some("1"));
+    assert_eq!(label(&last[0].0, "err_code"), Some("79"));
     let clocks = series(&text, "DCGM_EXP_CLOCK_EVENTS_COUNT");
     let g2 = by_gpu(&clocks, "2");
     assert!(

@@ -196,6 +196,21 @@ pub fn sample(
     };
     let g = &cfg.gpus[gpu as usize];
     let share = m.compute_share(group, id);
+    // What a Hopper GPU does not report, as the real H200 capture answers through libdcgm
+    // 4.6.0: retired pages (Hopper remaps rows instead) and the legacy PCIe throughput.
+    let hopper = g.model.contains("H100") || g.model.contains("H200");
+    if hopper
+        && matches!(
+            field,
+            DCGM_FI_DEV_PAGE_RETIRED_SBE_TOTAL
+                | DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL
+                | DCGM_FI_DEV_PAGE_RETIRED_PENDING
+                | DCGM_FI_DEV_PCIE_TX_THROUGHPUT
+                | DCGM_FI_DEV_PCIE_RX_THROUGHPUT
+        )
+    {
+        return NotSupported;
+    }
 
     // Fields readable on GPUs and MIG instances.
     if let Some(r) = ratio_fields(gpu_util(m, gpu, t_s), field, share) {
@@ -232,8 +247,11 @@ pub fn sample(
                 _ => format!("MIG-{}-{}-{}", &g.uuid[4..], group, id),
             });
         }
+        // No sample at all until the first XID, as libdcgm 4.6.0 (reads say NO_DATA).
         DCGM_FI_DEV_XID_ERROR => {
-            return Int(d.last_event(gpu, "xid", ts).map_or(0, |e| e.value));
+            return d
+                .last_event(gpu, "xid", ts)
+                .map_or(Multi(Vec::new()), |e| Int(e.value));
         }
         DCGM_FI_DEV_FB_TOTAL
         | DCGM_FI_DEV_FB_USED

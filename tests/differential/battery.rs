@@ -1018,6 +1018,56 @@ impl<'a> Battery<'a> {
         call!(self, dcgmGroupDestroy(self.h, g));
     }
 
+    /// Which fields the GPU supports and which it leaves blank: every field of DcgmReader's
+    /// defaults and of the exporter's default counters, watched and read once.
+    pub fn field_support(&mut self) {
+        let mut ids: Vec<u16> = dcgm_reader::DEFAULT_FIELD_IDS.to_vec();
+        let counters = include_str!("../../examples/exporter/default-counters.csv");
+        for line in counters.lines().filter(|l| l.starts_with("DCGM_FI_")) {
+            let name = line.split(',').next().unwrap().trim();
+            if let Some(f) = field_by_name(name) {
+                ids.push(f.id);
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        let g = self.group("support/group", DCGM_GROUP_DEFAULT, "diff-support");
+        let fg = self.field_group("support/fieldgroup", &ids, "diff-support-fg");
+        let rc = call!(self, dcgmWatchFields(self.h, g, fg, 100_000, 60.0, 0));
+        self.rec("support/watch", rc, "");
+        self.update("support/update");
+        self.update("support/update_again");
+        let mut e = [dcgmGroupEntityPair_t {
+            entityGroupId: DCGM_FE_GPU,
+            entityId: 0,
+        }];
+        let mut f = ids.clone();
+        let mut out: Vec<dcgmFieldValue_v2> = ids
+            .iter()
+            .map(|_| dcgmFieldValue_v2::new_versioned())
+            .collect();
+        let rc = call!(
+            self,
+            dcgmEntitiesGetLatestValues(
+                self.h,
+                e.as_mut_ptr(),
+                1,
+                f.as_mut_ptr(),
+                f.len() as u32,
+                0,
+                out.as_mut_ptr()
+            )
+        );
+        self.rec("support/read", rc, format!("n={}", ids.len()));
+        for v in &out {
+            let shape = value_shape(v.fieldType, v.status, &v.value);
+            self.rec(format!("support/field/{}", v.fieldId), Some(0), shape);
+        }
+        call!(self, dcgmUnwatchFields(self.h, g, fg));
+        call!(self, dcgmFieldGroupDestroy(self.h, fg));
+        call!(self, dcgmGroupDestroy(self.h, g));
+    }
+
     /// DCGM's test API: fake entities, injection, cache info, empty cache, link state,
     /// telemetry pause, reloadable modules. Run last: emptying the cache drops every watch.
     pub fn test_api(&mut self) {

@@ -81,6 +81,7 @@ fn run_battery(lib_path: &str) {
     b.error_texts();
     b.health_policy_config();
     b.hierarchy_and_more();
+    b.field_support();
     b.test_api();
     b.after_shutdown();
     for r in &b.records {
