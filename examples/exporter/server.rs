@@ -24,7 +24,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, Limited};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -401,24 +401,76 @@ pub fn serve(
     serve_with(listener, web, published, Limits::default())
 }
 
-/// Serves until the process exits (or the listener fails to register with tokio).
+/// Serves until the process exits (or an HTTP worker thread cannot start).
+///
+/// One thread accepts; each connection goes, in turn, to one of a few worker threads (one per
+/// CPU) that each run a single-threaded tokio runtime. A request is then read, answered and
+/// written on one thread with no hand-over between workers, which on loopback served about
+/// twice the requests per second of tokio's work-stealing pool.
 pub fn serve_with(
     listener: TcpListener,
     web: Arc<WebConfig>,
     published: Arc<Mutex<Published>>,
     limits: Limits,
 ) -> io::Result<()> {
-    listener.set_nonblocking(true)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("http")
-        .build()?;
+    listener.set_nonblocking(false)?;
     let state = Arc::new(State {
         web,
         published,
         cache: Mutex::new(Cache::default()),
     });
-    runtime.block_on(accept_loop(listener, state, limits))
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(16));
+    let mut queues = Vec::with_capacity(workers);
+    for i in 0..workers {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let state = state.clone();
+        std::thread::Builder::new()
+            .name(format!("http-{i}"))
+            .spawn(move || runtime.block_on(worker(rx, state, limits)))?;
+        queues.push(tx);
+    }
+    // Permits travel with the connection: whether its task runs to its end, fails, is dropped
+    // before it ever runs, or never reaches a worker, dropping the permit gives the slot back.
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let overload = Arc::new(tokio::sync::Semaphore::new(limits.max_overload));
+    for next in 0usize.. {
+        let (stream, peer) = match listener.accept() {
+            Ok(s) => s,
+            Err(e) => {
+                log::warn!("accept failed: {e}");
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        let (permit, busy) = match slots.clone().try_acquire_owned() {
+            Ok(p) => (p, false),
+            Err(_) => match overload.clone().try_acquire_owned() {
+                Ok(p) => (p, true),
+                Err(_) => continue, // past both limits: closed unanswered
+            },
+        };
+        let accepted = Accepted {
+            stream,
+            peer,
+            busy,
+            _permit: permit,
+        };
+        if queues[next % workers].send(accepted).is_err() {
+            return Err(io::Error::other("an HTTP worker thread stopped"));
+        }
+    }
+    Ok(())
+}
+
+/// An accepted connection on its way to a worker, with the slot it holds.
+struct Accepted {
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+    busy: bool,
+    _permit: tokio::sync::OwnedSemaphorePermit,
 }
 
 struct State {
@@ -435,35 +487,31 @@ struct Cache {
     gzip: Option<Bytes>,
 }
 
-async fn accept_loop(listener: TcpListener, state: Arc<State>, limits: Limits) -> io::Result<()> {
-    let listener = tokio::net::TcpListener::from_std(listener)?;
-    // Permits are owned by the connection task: whether the task runs to its end, fails, or
-    // is dropped before it ever runs, dropping it gives the slot back.
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let overload = Arc::new(tokio::sync::Semaphore::new(limits.max_overload));
+async fn worker(
+    mut queue: tokio::sync::mpsc::UnboundedReceiver<Accepted>,
+    state: Arc<State>,
+    limits: Limits,
+) {
     let tls = state.web.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
         .max_buf_size(MAX_HEAD);
-    loop {
-        let (stream, peer) = match listener.accept().await {
+    while let Some(conn) = queue.recv().await {
+        let _ = conn.stream.set_nodelay(true);
+        let stream = match conn
+            .stream
+            .set_nonblocking(true)
+            .and_then(|()| tokio::net::TcpStream::from_std(conn.stream))
+        {
             Ok(s) => s,
             Err(e) => {
-                log::warn!("accept failed: {e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                log::debug!("connection from {}: {e}", conn.peer);
                 continue;
             }
         };
-        let (permit, busy) = match slots.clone().try_acquire_owned() {
-            Ok(p) => (p, false),
-            Err(_) => match overload.clone().try_acquire_owned() {
-                Ok(p) => (p, true),
-                Err(_) => continue, // past both limits: closed unanswered
-            },
-        };
-        let _ = stream.set_nodelay(true);
         let (state, tls, http) = (state.clone(), tls.clone(), http.clone());
+        let (peer, busy, permit) = (conn.peer, conn.busy, conn._permit);
         let timeout = limits.header_timeout;
         tokio::spawn(async move {
             let _permit = permit;
@@ -523,15 +571,13 @@ const TEXT: &str = "text/plain; charset=utf-8";
 fn reply(
     web: &WebConfig,
     status: StatusCode,
-    ctype: &str,
+    ctype: &'static str,
     body: impl Into<Bytes>,
 ) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     let h = r.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(ctype) {
-        h.insert(header::CONTENT_TYPE, v);
-    }
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -587,7 +633,7 @@ async fn handle(
         )));
     }
     // Read (and drop) any body, so that the connection stays in step for the next request.
-    if Limited::new(body, MAX_BODY).collect().await.is_err() {
+    if !body.is_end_stream() && Limited::new(body, MAX_BODY).collect().await.is_err() {
         return Ok(closing(reply(
             web,
             StatusCode::PAYLOAD_TOO_LARGE,
