@@ -46,7 +46,8 @@ pub struct Limits {
     /// connections are closed at once.
     pub max_overload: usize,
     /// The whole request head (and the TLS handshake) must arrive within this time, however
-    /// the client trickles it.
+    /// the client trickles it. hyper starts this timer as soon as it waits for a request, so
+    /// it also closes a keep-alive connection left idle that long.
     pub header_timeout: Duration,
 }
 
