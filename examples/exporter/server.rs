@@ -406,8 +406,9 @@ pub fn serve(
 ///
 /// One thread accepts; each connection goes, in turn, to one of a few worker threads (one per
 /// CPU) that each run a single-threaded tokio runtime. A request is then read, answered and
-/// written on one thread with no hand-over between workers, which on loopback served about
-/// twice the requests per second of tokio's work-stealing pool.
+/// written on one thread with no hand-over between workers, which on loopback (2 CPUs, 2
+/// keep-alive clients) served about 1.6 times the requests per second of tokio's
+/// work-stealing pool.
 pub fn serve_with(
     listener: TcpListener,
     web: Arc<WebConfig>,
@@ -437,7 +438,8 @@ pub fn serve_with(
     // before it ever runs, or never reaches a worker, dropping the permit gives the slot back.
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let overload = Arc::new(tokio::sync::Semaphore::new(limits.max_overload));
-    for next in 0usize.. {
+    let mut next = 0usize;
+    loop {
         let (stream, peer) = match listener.accept() {
             Ok(s) => s,
             Err(e) => {
@@ -462,8 +464,8 @@ pub fn serve_with(
         if queues[next % workers].send(accepted).is_err() {
             return Err(io::Error::other("an HTTP worker thread stopped"));
         }
+        next = next.wrapping_add(1);
     }
-    Ok(())
 }
 
 /// An accepted connection on its way to a worker, with the slot it holds.
