@@ -99,6 +99,7 @@ fn http_rps(text: String, duration: Duration) -> f64 {
         text,
         error: None,
         ready: true,
+        version: 1,
     }));
     let web = Arc::new(server::WebConfig::none());
     std::thread::spawn(move || server::serve(listener, web, published));

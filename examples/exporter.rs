@@ -366,8 +366,10 @@ fn run(cli: Cli) -> ExitCode {
         if web.is_tls() { "https" } else { "http" },
         cli.collect_interval_ms
     );
-    server::serve(listener, Arc::new(web), published);
-    fail(1, "the server stopped")
+    match server::serve(listener, Arc::new(web), published) {
+        Ok(()) => fail(1, "the server stopped"),
+        Err(e) => fail(1, format_args!("the server failed: {e}")),
+    }
 }
 
 /// Collects every `interval` and publishes the exposition. Two buffers are swapped, so a
@@ -382,6 +384,7 @@ fn collect_loop(mut collector: Collector, interval: Duration, published: &Mutex<
             match result {
                 Ok(()) => {
                     std::mem::swap(&mut p.text, &mut buf);
+                    p.version = p.version.wrapping_add(1);
                     if p.error.take().is_some() {
                         log::info!("collection works again");
                     }

@@ -8,7 +8,8 @@
 #      Prometheus server scraping them every second, with the alert rules loaded; the HTTP API
 #      must return the 8 GPUs' DCGM_FI_DEV_GPU_TEMP with their labels and plausible values, MIG
 #      series with GPU_I_PROFILE, the 4 NvSwitches' temperatures with their nvswitch label,
-#      link and CPU-core series, and rules evaluating without error.
+#      link and CPU-core series, and rules evaluating without error; beside them, checked with
+#      curl, an HTTPS exporter that requires client certificates, and gzip on /metrics.
 # Installs Debian's `prometheus` package (it provides prometheus and promtool) when missing.
 # Prints `N passed, N failed`; exits non-zero on any failure. Takes well under two minutes
 # once the exporter is built.
@@ -131,6 +132,7 @@ PORT_F=$(free_port)
 PORT_T=$(free_port)
 PORT_S=$(free_port)
 PORT_P=$(free_port)
+PORT_C=$(free_port)
 
 # HTTPS + basic auth for the third exporter.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
@@ -154,6 +156,22 @@ basic_auth_users:
   prom: $HASH
 EOF
 
+# Client certificates for a fifth exporter (curl only): a CA and a client certificate it signed.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=e2e-ca -keyout "$TMP/ca-key.pem" -out "$TMP/ca.pem" >/dev/null 2>&1
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=e2e-client \
+    -keyout "$TMP/client-key.pem" -out "$TMP/client.csr" >/dev/null 2>&1
+printf 'extendedKeyUsage=clientAuth\n' >"$TMP/client.ext"
+openssl x509 -req -in "$TMP/client.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca-key.pem" \
+    -CAcreateserial -days 2 -extfile "$TMP/client.ext" -out "$TMP/client.pem" >/dev/null 2>&1
+cat >"$TMP/web-mtls.yml" <<EOF
+tls_server_config:
+  cert_file: cert.pem
+  key_file: key.pem
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: ca.pem
+EOF
+
 "$BIN" --simulate -a "127.0.0.1:$PORT_G" -c 500 -d g >"$TMP/exp-g.log" 2>&1 &
 PIDS+=($!)
 "$BIN" --simulate -a "127.0.0.1:$PORT_F" -c 500 >"$TMP/exp-f.log" 2>&1 &
@@ -161,6 +179,8 @@ PIDS+=($!)
 "$BIN" --simulate -a "127.0.0.1:$PORT_T" -c 500 -d g --web-config-file "$TMP/web.yml" >"$TMP/exp-t.log" 2>&1 &
 PIDS+=($!)
 "$BIN" --simulate -a "127.0.0.1:$PORT_S" -c 500 -f "$SWITCH_CPU" >"$TMP/exp-s.log" 2>&1 &
+PIDS+=($!)
+"$BIN" --simulate -a "127.0.0.1:$PORT_C" -c 500 -d g --web-config-file "$TMP/web-mtls.yml" >"$TMP/exp-c.log" 2>&1 &
 PIDS+=($!)
 
 cat >"$TMP/prometheus.yml" <<EOF
@@ -208,6 +228,17 @@ check "https /metrics with the wrong password is refused (401)" test \
 check "https /health with credentials is OK" wait_for 15 \
     curl -sf --cacert "$TMP/cert.pem" -u prom:s3cret "https://127.0.0.1:$PORT_T/health"
 check "plain http to the https port fails" sh -c "! curl -sf http://127.0.0.1:$PORT_T/metrics"
+check "https with a client certificate the CA signed is OK (RequireAndVerifyClientCert)" wait_for 15 \
+    curl -sf --cacert "$TMP/cert.pem" --cert "$TMP/client.pem" --key "$TMP/client-key.pem" \
+    "https://127.0.0.1:$PORT_C/health"
+check "https without a client certificate is refused" sh -c \
+    "! curl -sf --cacert '$TMP/cert.pem' https://127.0.0.1:$PORT_C/health"
+gzip_ok() {
+    curl -sf --compressed -D "$TMP/gz.head" -o "$TMP/gz.prom" "http://127.0.0.1:$PORT_G/metrics" &&
+        grep -qi '^content-encoding: gzip' "$TMP/gz.head" &&
+        test "$(grep -c '^DCGM_FI_DEV_GPU_TEMP{' "$TMP/gz.prom")" -eq 8
+}
+check "/metrics is gzipped for a scraper that accepts gzip" wait_for 15 gzip_ok
 curl -s http://127.0.0.1:$PORT_F/metrics >"$TMP/live.prom"
 check "promtool check metrics accepts the live /metrics" lint_ok "$TMP/live.prom"
 

@@ -751,14 +751,15 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
     assert_eq!((status, body.as_str()), (200, "OK\n"));
     assert_eq!(exchange(&mut c, &get("/nope", Some(&good))).0, 404);
     let post = format!(
-        "POST /metrics HTTP/1.1\r\nAuthorization: Basic {good}\r\nContent-Length: 3\r\n\r\nabc"
+        "POST /metrics HTTP/1.1\r\nHost: test\r\nAuthorization: Basic {good}\r\nContent-Length: 3\r\n\r\nabc"
     );
     let (status, _, body) = exchange(&mut c, &post);
     assert_eq!(status, 405, "{body}");
     // HEAD: headers only.
     c.get_mut()
         .write_all(
-            format!("HEAD /health HTTP/1.1\r\nAuthorization: Basic {good}\r\n\r\n").as_bytes(),
+            format!("HEAD /health HTTP/1.1\r\nHost: test\r\nAuthorization: Basic {good}\r\n\r\n")
+                .as_bytes(),
         )
         .unwrap();
     let mut line = String::new();
@@ -775,7 +776,7 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
     let (status, headers, _) = exchange(
         &mut c,
         &format!(
-            "GET /health HTTP/1.1\r\nConnection: close\r\nAuthorization: Basic {good}\r\n\r\n"
+            "GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\nAuthorization: Basic {good}\r\n\r\n"
         ),
     );
     assert_eq!(status, 200);
@@ -801,6 +802,11 @@ fn web_config_errors_exit_2() {
             "basic_auth_users:\n  a: $2y$10$abcdefghijklmnopqrstuu5Ccu3Yr7xY2qLX7uWIIk5U4vEKuH1K6\nno_such_key: 1\n",
         ),
         ("plain.yml", "basic_auth_users:\n  a: plaintext\n"),
+        // A bcrypt prefix, then nothing a verification could use.
+        (
+            "badhash.yml",
+            "basic_auth_users:\n  carol: $2b$10$tooshort\n",
+        ),
         (
             "tls.yml",
             "tls_server_config:\n  cert_file: missing.pem\n  key_file: missing.pem\n",
@@ -821,6 +827,10 @@ fn web_config_errors_exit_2() {
             "{name}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if name == "badhash.yml" {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("\"carol\""), "{err}");
+        }
     }
 }
 
