@@ -475,6 +475,11 @@ impl Group {
     }
 
     /// Runs what `request` describes on the group and waits for it (`dcgmActionValidate_v2`).
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NVVS_BINARY_NOT_FOUND` where the DCGM diagnostic package is not installed;
+    /// `DCGM_ST_DIAG_ALREADY_RUNNING`; `DCGM_ST_GROUP_IS_EMPTY` for an empty group.
     #[doc(alias = "dcgmActionValidate_v2")]
     pub fn run_diag(&self, request: &DiagRequest) -> Result<DiagResponse> {
         let mut rd = request.to_raw(self.id())?;

@@ -61,6 +61,12 @@ pub const MAX_FIELDS_PER_FIELD_GROUP: usize = DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP
 
 impl FieldGroup {
     /// Creates a field group. Names must be unique on the host engine.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for no fields or more than [`MAX_FIELDS_PER_FIELD_GROUP`], or an unknown
+    /// field id; `DCGM_ST_DUPLICATE_KEY` for a name already in use; `DCGM_ST_MAX_LIMIT` past the
+    /// engine's field-group limit.
     #[doc(alias = "dcgmFieldGroupCreate")]
     pub fn create(handle: &Handle, name: &str, fields: &[FieldId]) -> Result<Self> {
         if fields.is_empty() {

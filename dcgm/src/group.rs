@@ -179,6 +179,11 @@ impl Drop for Watch {
 
 impl Group {
     /// Creates a group.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_MAX_LIMIT` past the engine's group limit (62 client groups on libdcgm 4.6.0);
+    /// `InvalidArgument` for a name with a NUL byte; `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmGroupCreate")]
     pub fn create(handle: &Handle, name: &str, kind: GroupType) -> Result<Self> {
         let cname = cstring(name)?;
@@ -201,6 +206,10 @@ impl Group {
     }
 
     /// A group of these GPUs.
+    ///
+    /// # Errors
+    ///
+    /// As [`Group::create`], and `DCGM_ST_BADPARAM` for a GPU id the node does not have.
     pub fn with_gpus(handle: &Handle, name: &str, gpus: &[u32]) -> Result<Self> {
         let g = Self::create(handle, name, GroupType::Empty)?;
         for &id in gpus {
@@ -341,6 +350,11 @@ impl Group {
     }
 
     /// Starts watching `fields` on this group.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a zero update interval; `DCGM_ST_NOT_CONFIGURED` for a destroyed
+    /// group; `DCGM_ST_REQUIRES_ROOT` for fields that need root (profiling on some drivers).
     #[doc(alias = "dcgmWatchFields")]
     pub fn watch(&self, fields: &FieldGroup, options: WatchOptions) -> Result<Watch> {
         if options.update_interval.is_zero() {
@@ -382,6 +396,12 @@ impl Group {
     }
 
     /// Like [`Group::latest_values`], reusing `out`'s allocation (it is cleared first).
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_GROUP_IS_EMPTY` for a group without entities; `DCGM_ST_NOT_SUPPORTED` when the
+    /// group holds non-GPU entities on a library that reads GPUs only; `ConnectionLost`. A field
+    /// without a value is not an error: its `FieldValue` is blank with the reason in `status`.
     #[doc(alias = "dcgmGetLatestValues_v2")]
     pub fn latest_values_into(&self, fields: &FieldGroup, out: &mut Vec<FieldValue>) -> Result<()> {
         out.clear();
@@ -407,6 +427,11 @@ impl Group {
     /// Every sample taken since `cursor`, oldest first per field; advances `cursor` so the
     /// next call continues exactly where this one stopped. Fields with no new sample are left
     /// out (the library marks them with a `NO_DATA` record, which is not a sample).
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_WATCHED` when nothing of the group and field group is watched;
+    /// `ConnectionLost`.
     #[doc(alias = "dcgmGetValuesSince_v2")]
     pub fn values_since(
         &self,

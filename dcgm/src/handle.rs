@@ -418,6 +418,12 @@ impl HandleBuilder {
     }
 
     /// Starts the embedded engine (or shares the one this process already runs).
+    ///
+    /// # Errors
+    ///
+    /// `LibraryNotFound` when no libdcgm loads (every path tried is listed); `DCGM_ST_INIT_ERROR`
+    /// when DCGM cannot start (driver not loaded, another engine owns the GPUs);
+    /// `InvalidArgument` for more than 16 denied modules or a log path with a NUL byte.
     pub fn embedded(self) -> Result<Handle> {
         let (key, lib) = self.acquire()?;
         let r = self.start_embedded(&key, &lib);
@@ -493,6 +499,12 @@ impl HandleBuilder {
     }
 
     /// Connects to an nv-hostengine.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectFailed` naming the address and why (unresolvable name, refused port, missing
+    /// socket); `LibraryNotFound` as for [`HandleBuilder::embedded`]; `SymbolNotAvailable` for a
+    /// `vsock://` address on a library without `dcgmConnect_v3`.
     pub fn connect(self, address: &str) -> Result<Handle> {
         let (key, lib) = self.acquire()?;
         let connected = self.connect_raw(&lib, address).map_err(|e| match e {

@@ -201,6 +201,11 @@ impl Group {
 
     /// What the watches found since the previous check. The first check after
     /// [`Group::health_set`] only starts the window and reports nothing.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_CONFIGURED` for a destroyed group; `DCGM_ST_MODULE_NOT_LOADED` when the
+    /// health module is denylisted or absent.
     #[doc(alias = "dcgmHealthCheck")]
     pub fn health_check(&self) -> Result<HealthReport> {
         let mut r = dcgmHealthResponse_v5::boxed_versioned();

@@ -165,6 +165,10 @@ impl System {
     }
 
     /// Every GPU id, supported by DCGM or not.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     pub fn gpu_ids(&self) -> Result<Vec<u32>> {
         self.device_list(false)
     }
@@ -257,6 +261,11 @@ impl System {
     }
 
     /// Identity and static properties of a GPU.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_BADPARAM` for a GPU id the node does not have (libdcgm 4.6.0 answers those with
+    /// an empty struct, which this reports as the bad parameter it is); `ConnectionLost`.
     #[doc(alias = "dcgmGetDeviceAttributes")]
     pub fn device_attributes(&self, gpu: u32) -> Result<DeviceAttributes> {
         let mut a = dcgmDeviceAttributes_v3::boxed_versioned();
