@@ -1068,6 +1068,29 @@ impl<'a> Battery<'a> {
         call!(self, dcgmGroupDestroy(self.h, g));
     }
 
+    /// The cached latest value of one field of GPU 0.
+    fn read_gpu0(&mut self, field: u16) -> (Option<dcgmReturn_t>, dcgmFieldValue_v2) {
+        let mut e = [dcgmGroupEntityPair_t {
+            entityGroupId: DCGM_FE_GPU,
+            entityId: 0,
+        }];
+        let mut f = [field];
+        let mut out = [dcgmFieldValue_v2::new_versioned()];
+        let rc = call!(
+            self,
+            dcgmEntitiesGetLatestValues(
+                self.h,
+                e.as_mut_ptr(),
+                1,
+                f.as_mut_ptr(),
+                1,
+                0,
+                out.as_mut_ptr()
+            )
+        );
+        (rc, out[0])
+    }
+
     /// DCGM's test API: fake entities, injection, cache info, empty cache, link state,
     /// telemetry pause, reloadable modules. Run last: emptying the cache drops every watch.
     pub fn test_api(&mut self) {
@@ -1144,25 +1167,8 @@ impl<'a> Battery<'a> {
         inject(self, "unknown_gpu", DCGM_FE_GPU, 9999, temp, b'i', false);
         inject(self, "unknown_field", DCGM_FE_GPU, 0, 60_000, b'i', false);
         inject(self, "entity_unknown_group", 102, 0, temp, b'i', false);
-        let mut e = [dcgmGroupEntityPair_t {
-            entityGroupId: DCGM_FE_GPU,
-            entityId: 0,
-        }];
-        let mut f = [temp];
-        let mut out = [dcgmFieldValue_v2::new_versioned()];
-        let rc = call!(
-            self,
-            dcgmEntitiesGetLatestValues(
-                self.h,
-                e.as_mut_ptr(),
-                1,
-                f.as_mut_ptr(),
-                1,
-                0,
-                out.as_mut_ptr()
-            )
-        );
-        let v = &out[0];
+        let (rc, v) = self.read_gpu0(temp);
+        let v = &v;
         // SAFETY: reading the integer member of a value the library typed as an integer.
         let injected = v.status == DCGM_ST_OK && v.ts == now && unsafe { v.value.i64_ } == 77;
         self.rec(
@@ -1219,20 +1225,7 @@ impl<'a> Battery<'a> {
         }
         let rc = call!(self, dcgmEmptyCache(self.h));
         self.rec("testapi/empty_cache", rc, "");
-        let mut out = [dcgmFieldValue_v2::new_versioned()];
-        let rc = call!(
-            self,
-            dcgmEntitiesGetLatestValues(
-                self.h,
-                e.as_mut_ptr(),
-                1,
-                f.as_mut_ptr(),
-                1,
-                0,
-                out.as_mut_ptr()
-            )
-        );
-        let v = &out[0];
+        let (rc, v) = self.read_gpu0(temp);
         self.rec(
             "testapi/read_after_empty_cache",
             rc,
