@@ -251,6 +251,17 @@ fn run_with_config(name: &str, args: &[&str], config: &str) -> Output {
     out
 }
 
+/// Runs a tool on the default simulated node with `DCGM_SIM_FAULTS` set.
+fn run_with_faults(name: &str, args: &[&str], faults: &str) -> Output {
+    Command::new(tool(name))
+        .args(args)
+        .env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env("DCGM_SIM_FAULTS", faults)
+        .output()
+        .unwrap()
+}
+
 const EVENTS: &str = r#"{"events":[
     {"at_ms":150,"gpu":2,"kind":"dbe","value":1},
     {"at_ms":200,"gpu":5,"kind":"xid","value":79},
@@ -362,15 +373,12 @@ fn the_simulator_on_the_library_path_is_not_used_unless_asked_for() {
 #[test]
 fn discovery_shows_na_for_blank_attributes_never_a_sentinel() {
     for json in [false, true] {
-        let mut cmd = Command::new(tool("discovery"));
-        cmd.arg("--simulate")
-            .env_remove("DCGM_LIB_PATH")
-            .env_remove("DCGM_SIM_CONFIG")
-            .env("DCGM_SIM_FAULTS", "blank_attributes");
-        if json {
-            cmd.arg("--json");
-        }
-        let o = cmd.output().unwrap();
+        let args: &[&str] = if json {
+            &["--simulate", "--json"]
+        } else {
+            &["--simulate"]
+        };
+        let o = run_with_faults("discovery", args, "blank_attributes");
         assert!(o.status.success(), "{o:?}");
         let out = stdout(&o);
         dcgm::testing::assert_no_sentinel(&out);
@@ -767,15 +775,7 @@ fn stat_watch_refreshes_until_its_reader_goes_away() {
 
 #[test]
 fn blank_struct_answers_show_as_na_in_discovery_and_empty_labels_in_the_exporter() {
-    let with_fault = |name: &str, args: &[&str]| {
-        Command::new(tool(name))
-            .args(args)
-            .env_remove("DCGM_LIB_PATH")
-            .env_remove("DCGM_SIM_CONFIG")
-            .env("DCGM_SIM_FAULTS", "blank_structs")
-            .output()
-            .unwrap()
-    };
+    let with_fault = |name: &str, args: &[&str]| run_with_faults(name, args, "blank_structs");
     let o = with_fault("discovery", &["--simulate"]);
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
