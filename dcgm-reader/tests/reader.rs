@@ -298,6 +298,8 @@ fn latest_into_updates_in_place_and_drops_values_that_went_blank() {
     let mut r = builder()
         .connection(Connection::Embedded)
         .operation_mode(OperationMode::Manual)
+        // A forced update samples only fields that are due, as libdcgm does.
+        .update_frequency(Duration::from_millis(1))
         .fields(&[fid("gpu_temp"), fid("sm_clock")])
         .gpu_ids(&[0, 1])
         .build()

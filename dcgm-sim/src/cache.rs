@@ -98,14 +98,26 @@ impl Watch {
         self.trim(now);
     }
 
-    /// Takes a sample now (`dcgmUpdateAllFields`).
+    /// Takes a sample now (`dcgmUpdateAllFields`) if one is due: like libdcgm, a forced update
+    /// samples a field only once its fastest watch interval has passed since its newest sample
+    /// (measured on libdcgm 4.6.0: forcing every 30 ms a field watched every 100 ms gives
+    /// samples 120 ms apart, in both operation modes).
     pub fn force(&mut self, now: i64, value: SimValue) {
-        if !self.sampled() || self.samples.back().is_some_and(|s| s.ts >= now) {
+        if !self.due(now) {
             return;
         }
         self.push(now, value);
         self.next_due = now + self.freq_us;
         self.trim(now);
+    }
+
+    /// Whether a forced update at `now` takes a sample.
+    pub fn due(&self, now: i64) -> bool {
+        self.sampled()
+            && self
+                .samples
+                .back()
+                .is_none_or(|s| now >= s.ts.saturating_add(self.freq_us))
     }
 
     fn push(&mut self, ts: i64, value: SimValue) {

@@ -736,7 +736,8 @@ fn profiling_lists_the_simulated_metrics_and_pauses() {
     assert_eq!(rc, DCGM_ST_VER_MISMATCH);
 
     let fg = field_group(h, "prof", &[DCGM_FI_PROF_SM_UTIL_RATIO]).unwrap();
-    assert_eq!(watch(h, ALL, fg, 100_000, 60.0, 0), DCGM_ST_OK);
+    // Every millisecond: a forced update samples only fields that are due, as libdcgm does.
+    assert_eq!(watch(h, ALL, fg, 1_000, 60.0, 0), DCGM_ST_OK);
     // SAFETY: plain argument.
     assert_eq!(unsafe { lib().dcgmProfPause().unwrap()(h) }, DCGM_ST_OK);
     std::thread::sleep(Duration::from_millis(2));

@@ -62,14 +62,15 @@ fn advance(e: &mut Engine, k: u64, now: i64) {
     }
 }
 
-/// `dcgmUpdateAllFields`: a fresh sample of every watched field.
+/// `dcgmUpdateAllFields`: a fresh sample of every watched field that is due (its fastest
+/// watch interval has passed since its newest sample).
 pub fn update_all(e: &mut Engine) {
     let now = now_us();
     let keys: Vec<u64> = e.cache.watches.keys().copied().collect();
     for k in keys {
         advance(e, k, now);
         let (g, id, f) = unkey(k);
-        if e.cache.watches.get(&k).is_none_or(|w| w.watchers == 0) {
+        if e.cache.watches.get(&k).is_none_or(|w| !w.due(now)) {
             continue;
         }
         let v = generate(e, g, id, f, now);
