@@ -47,6 +47,11 @@ impl FieldId {
         field_by_id(self.0)
     }
 
+    /// The type of the field's values, if DCGM 4.6 knows this id.
+    pub fn field_type(self) -> Option<FieldType> {
+        self.info().map(|f| FieldType::from_raw(f.field_type))
+    }
+
     /// The 4.6 C name, or the number if unknown.
     pub fn name(self) -> String {
         self.info()

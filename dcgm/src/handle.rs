@@ -67,6 +67,8 @@ struct Runtime {
     lib: Arc<Lib>,
     inits: usize,
     embedded: Option<(dcgmHandle_t, usize)>,
+    /// The operation mode the embedded engine was started in.
+    embedded_mode: OperationMode,
     /// Set by [`HandleBuilder::keep_engine_until_exit`]: the embedded engine is not stopped
     /// when its last handle goes; it runs until the process exits.
     keep_engine: bool,
@@ -398,6 +400,7 @@ impl HandleBuilder {
                 lib: lib.clone(),
                 inits: 1,
                 embedded: None,
+                embedded_mode: OperationMode::Auto,
                 keep_engine: false,
             },
         );
@@ -423,7 +426,9 @@ impl HandleBuilder {
     ///
     /// `LibraryNotFound` when no libdcgm loads (every path tried is listed); `DCGM_ST_INIT_ERROR`
     /// when DCGM cannot start (driver not loaded, another engine owns the GPUs);
-    /// `InvalidArgument` for more than 16 denied modules or a log path with a NUL byte.
+    /// `InvalidArgument` for more than 16 denied modules, a log path with a NUL byte, or an
+    /// operation mode other than the one this process's running embedded engine was started in
+    /// (a shared engine keeps its mode).
     pub fn embedded(self) -> Result<Handle> {
         let (key, lib) = self.acquire()?;
         let r = self.start_embedded(&key, &lib);
@@ -450,6 +455,14 @@ impl HandleBuilder {
         let rt = map.get_mut(key).expect("acquired above");
         rt.keep_engine |= self.keep_engine;
         if let Some((h, n)) = rt.embedded.as_mut() {
+            if rt.embedded_mode != self.mode {
+                return Err(Error::InvalidArgument(format!(
+                    "this process's embedded engine already runs in {:?} mode, not {:?}: \
+                     the mode is chosen when the engine starts; drop every embedded handle \
+                     first, or ask for the same mode",
+                    rt.embedded_mode, self.mode
+                )));
+            }
             *n += 1;
             return Ok(*h);
         }
@@ -495,6 +508,7 @@ impl HandleBuilder {
             p.dcgmHandle
         };
         rt.embedded = Some((h, 1));
+        rt.embedded_mode = self.mode;
         Ok(h)
     }
 

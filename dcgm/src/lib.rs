@@ -32,6 +32,7 @@
 //! ```
 
 mod blank;
+mod cache_info;
 mod config;
 mod cpu;
 mod diag;
@@ -78,6 +79,7 @@ pub use process::{AccountingStats, RunningProcess};
 pub use system::{DeviceAttributes, System, VersionInfo};
 pub use value::{BlankKind, FieldValue, Value};
 
+pub use cache_info::FieldCacheInfo;
 pub use config::{ComputeMode, ConfigKind, GpuConfig};
 pub use cpu::Cpu;
 pub use diag::{DiagEntity, DiagError, DiagLevel, DiagRequest, DiagResponse, DiagResult, DiagTest};

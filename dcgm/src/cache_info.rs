@@ -1,0 +1,157 @@
+//! What the host engine's field cache knows about one (entity, field): how often it is
+//! sampled (the fastest interval of all its watchers, whoever they are), how many samples it
+//! keeps and their time span.
+
+use std::ffi::c_int;
+use std::time::Duration;
+
+use dcgm_sys::*;
+
+use crate::entity::Entity;
+use crate::error::Result;
+use crate::field::FieldId;
+use crate::handle::Handle;
+use crate::library::ffi;
+
+/// The cache's view of one (entity, field); see [`Handle::field_cache_info`].
+///
+/// ```
+/// # fn main() -> dcgm::Result<()> {
+/// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+/// use std::time::Duration;
+/// use dcgm::{Entity, FieldGroup, FieldId, Group, WatchOptions};
+///
+/// let power = FieldId(155);
+/// let fields = FieldGroup::create(&handle, "cache-info-doc", &[power])?;
+/// let gpus = Group::all_gpus(&handle);
+/// let every = WatchOptions { update_interval: Duration::from_millis(500), ..Default::default() };
+/// let _watch = gpus.watch(&fields, every)?;
+/// handle.update_all_fields(true)?;
+/// let info = handle.field_cache_info(Entity::gpu(0), power)?;
+/// assert!(info.watched);
+/// assert_eq!(info.sample_interval, Some(Duration::from_millis(500)));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldCacheInfo {
+    /// Someone watches the field: it is being sampled.
+    pub watched: bool,
+    /// How often the field is sampled: the fastest interval among all its watchers (other
+    /// clients and the host engine's own modules included). `None` when it is not watched.
+    pub sample_interval: Option<Duration>,
+    /// How long samples are kept (the longest among the watchers).
+    pub max_age: Duration,
+    /// Samples in the cache now.
+    pub samples: u32,
+    /// Watchers of the field (the library lists at most 8 of them).
+    pub watchers: u32,
+    /// Oldest kept sample, µs since the epoch (`None` with no sample).
+    pub oldest_us: Option<i64>,
+    /// Newest kept sample, µs since the epoch (`None` with no sample).
+    pub newest_us: Option<i64>,
+}
+
+impl Handle {
+    /// The field cache's view of one (entity, field): sampling interval, retention, number
+    /// of samples and watchers. One request per call (through a host engine, one round trip).
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_WATCHED` when the cache has no entry for the pair (it was never watched);
+    /// `DCGM_ST_BADPARAM` for an unknown field; `ConnectionLost`.
+    #[doc(alias = "dcgmGetCacheManagerFieldInfo")]
+    pub fn field_cache_info(&self, entity: Entity, field: FieldId) -> Result<FieldCacheInfo> {
+        let mut fi = dcgmCacheManagerFieldInfo_v4_t::new_versioned();
+        fi.entityGroupId = entity.group.raw();
+        fi.entityId = entity.id;
+        fi.fieldId = field.0;
+        let lib = self.lib();
+        // SAFETY: a versioned struct, valid and exclusively ours for the call.
+        unsafe { ffi!(lib, dcgmGetCacheManagerFieldInfo(self.raw(), &mut fi)) }?;
+        let watched = fi.flags & DCGM_CMI_F_WATCHED != 0;
+        let us = |v: i64| Duration::from_micros(u64::try_from(v).unwrap_or(0));
+        let time = |v: i64| (v > 0 && int64_blank_kind(v).is_none()).then_some(v);
+        Ok(FieldCacheInfo {
+            watched,
+            sample_interval: (watched && fi.monitorIntervalUsec > 0)
+                .then(|| us(fi.monitorIntervalUsec)),
+            max_age: us(fi.maxAgeUsec),
+            samples: u32::try_from(fi.numSamples).unwrap_or(0),
+            watchers: u32::try_from(fi.numWatchers).unwrap_or(0),
+            oldest_us: time(fi.oldestTimestamp),
+            newest_us: time(fi.newestTimestamp),
+        })
+    }
+}
+
+impl Handle {
+    /// The cached samples of one GPU field with time stamps from `start_us` to `end_us`
+    /// (inclusive; 0 leaves that end open), oldest first, at most `max` of them. One request,
+    /// however many samples. Returns `None` when there may be more than `max`.
+    ///
+    /// ```
+    /// # fn main() -> dcgm::Result<()> {
+    /// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
+    /// use dcgm::{FieldGroup, FieldId, Group, WatchOptions};
+    ///
+    /// let temp = FieldId(150);
+    /// let fields = FieldGroup::create(&handle, "field-samples-doc", &[temp])?;
+    /// let _watch = Group::all_gpus(&handle).watch(&fields, WatchOptions::default())?;
+    /// handle.update_all_fields(true)?;
+    /// let samples = handle.field_samples(0, temp, 0, 0, 100)?.expect("fewer than 100");
+    /// assert!(samples.iter().all(|s| s.field == temp && s.timestamp_us > 0));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NO_DATA` when nothing was ever sampled; `DCGM_ST_NOT_WATCHED` for a field never
+    /// watched on that GPU; `DCGM_ST_BADPARAM` for an unknown GPU or field; `ConnectionLost`.
+    #[doc(alias = "dcgmGetMultipleValuesForField")]
+    pub fn field_samples(
+        &self,
+        gpu: u32,
+        field: FieldId,
+        start_us: i64,
+        end_us: i64,
+        max: usize,
+    ) -> Result<Option<Vec<crate::FieldValue>>> {
+        let gpu_id = c_int::try_from(gpu)
+            .map_err(|_| crate::Error::InvalidArgument(format!("GPU id {gpu} is out of range")))?;
+        let cap = max.clamp(1, 1 << 20);
+        let mut out: Vec<dcgmFieldValue_v1> = (0..cap + 1)
+            .map(|_| dcgmFieldValue_v1::new_versioned())
+            .collect();
+        // One more slot than asked: a full buffer means there may be more.
+        let mut count = c_int::try_from(cap + 1).unwrap_or(c_int::MAX);
+        let lib = self.lib();
+        // SAFETY: `out` has `count` initialised records and outlives the call; the library
+        // writes at most `count` of them and the number written back into `count`.
+        unsafe {
+            ffi!(
+                lib,
+                dcgmGetMultipleValuesForField(
+                    self.raw(),
+                    gpu_id,
+                    field.0,
+                    &mut count,
+                    start_us,
+                    end_us,
+                    DCGM_ORDER_ASCENDING,
+                    out.as_mut_ptr()
+                )
+            )
+        }?;
+        let n = usize::try_from(count).unwrap_or(0).min(out.len());
+        if n > cap {
+            return Ok(None);
+        }
+        let gpu = Entity::gpu(gpu);
+        Ok(Some(
+            out[..n]
+                .iter()
+                .map(|v| crate::FieldValue::from_raw_v1_of(gpu, v))
+                .collect(),
+        ))
+    }
+}
