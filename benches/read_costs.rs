@@ -173,11 +173,39 @@ fn main() {
             black_box(snap.len());
         }),
     ));
+    // A poller at the watch's rate pays a colder read than back-to-back calls do: the
+    // latest read at the same rate is the fair yardstick of the since-reads.
+    rows.push((
+        "reader Reader::latest_into (every 100 ms)",
+        poll_median(polls, interval, || {
+            reader.latest_into(&mut snap).unwrap();
+            black_box(snap.len());
+        }),
+    ));
     reader.since_last_call().unwrap();
     rows.push((
         "reader Reader::since_last_call (every 100 ms)",
         poll_median(polls, interval, || {
             black_box(reader.since_last_call().unwrap().len());
+        }),
+    ));
+    let (fast, slow) = reader.since_path_counts();
+    drop(reader);
+    let mut per_field = Reader::builder()
+        .library_path(&lib)
+        .connection(match &host {
+            Some(a) => Connection::Remote(a.clone()),
+            None => Connection::Embedded,
+        })
+        .update_frequency(interval)
+        .since_fast_path(false)
+        .build()
+        .unwrap();
+    per_field.since_last_call().unwrap();
+    rows.push((
+        "reader since_last_call, fast path off",
+        poll_median(polls, interval, || {
+            black_box(per_field.since_last_call().unwrap().len());
         }),
     ));
     let base = rows[0].1.as_secs_f64();
@@ -186,6 +214,19 @@ fn main() {
             "{name:<48} {:>10.1} µs  {:>5.2}x raw latest",
             d.as_secs_f64() * 1e6,
             d.as_secs_f64() / base
+        );
+    }
+    let at = |name: &str| rows.iter().find(|r| r.0 == name).map(|r| r.1.as_secs_f64());
+    if let (Some(l), Some(s), Some(p)) = (
+        at("reader Reader::latest_into (every 100 ms)"),
+        at("reader Reader::since_last_call (every 100 ms)"),
+        at("reader since_last_call, fast path off"),
+    ) {
+        println!(
+            "since-last-call / latest, both every 100 ms: {:.2}x ({fast} polls by one latest \
+             read, {slow} by the since-read); fast path off: {:.2}x",
+            s / l,
+            p / l
         );
     }
 }

@@ -18,6 +18,7 @@ pub mod counters;
 mod defaults;
 pub mod exposition;
 mod reader;
+mod since;
 #[cfg(feature = "tokio")]
 mod stream;
 

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use dcgm::{
     ConnectionKind, Entity, EntityGroup, Error, FieldGroup, FieldId, FieldValue, Group, Handle,
-    HandleBuilder, OperationMode, Result, SinceCursor, Value, Watch, WatchOptions,
+    HandleBuilder, OperationMode, Result, Value, Watch, WatchOptions,
 };
 
 use crate::defaults::DEFAULT_FIELD_IDS;
+use crate::since::{Plan, SinceTracker};
 
 /// How the reader reaches DCGM.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -76,6 +77,8 @@ pub struct ReaderBuilder {
     operation_mode: OperationMode,
     field_group_name: String,
     keep_engine: bool,
+    since_fast_path: bool,
+    since_recheck: Duration,
 }
 
 impl Default for ReaderBuilder {
@@ -95,6 +98,8 @@ impl Default for ReaderBuilder {
             operation_mode: OperationMode::Auto,
             field_group_name: "dcgm_fieldgroupData".into(),
             keep_engine: false,
+            since_fast_path: true,
+            since_recheck: Duration::from_secs(10),
         }
     }
 }
@@ -190,6 +195,22 @@ impl ReaderBuilder {
         self
     }
 
+    /// Answer [`Reader::since_last_call`] from one latest read when that is provably exact
+    /// (default: yes). Off, every call pays the library's since-read, one request per
+    /// (entity, field). See the crate's `since` module docs for when the fast path applies.
+    pub fn since_fast_path(mut self, yes: bool) -> Self {
+        self.since_fast_path = yes;
+        self
+    }
+
+    /// How often the fast path of [`Reader::since_last_call`] reads the fields' sampling
+    /// intervals again from the host engine's cache (default 10 s; one request per entity and
+    /// field). A faster watch that another client adds is taken into account from then on.
+    pub fn since_recheck(mut self, every: Duration) -> Self {
+        self.since_recheck = every;
+        self
+    }
+
     /// Prefix of the field-group names the reader creates.
     pub fn field_group_name(mut self, n: &str) -> Self {
         self.field_group_name = n.to_string();
@@ -236,7 +257,7 @@ struct State {
     group: Group,
     /// Field groups of at most 127 fields each, with their watches.
     field_groups: Vec<(FieldGroup, Watch)>,
-    cursor: SinceCursor,
+    since: SinceTracker,
     gpus: Vec<GpuIdentity>,
     scratch: Vec<FieldValue>,
     /// The (entity, field) pairs the current read wrote.
@@ -404,7 +425,7 @@ impl Reader {
             mode,
             group,
             field_groups,
-            cursor: SinceCursor::default(),
+            since: SinceTracker::new(self.intervals.keys().max().copied().unwrap_or_default()),
             gpus,
             scratch: Vec::new(),
             written: Vec::new(),
@@ -530,37 +551,72 @@ impl Reader {
 
     /// Every sample since the previous call (the first call: every sample kept so far), per
     /// entity and field, oldest first. Nothing is lost or repeated between calls.
+    ///
+    /// When polled at the fields' update interval, most calls cost one latest read rather
+    /// than the library's since-read (one request per entity and field): see
+    /// [`ReaderBuilder::since_fast_path`].
     pub fn since_last_call(&mut self) -> Result<BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>>> {
+        let (fast, recheck) = (self.opts.since_fast_path, self.opts.since_recheck);
         self.with_state(|s, ignore, ignore_blank| {
             let mut out: BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>> = BTreeMap::new();
-            let start = s.cursor;
-            let mut next = start;
-            for (fg, _) in &s.field_groups {
-                let mut c = start;
-                let vals = s.group.values_since(fg, &mut c)?;
-                next.0 = next.0.max(c.0);
-                for v in vals {
-                    if ignore.contains(&v.field) || (ignore_blank && v.value.is_blank()) {
-                        continue;
+            let mut keep = |v: &FieldValue| {
+                if ignore.contains(&v.field) || (ignore_blank && v.value.is_blank()) {
+                    return;
+                }
+                out.entry(v.entity)
+                    .or_default()
+                    .entry(v.field)
+                    .or_default()
+                    .push(Sample {
+                        timestamp_us: v.timestamp_us,
+                        value: v.value.clone(),
+                    });
+            };
+            let mut latest = Vec::new();
+            if fast {
+                for (fg, _) in &s.field_groups {
+                    s.group.latest_values_into(fg, &mut s.scratch)?;
+                    latest.append(&mut s.scratch);
+                }
+                if s.since.stale(recheck) {
+                    s.since.check_intervals(&s.handle, &latest);
+                } else if let Plan::Fast { fresh, per_pair } = s.since.plan(&latest)
+                    && let Some(extra) = per_pair_samples(&s.handle, &s.since, &latest, &per_pair)?
+                {
+                    for v in fresh.iter().map(|&i| &latest[i]).chain(&extra) {
+                        s.since.delivered(v);
+                        keep(v);
                     }
-                    out.entry(v.entity)
-                        .or_default()
-                        .entry(v.field)
-                        .or_default()
-                        .push(Sample {
-                            timestamp_us: v.timestamp_us,
-                            value: v.value,
-                        });
+                    s.since.seen(&latest);
+                    s.since.fast_polls += 1;
+                    return Ok(out);
                 }
             }
-            s.cursor = next;
-            for fields in out.values_mut() {
-                for samples in fields.values_mut() {
-                    samples.sort_by_key(|x| x.timestamp_us);
+            // The library's since-read from the floor, less what earlier polls delivered.
+            let mut vals = Vec::new();
+            for (fg, _) in &s.field_groups {
+                vals.extend(s.group.values_since(fg, &mut s.since.cursor())?);
+            }
+            vals.sort_by_key(|v| v.timestamp_us);
+            for v in &vals {
+                if s.since.is_new(v) {
+                    s.since.delivered(v);
+                    keep(v);
                 }
             }
+            s.since.seen(&vals);
+            s.since.seen(&latest);
+            s.since.slow_polls += 1;
             Ok(out)
         })
+    }
+
+    /// How [`Reader::since_last_call`] answered so far on this connection: polls served by
+    /// one latest read, and polls that took the library's since-read.
+    pub fn since_path_counts(&self) -> (u64, u64) {
+        self.state
+            .as_ref()
+            .map_or((0, 0), |s| (s.since.fast_polls, s.since.slow_polls))
     }
 
     /// Calls `handler` with a fresh snapshot every `interval`, `count` times (or forever with
@@ -609,6 +665,48 @@ impl Iterator for Snapshots<'_> {
         self.first = false;
         Some(self.reader.latest())
     }
+}
+
+/// The new samples of the pairs that may have several: one request per pair for the span
+/// after its delivered sample up to the latest read's. `None` when a span holds more samples
+/// than one request returns (the since-read then answers the poll).
+fn per_pair_samples(
+    handle: &Handle,
+    since: &SinceTracker,
+    latest: &[FieldValue],
+    per_pair: &[usize],
+) -> Result<Option<Vec<FieldValue>>> {
+    // Small: the library fills (and copies) every slot of the buffer, at 4 KiB a record.
+    const MAX: usize = 64;
+    let mut out = Vec::new();
+    for &i in per_pair {
+        let v = &latest[i];
+        let p = since.newest(v).unwrap_or(i64::MIN);
+        // One past the latest sample: whether the library's end is inclusive or not.
+        let Some(mut samples) = handle.field_samples(
+            v.entity.id,
+            v.field,
+            p.saturating_add(1),
+            v.timestamp_us.saturating_add(1),
+            MAX,
+        )?
+        else {
+            return Ok(None);
+        };
+        let floor = since.floor();
+        samples.retain(|s| {
+            s.timestamp_us > p && s.timestamp_us >= floor && s.timestamp_us <= v.timestamp_us
+        });
+        samples.sort_by_key(|s| s.timestamp_us);
+        if samples
+            .last()
+            .is_none_or(|s| s.timestamp_us < v.timestamp_us)
+        {
+            samples.push(v.clone());
+        }
+        out.append(&mut samples);
+    }
+    Ok(Some(out))
 }
 
 fn gpu_only<K: Ord>(

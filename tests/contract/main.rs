@@ -11,6 +11,7 @@
 
 mod reader;
 mod safe_layer;
+mod since_exact;
 mod target;
 mod test_api;
 mod tools;
@@ -43,6 +44,7 @@ pub const fn case(name: &'static str, run: fn(&Target)) -> Case {
 fn all_cases() -> Vec<Case> {
     let mut v = safe_layer::cases();
     v.extend(reader::cases());
+    v.extend(since_exact::cases());
     v.extend(tools::cases());
     // Last: these add fake GPUs and injected values to the shared engine.
     v.extend(test_api::cases());
@@ -59,6 +61,11 @@ fn filters() -> Vec<String> {
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    if std::env::var_os(since_exact::MANUAL_CHILD).is_some() {
+        // A MANUAL-mode engine of its own, without the run's AUTO-mode keeper.
+        since_exact::manual_mode_alone(&Target::from_env());
         return;
     }
     if std::env::var_os("DCGM_CONTRACT_TARGET").is_some() {

@@ -1,0 +1,220 @@
+//! The since-last-call fast path.
+//!
+//! `dcgmGetValuesSince_v2` costs one request per (entity, field) inside the library: about
+//! twenty latest reads for the 30 default fields. Most polls do not need it. DCGM samples a
+//! field at most once per its sampling interval (the fastest interval among all its watchers;
+//! a forced update takes a sample only when one is due: measured on libdcgm 4.6.0, and the
+//! simulator follows it). So when the newest sample `L` of a pair is less than 1.5 intervals
+//! after the newest sample `P` already delivered, no sample can lie between them: two more
+//! would be at least two intervals apart. The one new sample is then exactly what a latest
+//! read returns, and a poll where every pair is in that case (or has nothing new) is answered
+//! from one latest read.
+//!
+//! Any other pair (first sight, a gap of 1.5 intervals or more, an unknown interval, a field
+//! whose samples come several at a time, such as process lists) makes the whole poll take the
+//! library's since-read, filtered per pair to what is newer than its delivered sample, so the
+//! two paths never repeat or lose a sample between them.
+//!
+//! The sampling interval comes from the host engine's field cache
+//! ([`dcgm::Handle::field_cache_info`]), per pair, when a pair is first seen and again every
+//! [`crate::ReaderBuilder::since_recheck`]. Trade-off: if another client starts watching one of
+//! these fields faster than the cache reported, polls until the next check can miss the extra
+//! samples; a since-read that sees samples closer together than the known interval lowers it
+//! at once. Turn the fast path off with [`crate::ReaderBuilder::since_fast_path`] to pay the
+//! full per-pair cost on every poll instead.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use dcgm::{Entity, EntityGroup, FieldId, FieldType, FieldValue, Handle, SinceCursor};
+
+/// A pair is answered by the latest read when its new sample is less than this many
+/// intervals after the delivered one (1.5: two further samples are at least two apart).
+const GAP_NUM: i64 = 3;
+const GAP_DEN: i64 = 2;
+
+/// What the fast path knows per (entity, field).
+#[derive(Debug, Default)]
+pub(crate) struct SinceTracker {
+    /// Newest sample delivered, µs.
+    newest: HashMap<(Entity, FieldId), i64>,
+    /// Sampling interval, µs, as the cache reported it (or lower, from observed samples).
+    interval: HashMap<(Entity, FieldId), i64>,
+    checked_at: Option<Instant>,
+    /// The newest time stamp seen so far (the library's clock); 0 before the first poll.
+    horizon: i64,
+    /// How far behind `horizon` a sample may still arrive: the reader's longest watch
+    /// interval, and at least [`MIN_MARGIN`]. A sample is stored by the library a little after its time stamp; one taken
+    /// just before a read but stored just after it must still be delivered by the next poll.
+    margin_us: i64,
+    /// Polls answered by one latest read.
+    pub(crate) fast_polls: u64,
+    /// Polls that took the library's since-read.
+    pub(crate) slow_polls: u64,
+}
+
+/// The least margin: on a loaded machine the library can store a sample tens of
+/// milliseconds after its time stamp.
+const MIN_MARGIN: Duration = Duration::from_millis(250);
+
+/// How one latest read answers a poll.
+pub(crate) enum Plan {
+    /// The poll is answered from the latest read: `fresh` (indices into it) are new samples,
+    /// one per pair; the pairs at `per_pair` (GPU fields only) may have several new samples
+    /// and take one request each for the span since their delivered sample.
+    Fast {
+        fresh: Vec<usize>,
+        per_pair: Vec<usize>,
+    },
+    /// Take the since-read.
+    Slow,
+}
+
+/// At most this share of the pairs (1/4) take a request of their own before the whole
+/// since-read is cheaper.
+const PER_PAIR_DEN: usize = 4;
+
+fn several_per_time(f: FieldId) -> bool {
+    // Binary fields (process lists, ...) store several samples under one time stamp: a
+    // latest read shows one of them.
+    f.field_type().is_none_or(|t| t == FieldType::Binary)
+}
+
+impl SinceTracker {
+    /// A tracker for watches whose longest update interval is `longest`.
+    pub(crate) fn new(longest: Duration) -> Self {
+        Self {
+            margin_us: i64::try_from(longest.max(MIN_MARGIN).as_micros()).unwrap_or(i64::MAX),
+            ..Self::default()
+        }
+    }
+
+    /// Whether the sampling intervals must be read again before the next fast poll.
+    pub(crate) fn stale(&self, recheck: Duration) -> bool {
+        self.checked_at.is_none_or(|t| t.elapsed() >= recheck)
+    }
+
+    /// Samples older than this are not "since the last call": they were taken before the
+    /// previous poll (less the margin). This is the library's own rule (a since-read returns
+    /// samples at or after its cursor), and it leaves out samples whose time stamp was not
+    /// set by DCGM's clock, such as NVML values replayed with the time of their capture.
+    pub(crate) fn floor(&self) -> i64 {
+        if self.horizon == 0 {
+            0
+        } else {
+            self.horizon.saturating_sub(self.margin_us)
+        }
+    }
+
+    /// The cursor of the slow path's since-read.
+    pub(crate) fn cursor(&self) -> SinceCursor {
+        SinceCursor(self.floor())
+    }
+
+    /// After a poll: its newest time stamp moves the horizon on.
+    pub(crate) fn seen(&mut self, values: &[FieldValue]) {
+        if let Some(t) = values.iter().map(|v| v.timestamp_us).max() {
+            self.horizon = self.horizon.max(t);
+        }
+    }
+
+    /// Decides from one latest read how the poll is answered.
+    pub(crate) fn plan(&self, latest: &[FieldValue]) -> Plan {
+        let floor = self.floor();
+        let mut fresh = Vec::new();
+        let mut per_pair = Vec::new();
+        for (i, v) in latest.iter().enumerate() {
+            if v.timestamp_us <= 0 || v.timestamp_us < floor {
+                // No sample yet, or nothing at or after the floor: nothing to deliver. A
+                // first sample will be unknown to `newest` and send its poll down the slow
+                // path.
+                continue;
+            }
+            let key = (v.entity, v.field);
+            let Some(&p) = self.newest.get(&key) else {
+                log::debug!("since: {key:?} has its first sample: the since-read answers");
+                return Plan::Slow;
+            };
+            if v.timestamp_us <= p {
+                continue;
+            }
+            match self.interval.get(&key) {
+                Some(&iv)
+                    if (v.timestamp_us - p) * GAP_DEN < iv * GAP_NUM
+                        && !several_per_time(v.field) =>
+                {
+                    fresh.push(i);
+                }
+                _ if v.entity.group == EntityGroup::Gpu => per_pair.push(i),
+                _ => {
+                    log::debug!(
+                        "since: {key:?} may have several new samples: the since-read answers"
+                    );
+                    return Plan::Slow;
+                }
+            }
+        }
+        if per_pair.len() * PER_PAIR_DEN > latest.len() {
+            log::debug!(
+                "since: {} of {} pairs may have several new samples: the since-read answers",
+                per_pair.len(),
+                latest.len()
+            );
+            return Plan::Slow;
+        }
+        Plan::Fast { fresh, per_pair }
+    }
+
+    /// The newest sample delivered for a pair, if any.
+    pub(crate) fn newest(&self, v: &FieldValue) -> Option<i64> {
+        self.newest.get(&(v.entity, v.field)).copied()
+    }
+
+    /// Records a delivered sample.
+    pub(crate) fn delivered(&mut self, v: &FieldValue) {
+        let key = (v.entity, v.field);
+        let slot = self.newest.entry(key).or_insert(i64::MIN);
+        if v.timestamp_us > *slot {
+            // Two samples closer than the known interval: someone samples faster.
+            if *slot > 0 {
+                let gap = v.timestamp_us - *slot;
+                if let Some(iv) = self.interval.get_mut(&key).filter(|iv| gap * 4 < **iv * 3) {
+                    *iv = gap;
+                }
+            }
+            *slot = v.timestamp_us;
+        }
+    }
+
+    /// Whether a sample from the since-read is new (not delivered by an earlier poll, and at
+    /// or after the floor).
+    pub(crate) fn is_new(&self, v: &FieldValue) -> bool {
+        v.timestamp_us >= self.floor()
+            && self
+                .newest
+                .get(&(v.entity, v.field))
+                .is_none_or(|&p| v.timestamp_us > p)
+    }
+
+    /// Reads the sampling interval of every pair of `latest` from the field cache.
+    pub(crate) fn check_intervals(&mut self, handle: &Handle, latest: &[FieldValue]) {
+        self.interval.clear();
+        for v in latest {
+            let key = (v.entity, v.field);
+            if self.interval.contains_key(&key) {
+                continue;
+            }
+            // A pair whose interval cannot be read keeps taking the slow path.
+            if let Ok(Some(iv)) = handle
+                .field_cache_info(v.entity, v.field)
+                .map(|i| i.sample_interval)
+            {
+                let us = i64::try_from(iv.as_micros()).unwrap_or(i64::MAX);
+                if us > 0 {
+                    self.interval.insert(key, us);
+                }
+            }
+        }
+        self.checked_at = Some(Instant::now());
+    }
+}
