@@ -26,6 +26,21 @@ unsafe extern "C" fn count_cb(
     0
 }
 
+/// `DCGM_BENCH_LOG=1`: the crates' debug log on stderr (why a since-read took the slow path).
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.target().starts_with("dcgm")
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            eprintln!("{}: {}", r.level(), r.args());
+        }
+    }
+    fn flush(&self) {}
+}
+
 /// Median time of one call, over `rounds` rounds of `per_round` calls.
 fn time(rounds: usize, per_round: usize, mut f: impl FnMut()) -> Duration {
     f();
@@ -61,6 +76,9 @@ fn main() {
     // `cargo test --benches` runs this once without `--bench`: a short run that only checks it
     // works.
     let quick = !std::env::args().any(|a| a == "--bench");
+    if std::env::var_os("DCGM_BENCH_LOG").is_some() && log::set_logger(&StderrLog).is_ok() {
+        log::set_max_level(log::LevelFilter::Debug);
+    }
     let (rounds, per_round) = if quick { (1, 3) } else { (5, 200) };
     let lib = std::env::var_os("DCGM_LIB_PATH")
         .map(std::path::PathBuf::from)
