@@ -31,6 +31,7 @@ flag=(); [ "$profile" = release ] && flag=(--release)
 # BENCH_PREBUILT=1: the binaries are already under $target/$profile (a GPU node without cargo).
 if [ -z "${BENCH_PREBUILT:-}" ]; then
     cargo build -q "${flag[@]}" --examples
+    cargo build -q "${flag[@]}" -p dcgm-exporter
     cargo build -q "${flag[@]}" --bench read_costs
 fi
 bin=$target/$profile
@@ -115,7 +116,7 @@ fi
 echo
 port=$((20000 + RANDOM % 20000))
 rflag=(); [ -n "$host" ] && rflag=(-r "$host")
-"$bin/examples/exporter" -a "127.0.0.1:$port" -c 1000 "${rflag[@]}" >"$scratch/exporter.log" 2>&1 &
+"$bin/dcgm-exporter" -a "127.0.0.1:$port" -c 1000 "${rflag[@]}" >"$scratch/exporter.log" 2>&1 &
 exp_pid=$!
 sleep 2
 ticks=$(getconf CLK_TCK)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# End-to-end test of the exporter example (examples/exporter.rs) with the real Prometheus
+# End-to-end test of the dcgm-exporter binary (dcgm-exporter/) with the real Prometheus
 # tools, against dcgm-sim:
 #   1. `promtool check metrics` on `exporter --simulate --once` (flex and GPU modes);
-#   2. `promtool check rules` / `promtool test rules` on examples/exporter/alert-rules*.yml;
+#   2. `promtool check rules` / `promtool test rules` on dcgm-exporter/etc/alert-rules*.yml;
 #   3. four exporters on 127.0.0.1 (GPUs; flex with MIG instances; HTTPS + basic auth;
-#      NvSwitches, NVLinks and CPUs from examples/exporter/switch-cpu-counters.csv) and a real
+#      NvSwitches, NVLinks and CPUs from dcgm-exporter/etc/switch-cpu-counters.csv) and a real
 #      Prometheus server scraping them every second, with the alert rules loaded; the HTTP API
 #      must return the 8 GPUs' DCGM_FI_DEV_GPU_TEMP with their labels and plausible values, MIG
 #      series with GPU_I_PROFILE, the 4 NvSwitches' temperatures with their nvswitch label,
@@ -69,12 +69,12 @@ done
 echo "# $(prometheus --version 2>&1 | head -1)"
 
 echo "# building the exporter and dcgm-sim"
-if ! cargo build -q -p dcgm-sim || ! cargo build -q --example exporter; then
+if ! cargo build -q -p dcgm-sim || ! cargo build -q -p dcgm-exporter; then
     fail "cargo build"
     exit 1
 fi
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-BIN=$TARGET/debug/examples/exporter
+BIN=$TARGET/debug/dcgm-exporter
 export DCGM_SIM_LIB=$TARGET/debug/libdcgm_sim.so
 unset DCGM_SIM_CONFIG DCGM_SIM_FAULTS DCGM_LIB_PATH
 export NODE_NAME=e2e-node
@@ -107,7 +107,7 @@ for mode in f g; do
     fi
     check "promtool check metrics accepts the -d $mode exposition" lint_ok "$TMP/once-$mode.prom"
 done
-SWITCH_CPU=examples/exporter/switch-cpu-counters.csv
+SWITCH_CPU=dcgm-exporter/etc/switch-cpu-counters.csv
 if "$BIN" --simulate --once -f "$SWITCH_CPU" >"$TMP/once-s.prom" 2>"$TMP/once-s.log"; then
     pass "exporter --simulate --once -f switch-cpu-counters.csv exits 0"
 else
@@ -120,8 +120,8 @@ check "the output is marked simulated" grep -qx 'dcgm_exporter_simulated 1' "$TM
 check "the startup log says the data is simulated" grep -q SIMULATED "$TMP/once-g.log"
 
 # --- 2. alert rules ------------------------------------------------------------------------------
-check "promtool check rules alert-rules.yml" promtool check rules examples/exporter/alert-rules.yml
-check "promtool test rules alert-rules.test.yml" promtool test rules examples/exporter/alert-rules.test.yml
+check "promtool check rules alert-rules.yml" promtool check rules dcgm-exporter/etc/alert-rules.yml
+check "promtool test rules alert-rules.test.yml" promtool test rules dcgm-exporter/etc/alert-rules.test.yml
 
 # --- 3. exporters + Prometheus -------------------------------------------------------------------
 free_port() {
@@ -189,7 +189,7 @@ global:
   scrape_timeout: 1s
   evaluation_interval: 1s
 rule_files:
-  - $ROOT/examples/exporter/alert-rules.yml
+  - $ROOT/dcgm-exporter/etc/alert-rules.yml
 scrape_configs:
   - job_name: dcgm-gpus
     static_configs: [{targets: ['127.0.0.1:$PORT_G']}]

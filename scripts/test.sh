@@ -5,8 +5,9 @@
 #   3. the Python wheel: built fresh, installed into a new virtualenv, stubtest + pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The tool tests run the example programs, which `--all-targets` builds only as test harnesses.
-cargo build --workspace --examples
+# The tool tests run the example programs and the dcgm-exporter binary, which `--all-targets`
+# builds only as test harnesses.
+cargo build --workspace --bins --examples
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 # The optional async streams (feature `tokio`), with their doc examples.

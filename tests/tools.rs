@@ -6,10 +6,15 @@ use std::process::{Command, Output};
 fn tool(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
-    let p = dir.join("examples").join(name);
+    // The exporter is a binary of its own crate; the other tools are examples.
+    let p = if name == "dcgm-exporter" {
+        dir.join(name)
+    } else {
+        dir.join("examples").join(name)
+    };
     assert!(
         p.exists(),
-        "{} not built (cargo test builds the examples)",
+        "{} not built (`cargo build --workspace --bins --examples`)",
         p.display()
     );
     p
@@ -555,6 +560,7 @@ fn every_tool_lists_its_exit_statuses_in_help() {
         "diag",
         "discovery",
         "dmon",
+        "dcgm-exporter",
         "exporter",
         "health",
         "nvlink",
@@ -783,9 +789,44 @@ fn blank_struct_answers_show_as_na_in_discovery_and_empty_labels_in_the_exporter
     assert!(out.contains("(NVML id N/A, N/A slice(s))"), "{out}");
     let o = with_fault("discovery", &["--simulate", "--json"]);
     dcgm::testing::assert_no_sentinel(&stdout(&o));
-    let o = with_fault("exporter", &["--simulate", "--once"]);
+    let o = with_fault("dcgm-exporter", &["--simulate", "--once"]);
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
     dcgm::testing::assert_no_sentinel(&out);
     assert!(out.contains("GPU_I_ID=\"\""), "{out}");
+}
+
+#[test]
+fn the_textfile_collector_example_writes_a_prom_file() {
+    let dir = std::env::temp_dir().join(format!("dcgm-rs-textfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("gpu.prom");
+    let o = run(
+        "exporter",
+        &[
+            "--simulate",
+            "--count",
+            "2",
+            "--interval",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    // One series per counter and entity (GPUs, and the instances of MIG GPUs; no XID series
+    // before the first XID), labelled as simulated, and no temporary file left.
+    let temps = text.matches("\nDCGM_FI_DEV_GPU_TEMP{gpu=").count();
+    assert!(temps >= 8, "{text}");
+    assert_eq!(
+        text.matches("\nDCGM_FI_DEV_FB_USED{gpu=").count(),
+        temps,
+        "{text}"
+    );
+    assert!(text.contains("simulated"), "{text}");
+    assert!(!dir.join("gpu.prom.tmp").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+    let bad = run("exporter", &["-d", "x:1", "--simulate"]);
+    assert_eq!(bad.status.code(), Some(2));
 }

@@ -264,7 +264,7 @@ fn prometheus_name_rules() {
 fn shipped_default_counters_cover_dcgm_exporter_defaults() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../examples/exporter/default-counters.csv"
+        "/../dcgm-exporter/etc/default-counters.csv"
     );
     let text = std::fs::read_to_string(path).unwrap();
     let c = parse_counters(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -328,7 +328,7 @@ fn shipped_switch_cpu_counters_cover_every_entity_level() {
     use dcgm_reader::exposition::row_entity_group;
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../examples/exporter/switch-cpu-counters.csv"
+        "/../dcgm-exporter/etc/switch-cpu-counters.csv"
     );
     let text = std::fs::read_to_string(path).unwrap();
     let c = parse_counters(&text).unwrap_or_else(|e| panic!("{path}: {e}"));

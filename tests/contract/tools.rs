@@ -75,7 +75,7 @@ pub fn cases() -> Vec<Case> {
             assert_no_sentinel(&String::from_utf8_lossy(&o.stdout));
         }),
         case("tool_exporter_once", |t| {
-            let o = Command::new(tool("exporter"))
+            let o = Command::new(tool("dcgm-exporter"))
                 .arg("--once")
                 .env("DCGM_LIB_PATH", &t.lib)
                 .output()
@@ -162,16 +162,16 @@ pub fn cases() -> Vec<Case> {
 
 fn tool(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let p = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name);
+    let dir = exe.parent().unwrap().parent().unwrap();
+    // The exporter is a binary of its own crate; the other tools are examples.
+    let p = if name == "dcgm-exporter" {
+        dir.join(name)
+    } else {
+        dir.join("examples").join(name)
+    };
     assert!(
         p.exists(),
-        "{} not built (`cargo build --examples`)",
+        "{} not built (`cargo build --workspace --bins --examples`)",
         p.display()
     );
     p

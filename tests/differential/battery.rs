@@ -1022,7 +1022,7 @@ impl<'a> Battery<'a> {
     /// defaults and of the exporter's default counters, watched and read once.
     pub fn field_support(&mut self) {
         let mut ids: Vec<u16> = dcgm_reader::DEFAULT_FIELD_IDS.to_vec();
-        let counters = include_str!("../../examples/exporter/default-counters.csv");
+        let counters = include_str!("../../dcgm-exporter/etc/default-counters.csv");
         for line in counters.lines().filter(|l| l.starts_with("DCGM_FI_")) {
             let name = line.split(',').next().unwrap().trim();
             if let Some(f) = field_by_name(name) {

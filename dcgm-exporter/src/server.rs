@@ -79,8 +79,11 @@ pub struct Published {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebConfigFile {
+    /// TLS: certificate, key, client CA.
     pub tls_server_config: Option<TlsFile>,
+    /// HTTP options: extra response headers.
     pub http_server_config: Option<HttpFile>,
+    /// User name → bcrypt hash.
     #[serde(default)]
     pub basic_auth_users: BTreeMap<String, String>,
 }
@@ -89,11 +92,17 @@ pub struct WebConfigFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsFile {
+    /// Server certificate chain (PEM).
     pub cert_file: Option<PathBuf>,
+    /// Its private key (PEM).
     pub key_file: Option<PathBuf>,
+    /// `NoClientCert` (default), `RequireAndVerifyClientCert`, ...
     pub client_auth_type: Option<String>,
+    /// CA bundle that client certificates must chain to (PEM).
     pub client_ca_file: Option<PathBuf>,
+    /// Lowest TLS version (`TLS12`, `TLS13`).
     pub min_version: Option<String>,
+    /// Highest TLS version.
     pub max_version: Option<String>,
 }
 
@@ -103,6 +112,7 @@ pub struct TlsFile {
 pub struct HttpFile {
     /// Accepted; this server speaks HTTP/1.1 only.
     pub http2: Option<bool>,
+    /// Headers added to every response.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
 }

@@ -5,9 +5,7 @@
 //!
 //! `cargo bench --bench exporter`
 
-#[path = "../examples/exporter/server.rs"]
-#[allow(dead_code)]
-mod server;
+use dcgm_exporter::server;
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -23,7 +21,7 @@ use dcgm_reader::{
     Renderer, Snapshot, parse_counters,
 };
 
-const COUNTERS: &str = include_str!("../examples/exporter/default-counters.csv");
+const COUNTERS: &str = include_str!("../etc/default-counters.csv");
 
 fn counters_40() -> Vec<Counter> {
     let all = parse_counters(COUNTERS).expect("shipped counters parse");

@@ -1,9 +1,7 @@
 //! The exporter's HTTP server in-process on loopback: slow clients, overload, request framing,
 //! basic auth and gzip. Each test pins a defect of the hand-written server it replaced.
 
-#[path = "../examples/exporter/server.rs"]
-#[allow(dead_code)]
-mod server;
+use dcgm_exporter::server;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,4 +1,4 @@
-//! End to end: the `exporter` example as a process against dcgm-sim — its `--once` output,
+//! End to end: the `dcgm-exporter` binary as a process against dcgm-sim — its `--once` output,
 //! exit codes and errors, and its HTTP server (`/metrics`, `/health`, basic auth,
 //! keep-alive). TLS and a real Prometheus server are covered by scripts/prometheus_e2e.sh.
 
@@ -17,28 +17,21 @@ fn profile_dir() -> PathBuf {
     exe.parent().and_then(Path::parent).unwrap().to_path_buf()
 }
 
-/// Builds the example and the simulator (a no-op when `cargo test` already built them) and
-/// returns the example's path.
+/// Builds the simulator (a no-op when `cargo test` already built it) and returns the
+/// exporter binary's path (cargo builds it for this test).
 fn exporter_path() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        let dir = profile_dir();
-        let release = dir.file_name().is_some_and(|n| n == "release");
-        for args in [
-            &["build", "-p", "dcgm-sim"][..],
-            &["build", "--example", "exporter"][..],
-        ] {
-            let mut cmd = Command::new(env!("CARGO"));
-            cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
-            if release {
-                cmd.arg("--release");
-            }
-            let st = cmd.status().expect("run cargo");
-            assert!(st.success(), "cargo {args:?} failed");
+        let release = profile_dir().file_name().is_some_and(|n| n == "release");
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-p", "dcgm-sim"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if release {
+            cmd.arg("--release");
         }
-        let p = dir.join("examples").join("exporter");
-        assert!(p.is_file(), "{} was not built", p.display());
-        p
+        let st = cmd.status().expect("run cargo");
+        assert!(st.success(), "cargo build -p dcgm-sim failed");
+        PathBuf::from(env!("CARGO_BIN_EXE_dcgm-exporter"))
     })
 }
 
@@ -316,7 +309,7 @@ fn counters_file_spelling_is_kept_and_errors_carry_line_numbers() {
 
 fn switch_cpu_counters() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/exporter/switch-cpu-counters.csv")
+        .join("etc/switch-cpu-counters.csv")
         .to_string_lossy()
         .into_owned()
 }
