@@ -56,6 +56,7 @@ fn identities() -> Vec<EntityIdentity> {
             instance_id: Some(i as u32 + 1),
             profile: profile.into(),
             slices: Some(slices),
+            uuid: None,
         });
         ids.push(id);
     }

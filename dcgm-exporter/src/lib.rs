@@ -1,6 +1,12 @@
-//! The library half of the `dcgm-exporter` binary: its HTTP server (hyper 1 on tokio, TLS,
-//! basic auth, gzip) and the Kubernetes and HPC attribution of GPUs to workloads. The
-//! collection itself (counters file, DCGM reads, exposition text) is `dcgm-reader`'s, for any
-//! custom collector to use.
+//! The library half of the `dcgm-exporter` binary: its command line, its HTTP server (hyper 1
+//! on tokio, TLS, basic auth, gzip), its log, and the attribution of GPUs to workloads
+//! (Kubernetes pods through the kubelet's pod-resources API, HPC jobs through a mapping
+//! directory). The collection itself (counters file, DCGM reads, exposition text) is
+//! `dcgm-reader`'s, for any custom collector to use.
 
+pub mod cli;
+pub mod counters_file;
+pub mod hpc;
+pub mod kubernetes;
+pub mod logging;
 pub mod server;

@@ -9,208 +9,32 @@
 //! cargo run -p dcgm-exporter -- --simulate --once -f dcgm-exporter/etc/switch-cpu-counters.csv -s g -p i:0-3
 //! ```
 //!
-//! It collects in a background thread every `--collect-interval` and serves the last
-//! exposition on `/metrics` (`/health` says whether the last collection worked). Without
-//! `-r` it starts DCGM's embedded engine; `--simulate` uses dcgm-sim, and the output then says
-//! so (`dcgm_exporter_simulated 1`, and a note in every help text).
+//! The listener opens at once. A background thread starts DCGM (retrying while it is not
+//! reachable: `/health` answers 503 meanwhile, and the log says so once per change), then
+//! collects every `--collect-interval` and publishes the exposition that `/metrics` serves.
+//! SIGHUP reloads the counters file without closing the listener. Without `-r` it starts
+//! DCGM's embedded engine; `--simulate` uses dcgm-sim, and the output then says so
+//! (`dcgm_exporter_simulated 1`, and a note in every help text).
 //!
 //! Exit codes: 0 success (`--once`, `--help`), 1 DCGM or server failure, 2 bad arguments or
 //! configuration (counters file, web configuration, device list).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use dcgm_reader::exposition::EntitySelection;
-use dcgm_reader::{
-    Collector, CollectorConfig, Connection, DeviceSelection, LabelOptions, exposition,
-    parse_counters,
-};
-
+use dcgm_exporter::cli::Cli;
+use dcgm_exporter::hpc::HpcJobs;
+use dcgm_exporter::kubernetes::{self, PodMapper};
 use dcgm_exporter::server::{self, Published, WebConfig};
-
-/// The counters file used without `-f`.
-const DEFAULT_COUNTERS: &str = include_str!("../etc/default-counters.csv");
-
-/// Environment variables dcgm-exporter reads for the same flags.
-const ENV_FLAGS: [(&str, &str); 11] = [
-    ("DCGM_EXPORTER_COLLECTORS", "--collectors"),
-    ("DCGM_EXPORTER_LISTEN", "--address"),
-    ("DCGM_EXPORTER_INTERVAL", "--collect-interval"),
-    ("DCGM_REMOTE_HOSTENGINE_INFO", "--remote-hostengine-info"),
-    ("DCGM_EXPORTER_DEVICES_STR", "--devices"),
-    ("DCGM_EXPORTER_OTHER_DEVICES_STR", "--switch-devices"),
-    ("DCGM_EXPORTER_CPU_DEVICES_STR", "--cpu-devices"),
-    ("DCGM_EXPORTER_WEB_CONFIG_FILE", "--web-config-file"),
-    (
-        "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE",
-        "--xid-count-window-size",
-    ),
-    (
-        "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE",
-        "--clock-events-count-window-size",
-    ),
-    ("DCGM_EXPORTER_NO_HOSTNAME", "--no-hostname"),
-];
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "dcgm-exporter",
-    version,
-    about = "Prometheus exporter of NVIDIA DCGM metrics, compatible with dcgm-exporter",
-    after_help = "Flags shared with dcgm-exporter also read its environment variables \
-                  (DCGM_EXPORTER_LISTEN, DCGM_EXPORTER_INTERVAL, DCGM_EXPORTER_COLLECTORS, \
-                  DCGM_REMOTE_HOSTENGINE_INFO, DCGM_EXPORTER_DEVICES_STR, ...).\n\n\
-                  Exit status: 0 success, 1 DCGM or I/O error, 2 bad configuration."
-)]
-struct Cli {
-    /// Counters file (dcgm-exporter's CSV format); default: the built-in default counters.
-    #[arg(short = 'f', long = "collectors", value_name = "FILE")]
-    collectors: Option<PathBuf>,
-    /// Listen address: `:PORT` (every interface), `HOST:PORT` or `[IPV6]:PORT`.
-    #[arg(short = 'a', long = "address", default_value = ":9400")]
-    address: String,
-    /// Collection interval in milliseconds.
-    #[arg(
-        short = 'c',
-        long = "collect-interval",
-        default_value_t = 30000,
-        value_name = "MS"
-    )]
-    collect_interval_ms: u64,
-    /// Connect to a host engine at HOST:PORT (default: start DCGM's embedded engine).
-    #[arg(short = 'r', long = "remote-hostengine-info", value_name = "HOST:PORT")]
-    remote: Option<String>,
-    /// Devices to export: `f` (GPUs, or the GPU instances of GPUs in MIG mode), `g`, `g:0,1`,
-    /// `g:0-3` (GPUs), `i`, `i:0,2-4` (MIG GPU instances).
-    #[arg(short = 'd', long = "devices", default_value = "f", value_parser = parse_devices)]
-    devices: DeviceSelection,
-    /// NvSwitches and their NVLinks, for the counters file's NvSwitch and NVLink rows: `f`
-    /// (every switch and every link that is up), `g`, `g:0,1` (switches), `i`, `i:0-7` (links
-    /// with these indices on every switch). GPU links follow `-d`.
-    #[arg(short = 's', long = "switch-devices", default_value = "f", value_parser = parse_entities)]
-    switch_devices: EntitySelection,
-    /// CPUs and their cores, for the counters file's CPU and CPU-core rows: `f` (every CPU and
-    /// core), `g`, `g:0,1` (CPUs), `i`, `i:0-7` (cores).
-    #[arg(short = 'p', long = "cpu-devices", default_value = "f", value_parser = parse_entities)]
-    cpu_devices: EntitySelection,
-    /// Leave the host-name label out.
-    #[arg(short = 'n', long = "no-hostname")]
-    no_hostname: bool,
-    /// Name of the host-name label (dcgm-exporter 4.x: Hostname).
-    #[arg(
-        long = "hostname-label",
-        default_value = "Hostname",
-        value_name = "NAME"
-    )]
-    hostname_label: String,
-    /// Replace the blanks of GPU model names with dashes.
-    #[arg(long = "replace-blanks-in-model-name")]
-    replace_blanks: bool,
-    /// Window of DCGM_EXP_XID_ERRORS_COUNT, in milliseconds.
-    #[arg(
-        short = 'x',
-        long = "xid-count-window-size",
-        default_value_t = 300000,
-        value_name = "MS"
-    )]
-    xid_window_ms: u64,
-    /// Window of DCGM_EXP_CLOCK_EVENTS_COUNT, in milliseconds.
-    #[arg(
-        long = "clock-events-count-window-size",
-        default_value_t = 300000,
-        value_name = "MS"
-    )]
-    clock_window_ms: u64,
-    /// Web configuration (Prometheus exporter-toolkit format): TLS, basic auth (bcrypt).
-    #[arg(long = "web-config-file", value_name = "FILE")]
-    web_config_file: Option<PathBuf>,
-    /// Read from dcgm-sim, the DCGM simulator, instead of GPUs (the output says so).
-    #[arg(long)]
-    simulate: bool,
-    /// Print one exposition to stdout and exit.
-    #[arg(long)]
-    once: bool,
-    /// Debug logging.
-    #[arg(long)]
-    debug: bool,
-}
-
-fn parse_devices(s: &str) -> Result<DeviceSelection, String> {
-    s.parse()
-}
-
-fn parse_entities(s: &str) -> Result<EntitySelection, String> {
-    s.parse()
-}
-
-struct StderrLog(log::LevelFilter);
-
-impl log::Log for StderrLog {
-    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
-        m.level() <= self.0
-    }
-    fn log(&self, r: &log::Record<'_>) {
-        if self.enabled(r.metadata()) {
-            eprintln!(
-                "exporter: {}: {}",
-                r.level().as_str().to_ascii_lowercase(),
-                r.args()
-            );
-        }
-    }
-    fn flush(&self) {}
-}
-
-/// The command line, with dcgm-exporter's environment variables for flags not given.
-fn args() -> Vec<String> {
-    let mut args: Vec<String> = std::env::args().collect();
-    for (env, flag) in ENV_FLAGS {
-        let Ok(v) = std::env::var(env) else {
-            continue;
-        };
-        let short = Cli::short_of(flag);
-        let given = args.iter().skip(1).any(|a| {
-            a == flag
-                || a.starts_with(&format!("{flag}="))
-                || short.is_some_and(|s| a.starts_with(&format!("-{s}")))
-        });
-        if given {
-            continue;
-        }
-        if flag == "--no-hostname" {
-            if matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes") {
-                args.push(flag.into());
-            }
-        } else {
-            args.push(format!("{flag}={v}"));
-        }
-    }
-    args
-}
-
-impl Cli {
-    fn short_of(flag: &str) -> Option<char> {
-        use clap::CommandFactory;
-        let cmd = Self::command();
-        cmd.get_arguments()
-            .find(|a| a.get_long() == flag.strip_prefix("--"))
-            .and_then(|a| a.get_short())
-    }
-}
+use dcgm_exporter::{counters_file, logging};
+use dcgm_reader::{Collector, CollectorConfig, Connection, Counter, LabelSet};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(args());
-    let level = if cli.debug {
-        log::LevelFilter::Debug
-    } else {
-        log::LevelFilter::Info
-    };
-    let logger: &'static StderrLog = Box::leak(Box::new(StderrLog(level)));
-    let _ = log::set_logger(logger);
-    log::set_max_level(level);
+    let cli = Cli::parse();
+    logging::init(cli.log_format, cli.debug);
     run(cli)
 }
 
@@ -219,20 +43,40 @@ fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Everything but the counters, fixed for the process's life.
+struct Settings {
+    cli: Cli,
+    interval: Duration,
+}
+
+impl Settings {
+    fn config(&self, counters: Vec<Counter>) -> CollectorConfig {
+        let cli = &self.cli;
+        CollectorConfig {
+            devices: cli.devices.clone(),
+            switches: cli.switch_devices.clone(),
+            cpus: cli.cpu_devices.clone(),
+            connection: match &cli.remote {
+                Some(r) => Connection::Remote(r.clone()),
+                None => Connection::Embedded,
+            },
+            simulator: cli.simulate,
+            collect_interval: self.interval,
+            xid_window: Duration::from_millis(cli.xid_window_ms),
+            clock_events_window: Duration::from_millis(cli.clock_window_ms),
+            labels: cli.label_options(),
+            engine_log: cli
+                .enable_dcgm_log
+                .then(|| ("-".to_string(), cli.dcgm_log_level.into())),
+            ..CollectorConfig::new(counters)
+        }
+    }
+}
+
 fn run(cli: Cli) -> ExitCode {
-    let (text, source) = match &cli.collectors {
-        Some(p) => match std::fs::read_to_string(p) {
-            Ok(t) => (t, p.display().to_string()),
-            Err(e) => return fail(2, format_args!("cannot read {}: {e}", p.display())),
-        },
-        None => (
-            DEFAULT_COUNTERS.to_string(),
-            "built-in default counters".into(),
-        ),
-    };
-    let counters = match parse_counters(&text) {
+    let counters = match counters_file::load(cli.collectors.as_deref()) {
         Ok(c) => c,
-        Err(e) => return fail(2, format_args!("{source}: {e}")),
+        Err(e) => return fail(2, e),
     };
     if cli.collect_interval_ms == 0 {
         return fail(2, "--collect-interval must be above zero");
@@ -244,42 +88,119 @@ fn run(cli: Cli) -> ExitCode {
             Err(e) => return fail(2, format_args!("web config: {e}")),
         },
     };
-    let labels = LabelOptions {
-        hostname: (!cli.no_hostname).then(|| exposition::default_hostname(cli.remote.as_deref())),
-        hostname_label: cli.hostname_label.clone(),
-        replace_blanks_in_model_name: cli.replace_blanks,
-        ..LabelOptions::default()
-    };
-    if !dcgm_reader::counters::is_label_name(&labels.hostname_label) {
+    if !dcgm_reader::counters::is_label_name(&cli.hostname_label) {
         return fail(
             2,
             format_args!(
                 "--hostname-label {:?} is not a label name",
-                labels.hostname_label
+                cli.hostname_label
             ),
         );
     }
-    let interval = Duration::from_millis(cli.collect_interval_ms);
-    let cfg = CollectorConfig {
-        devices: cli.devices.clone(),
-        switches: cli.switch_devices.clone(),
-        cpus: cli.cpu_devices.clone(),
-        connection: match &cli.remote {
-            Some(r) => Connection::Remote(r.clone()),
-            None => Connection::Embedded,
-        },
-        simulator: cli.simulate,
-        collect_interval: interval,
-        xid_window: Duration::from_millis(cli.xid_window_ms),
-        clock_events_window: Duration::from_millis(cli.clock_window_ms),
-        labels,
-        ..CollectorConfig::new(counters)
+    let settings = Settings {
+        interval: Duration::from_millis(cli.collect_interval_ms),
+        cli,
     };
-    let mut collector = match Collector::new(cfg) {
-        Ok(c) => c,
-        Err(e @ dcgm::Error::InvalidArgument(_)) => return fail(2, e),
-        Err(e) => return fail(1, format_args!("cannot start collecting: {e}")),
+
+    if settings.cli.once {
+        let mut collector = match start(&settings, counters) {
+            Ok(c) => c,
+            Err(StartError::Config(e)) => return fail(2, e),
+            Err(StartError::Dcgm(e)) => {
+                return fail(1, format_args!("cannot start collecting: {e}"));
+            }
+        };
+        let mut out = String::new();
+        let mut attribution = Attribution::new(&settings.cli);
+        attribution.apply(&mut collector);
+        if let Err(e) = collector.collect(&mut out) {
+            return fail(1, format_args!("collection failed: {e}"));
+        }
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = stdout
+            .write_all(out.as_bytes())
+            .and_then(|_| stdout.flush())
+        {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return ExitCode::SUCCESS; // the reader (`head`) has what it wanted
+            }
+            return fail(1, format_args!("cannot write the exposition: {e}"));
+        }
+        return ExitCode::SUCCESS;
+    }
+
+    // Without --disable-startup-validate, a library that cannot load is a start-up error (it
+    // will not appear by waiting); an unreachable host engine is waited for.
+    if !settings.cli.disable_startup_validate
+        && !settings.cli.simulate
+        && let Err(e) = dcgm::Handle::builder().check_library()
+    {
+        return fail(
+            1,
+            format_args!("{e} (--disable-startup-validate starts anyway and waits)"),
+        );
+    }
+
+    let listener = match server::bind(&settings.cli.address) {
+        Ok(l) => l,
+        Err(e) => {
+            return fail(
+                1,
+                format_args!("cannot listen on {}: {e}", settings.cli.address),
+            );
+        }
     };
+    let local = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| settings.cli.address.clone());
+    let published = Arc::new(Mutex::new(Published {
+        error: Some("DCGM is starting".into()),
+        ..Published::default()
+    }));
+    let reload = Arc::new(AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone()) {
+        log::warn!("SIGHUP will not reload the counters file: {e}");
+    }
+    log::info!(
+        "listening on {}://{local}/metrics (collect interval {} ms)",
+        if web.is_tls() { "https" } else { "http" },
+        settings.cli.collect_interval_ms
+    );
+    let p = published.clone();
+    let spawned = std::thread::Builder::new()
+        .name("collector".into())
+        .spawn(move || collect_loop(settings, counters, &p, &reload));
+    if let Err(e) = spawned {
+        return fail(1, format_args!("cannot start the collector thread: {e}"));
+    }
+    match server::serve(listener, Arc::new(web), published) {
+        Ok(()) => fail(1, "the server stopped"),
+        Err(e) => fail(1, format_args!("the server failed: {e}")),
+    }
+}
+
+enum StartError {
+    /// The configuration cannot work (exit status 2).
+    Config(dcgm::Error),
+    /// DCGM failed; may work later.
+    Dcgm(dcgm::Error),
+}
+
+/// Starts a collector and logs what it exports.
+fn start(settings: &Settings, counters: Vec<Counter>) -> Result<Collector, StartError> {
+    let source = settings
+        .cli
+        .collectors
+        .as_ref()
+        .map_or("built-in default counters".into(), |p| {
+            p.display().to_string()
+        });
+    let collector = Collector::new(settings.config(counters)).map_err(|e| match e {
+        e @ dcgm::Error::InvalidArgument(_) => StartError::Config(e),
+        e => StartError::Dcgm(e),
+    })?;
     if collector.is_simulated() {
         log::warn!(
             "SIMULATED DATA: reading from dcgm-sim, not from GPUs (dcgm_exporter_simulated 1)"
@@ -322,85 +243,190 @@ fn run(cli: Cli) -> ExitCode {
                 .join(", ")
         );
     }
+    Ok(collector)
+}
 
-    if cli.once {
-        let mut out = String::new();
-        if let Err(e) = collector.collect(&mut out) {
-            return fail(1, format_args!("collection failed: {e}"));
-        }
-        use std::io::Write;
-        let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout
-            .write_all(out.as_bytes())
-            .and_then(|_| stdout.flush())
-        {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return ExitCode::SUCCESS; // the reader (`head`) has what it wanted
+/// Kubernetes pods and HPC jobs of the GPUs, refreshed before each collection.
+struct Attribution {
+    pods: Option<(PodMapper, tokio::runtime::Runtime)>,
+    pods_state: Option<String>,
+    hpc: Option<HpcJobs>,
+}
+
+impl Attribution {
+    fn new(cli: &Cli) -> Self {
+        let pods = cli.kubernetes.then(|| PodMapper {
+            socket: cli.pod_resources_socket.clone(),
+            id_type: cli.kubernetes_gpu_id_type,
+            extra_resources: cli.nvidia_resource_names.clone(),
+            pod_uid: cli.kubernetes_pod_uid,
+        });
+        let pods = pods.and_then(|m| {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => Some((m, rt)),
+                Err(e) => {
+                    log::error!("no Kubernetes labels: cannot start the gRPC client: {e}");
+                    None
+                }
             }
-            return fail(1, format_args!("cannot write the exposition: {e}"));
+        });
+        Self {
+            pods,
+            pods_state: None,
+            hpc: cli.hpc_job_mapping_dir.clone().map(HpcJobs::new),
         }
-        return ExitCode::SUCCESS;
     }
 
-    let listener = match server::bind(&cli.address) {
-        Ok(l) => l,
-        Err(e) => return fail(1, format_args!("cannot listen on {}: {e}", cli.address)),
-    };
-    let local = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|_| cli.address.clone());
-    let published = Arc::new(Mutex::new(Published::default()));
-    let p = published.clone();
-    let spawned = std::thread::Builder::new()
-        .name("collector".into())
-        .spawn(move || collect_loop(collector, interval, &p));
-    if let Err(e) = spawned {
-        return fail(1, format_args!("cannot start the collector thread: {e}"));
-    }
-    log::info!(
-        "listening on {}://{local}/metrics (collect interval {} ms)",
-        if web.is_tls() { "https" } else { "http" },
-        cli.collect_interval_ms
-    );
-    match server::serve(listener, Arc::new(web), published) {
-        Ok(()) => fail(1, "the server stopped"),
-        Err(e) => fail(1, format_args!("the server failed: {e}")),
+    /// Reads the kubelet and the job directory and gives the collector the labels.
+    fn apply(&mut self, collector: &mut Collector) {
+        if self.pods.is_none() && self.hpc.is_none() {
+            return;
+        }
+        let pod_map = self.pods.as_ref().map(|(mapper, rt)| {
+            let result = if mapper.socket.exists() {
+                rt.block_on(kubernetes::list(&mapper.socket))
+                    .map(|resp| mapper.device_map(&resp))
+                    .map_err(|e| e.to_string())
+            } else {
+                Err(format!(
+                    "the kubelet socket {} does not exist",
+                    mapper.socket.display()
+                ))
+            };
+            match result {
+                Ok(map) => {
+                    if self.pods_state.take().is_some() {
+                        log::info!("Kubernetes pod labels are back");
+                    }
+                    map
+                }
+                Err(e) => {
+                    if self.pods_state.as_deref() != Some(&e) {
+                        log::warn!("{e}; exporting without pod labels");
+                        self.pods_state = Some(e);
+                    }
+                    Default::default()
+                }
+            }
+        });
+        let jobs = self.hpc.as_mut().map(HpcJobs::read);
+        let mapper = self.pods.as_ref().map(|(m, _)| m);
+        collector.set_workload_labels(|id| {
+            let pod: LabelSet = match (mapper, &pod_map) {
+                (Some(m), Some(map)) => m.labels(map, id).into_iter().next().unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let jobs = jobs.as_ref().map(|j| j.labels(id)).unwrap_or_default();
+            if jobs.is_empty() {
+                return if pod.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![pod]
+                };
+            }
+            jobs.into_iter()
+                .map(|job| pod.iter().cloned().chain(job).collect())
+                .collect()
+        });
     }
 }
 
-/// Collects every `interval` and publishes the exposition. Two buffers are swapped, so a
-/// steady state reuses the same memory.
-fn collect_loop(mut collector: Collector, interval: Duration, published: &Mutex<Published>) {
+/// What `/health` says, logged once per change.
+fn set_state(published: &Mutex<Published>, error: Option<String>) {
+    let mut p = published.lock().unwrap_or_else(|p| p.into_inner());
+    if p.error != error {
+        match &error {
+            Some(e) => log::warn!("not ready: {e}"),
+            None => log::info!("ready: collections work"),
+        }
+    }
+    p.error = error;
+}
+
+/// Sleeps until `deadline`, or until SIGHUP asks for a reload.
+fn wait(deadline: Instant, reload: &AtomicBool) {
+    while !reload.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(100)));
+    }
+}
+
+/// Starts DCGM (retrying), then collects every interval and publishes the exposition; on
+/// SIGHUP, reloads the counters file and starts over with it (a bad file keeps the old one).
+fn collect_loop(
+    settings: Settings,
+    mut counters: Vec<Counter>,
+    published: &Mutex<Published>,
+    reload: &AtomicBool,
+) {
+    let retry = settings.interval.min(Duration::from_secs(5));
+    let mut attribution = Attribution::new(&settings.cli);
     let mut buf = String::new();
-    let mut next = Instant::now();
     loop {
-        let result = collector.collect(&mut buf);
-        {
-            let mut p = published.lock().unwrap_or_else(|p| p.into_inner());
-            match result {
-                Ok(()) => {
-                    std::mem::swap(&mut p.text, &mut buf);
-                    p.version = p.version.wrapping_add(1);
-                    if p.error.take().is_some() {
-                        log::info!("collection works again");
-                    }
-                    p.ready = true;
+        let mut collector = loop {
+            match start(&settings, counters.clone()) {
+                Ok(c) => break c,
+                Err(StartError::Config(e)) => {
+                    log::error!("{e}");
+                    std::process::exit(2);
                 }
-                Err(e) => {
-                    if p.error.is_none() {
-                        log::warn!("collection failed: {e}");
+                Err(StartError::Dcgm(e)) => {
+                    set_state(published, Some(format!("DCGM is not reachable: {e}")));
+                    wait(Instant::now() + retry, reload);
+                    if reload.swap(false, Ordering::Relaxed) {
+                        counters = reload_counters(&settings, counters);
                     }
-                    p.error = Some(e.to_string());
                 }
             }
+        };
+        let mut next = Instant::now();
+        loop {
+            attribution.apply(&mut collector);
+            let result = collector.collect(&mut buf);
+            match result {
+                Ok(()) => {
+                    {
+                        let mut p = published.lock().unwrap_or_else(|p| p.into_inner());
+                        std::mem::swap(&mut p.text, &mut buf);
+                        p.version = p.version.wrapping_add(1);
+                        p.ready = true;
+                    }
+                    set_state(published, None);
+                }
+                Err(e) => set_state(published, Some(format!("collection failed: {e}"))),
+            }
+            next += settings.interval;
+            let now = Instant::now();
+            if next < now {
+                next = now;
+            }
+            wait(next, reload);
+            if reload.swap(false, Ordering::Relaxed) {
+                counters = reload_counters(&settings, counters);
+                break;
+            }
         }
-        next += interval;
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else {
-            next = now;
+        // The old collector (and its DCGM watches) goes before the new one starts.
+        drop(collector);
+    }
+}
+
+/// The counters file again (SIGHUP); on any error the current counters stay.
+fn reload_counters(settings: &Settings, current: Vec<Counter>) -> Vec<Counter> {
+    match counters_file::load(settings.cli.collectors.as_deref()) {
+        Ok(c) => {
+            log::info!("SIGHUP: reloaded {} counters", c.len());
+            c
+        }
+        Err(e) => {
+            log::error!("SIGHUP: {e}; keeping the {} counters in use", current.len());
+            current
         }
     }
 }

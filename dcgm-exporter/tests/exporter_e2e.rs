@@ -606,6 +606,8 @@ fn bad_arguments_exit_2_and_help_exits_0() {
 struct Server {
     child: Child,
     addr: String,
+    /// Its log lines so far.
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Drop for Server {
@@ -623,18 +625,21 @@ fn start(args: &[&str]) -> Server {
         .unwrap();
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let lines = log.clone();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if let Some(i) = line.find("listening on http://") {
                 let rest = &line[i + "listening on http://".len()..];
                 let _ = tx.send(rest.split('/').next().unwrap().to_string());
             }
+            lines.lock().unwrap().push(line);
         }
     });
     let addr = rx
         .recv_timeout(Duration::from_secs(30))
         .expect("the exporter did not start");
-    Server { child, addr }
+    Server { child, addr, log }
 }
 
 /// One HTTP/1.1 exchange on `s`: status, headers (lowercase names) and body.
@@ -848,4 +853,120 @@ fn tempdir(tag: &str) -> TempDir {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     TempDir(d)
+}
+
+/// Polls `path` until `done` holds for the response (status, body), for at most 15 s.
+fn poll_until(addr: &str, path: &str, done: impl Fn(u16, &str) -> bool) -> (u16, String) {
+    let t0 = Instant::now();
+    loop {
+        let mut c = connect(addr);
+        let (status, _, body) = exchange(&mut c, &get(path, None));
+        if done(status, &body) || t0.elapsed() > Duration::from_secs(15) {
+            return (status, body);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn empty_counters_files_are_errors() {
+    let dir = tempdir("empty-counters");
+    for (name, text, why) in [
+        ("empty.csv", "", "no counters"),
+        ("comments.csv", "# nothing here\n\n", "no counters"),
+        (
+            "cr-only.csv",
+            "# counters\rDCGM_FI_DEV_GPU_TEMP, gauge, temperature\r",
+            "CR only",
+        ),
+    ] {
+        let f = dir.0.join(name);
+        std::fs::write(&f, text).unwrap();
+        let o = run(&["--simulate", "--once", "-f", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(why) && err.contains(name), "{name}: {err}");
+    }
+}
+
+#[test]
+fn the_listener_opens_at_once_and_health_says_503_while_dcgm_is_unreachable() {
+    // Port 1 on loopback: nothing listens there, so every connection attempt fails.
+    let s = start(&[
+        "--simulate",
+        "-r",
+        "127.0.0.1:1",
+        "-c",
+        "200",
+        "-a",
+        "127.0.0.1:0",
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut c = connect(&s.addr);
+    let (status, _, body) = exchange(&mut c, &get("/health", None));
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("not reachable"), "{body}");
+    let (status, _, _) = exchange(&mut c, &get("/metrics", None));
+    assert_eq!(status, 503);
+    // Several attempts (one per 200 ms), one log line: the state did not change.
+    let log = s.log.lock().unwrap();
+    let not_ready = log.iter().filter(|l| l.contains("not ready")).count();
+    assert_eq!(not_ready, 1, "{log:#?}");
+}
+
+#[test]
+fn sighup_reloads_the_counters_file_and_keeps_the_listener() {
+    let dir = tempdir("sighup");
+    let f = dir.0.join("counters.csv");
+    std::fs::write(&f, "DCGM_FI_DEV_GPU_TEMP, gauge, temperature\n").unwrap();
+    let s = start(&[
+        "--simulate",
+        "-f",
+        f.to_str().unwrap(),
+        "-c",
+        "200",
+        "-a",
+        "127.0.0.1:0",
+    ]);
+    let (status, body) = poll_until(&s.addr, "/metrics", |st, _| st == 200);
+    assert_eq!(status, 200);
+    assert!(body.contains("DCGM_FI_DEV_GPU_TEMP{") && !body.contains("DCGM_FI_DEV_POWER_USAGE"));
+    let hup = || {
+        let st = Command::new("kill")
+            .args(["-HUP", &s.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    std::fs::write(
+        &f,
+        "DCGM_FI_DEV_GPU_TEMP, gauge, temperature\nDCGM_FI_DEV_POWER_USAGE, gauge, power\n",
+    )
+    .unwrap();
+    hup();
+    let (_, body) = poll_until(&s.addr, "/metrics", |st, b| {
+        st == 200 && b.contains("DCGM_FI_DEV_POWER_USAGE{")
+    });
+    assert!(body.contains("DCGM_FI_DEV_POWER_USAGE{"), "{body}");
+    // A broken file on SIGHUP: logged, and the counters in use stay.
+    std::fs::write(&f, "").unwrap();
+    hup();
+    let t0 = Instant::now();
+    while !s
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains("SIGHUP") && l.contains("keeping"))
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "{:#?}",
+            s.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, body) = poll_until(&s.addr, "/metrics", |st, _| st == 200);
+    assert_eq!(status, 200);
+    assert!(body.contains("DCGM_FI_DEV_POWER_USAGE{"));
 }

@@ -56,7 +56,9 @@ use dcgm::{
     HealthResult, HealthSystems, Incident, P2pStatus, Result, Value,
 };
 
-use crate::counters::{Counter, CounterField, ExporterCounter, MetricKind, counter_fields};
+use crate::counters::{
+    Counter, CounterField, ExporterCounter, MetricKind, counter_fields, is_label_name,
+};
 use crate::reader::{Connection, Reader, Snapshot};
 
 /// Name of the gauge that tells whether the values are simulated.
@@ -75,6 +77,9 @@ pub struct MigInstance {
     pub profile: String,
     /// Slices of the profile (used to name the profile when DCGM does not).
     pub slices: Option<u32>,
+    /// The MIG device's UUID (`MIG-…`, what the Kubernetes device plugin hands to pods), where
+    /// DCGM reports one.
+    pub uuid: Option<String>,
 }
 
 /// Who a series belongs to: an entity (a GPU or a MIG GPU instance) and the physical GPU
@@ -248,6 +253,9 @@ fn parse_id_list(r: &str) -> std::result::Result<Vec<u32>, String> {
     Ok(out)
 }
 
+/// `DCGM_FI_DEV_UUID`: for a GPU instance, its MIG device UUID.
+const MIG_UUID_FIELD: FieldId = FieldId(54);
+
 /// The entities a [`DeviceSelection`] names, with their identities, in export order.
 ///
 /// A MIG instance's profile starts as `<slices>g`; [`Collector`] replaces it with the name
@@ -285,12 +293,14 @@ pub fn discover_entities(
             continue;
         };
         for gi in &m.instances {
+            let entity = Entity::new(EntityGroup::GpuInstance, gi.entity_id);
             instances.push(EntityIdentity {
-                entity: Entity::new(EntityGroup::GpuInstance, gi.entity_id),
+                entity,
                 mig: Some(MigInstance {
                     instance_id: gi.nvml_instance_id,
                     profile: gi.slices.map(|s| format!("{s}g")).unwrap_or_default(),
                     slices: gi.slices,
+                    uuid: None,
                 }),
                 ..parent.clone()
             });
@@ -1075,6 +1085,9 @@ pub struct Renderer {
     other_row: Vec<String>,
     health: Option<GpuHealth>,
     p2p: Option<Vec<GpuP2pStatus>>,
+    /// Per identity: the label sets of the workloads on it (`,pod="…",…`), one series each;
+    /// empty: one series without them.
+    workload: Vec<Vec<String>>,
     simulated: Option<bool>,
     xid_field: Option<FieldId>,
     scratch: Vec<(i64, u64)>,
@@ -1198,6 +1211,7 @@ impl Renderer {
             other_row: Vec::new(),
             health: None,
             p2p: None,
+            workload: Vec::new(),
             simulated: None,
             xid_field: ExporterCounter::XidErrorsCount.source_field(),
             scratch: Vec::new(),
@@ -1231,6 +1245,22 @@ impl Renderer {
             .map(|i| base_labels(i, &self.opts))
             .collect();
         self.row = vec![String::new(); identities.len()];
+        // Workload labels stay with their entity.
+        let mut old: Vec<(Entity, Vec<String>)> = self
+            .identities
+            .iter()
+            .map(|i| i.entity)
+            .zip(std::mem::take(&mut self.workload))
+            .collect();
+        self.workload = identities
+            .iter()
+            .map(|i| {
+                old.iter_mut()
+                    .find(|(e, _)| *e == i.entity)
+                    .map(|(_, w)| std::mem::take(w))
+                    .unwrap_or_default()
+            })
+            .collect();
         self.gpu_base.clear();
         for (i, id) in identities.iter().enumerate() {
             if self.gpu_base.iter().all(|(g, _, _)| *g != id.gpu) {
@@ -1264,6 +1294,26 @@ impl Renderer {
                 (o, e, g)
             })
             .collect();
+    }
+
+    /// Labels of the workloads on each GPU or GPU instance (Kubernetes pods, HPC jobs):
+    /// `labels` gives, per identity, one label set per series (dcgm-exporter writes one series
+    /// per HPC job); no set leaves the identity's series as they are. Label names that are
+    /// not Prometheus label names are left out; values are escaped. Applies to the identities'
+    /// own rows and event windows, until the next call.
+    pub fn set_workload_labels(&mut self, labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>) {
+        for (id, slot) in self.identities.iter().zip(&mut self.workload) {
+            slot.clear();
+            for set in labels(id) {
+                let mut s = String::new();
+                for (name, value) in set.iter().filter(|(n, _)| is_label_name(n)) {
+                    let _ = write!(s, ",{name}=\"");
+                    escape_label_value(value, &mut s);
+                    s.push('"');
+                }
+                slot.push(s);
+            }
+        }
     }
 
     /// The verdicts written by the `DCGM_EXP_GPU_HEALTH_STATUS` row (`None`: the row is left
@@ -1327,18 +1377,21 @@ impl Renderer {
                         if !matches!(v.value, Value::Int(_) | Value::Double(_)) {
                             continue;
                         }
-                        let line = out.len();
-                        let _ = write!(out, "{}{{{}{}", f.name, self.base[i], self.row[i]);
-                        if Some(field) == self.xid_field
-                            && let Value::Int(x) = v.value
-                        {
-                            let _ = write!(out, ",err_code=\"{x}\"");
-                        }
-                        out.push_str("} ");
-                        if write_number(&v.value, out) {
-                            out.push('\n');
-                        } else {
-                            out.truncate(line);
+                        for extra in variants(&self.workload[i]) {
+                            let line = out.len();
+                            let _ =
+                                write!(out, "{}{{{}{}{extra}", f.name, self.base[i], self.row[i]);
+                            if Some(field) == self.xid_field
+                                && let Value::Int(x) = v.value
+                            {
+                                let _ = write!(out, ",err_code=\"{x}\"");
+                            }
+                            out.push_str("} ");
+                            if write_number(&v.value, out) {
+                                out.push('\n');
+                            } else {
+                                out.truncate(line);
+                            }
                         }
                     }
                 }
@@ -1410,17 +1463,23 @@ impl Renderer {
                         let window_ms = w.window().as_millis();
                         for (i, id) in self.identities.iter().enumerate() {
                             w.counts_into(id.gpu, &mut self.scratch);
-                            if self.scratch.is_empty() {
-                                let _ = writeln!(
-                                    out,
-                                    "{}{{{}{},{WINDOW_LABEL}=\"{window_ms}\"}} 0",
-                                    f.name, self.base[i], self.row[i]
-                                );
-                            }
-                            for &(key, n) in &self.scratch {
-                                let _ = write!(out, "{}{{{}{}", f.name, self.base[i], self.row[i]);
-                                w.write_key_label(key, out);
-                                let _ = writeln!(out, ",{WINDOW_LABEL}=\"{window_ms}\"}} {n}");
+                            for extra in variants(&self.workload[i]) {
+                                if self.scratch.is_empty() {
+                                    let _ = writeln!(
+                                        out,
+                                        "{}{{{}{}{extra},{WINDOW_LABEL}=\"{window_ms}\"}} 0",
+                                        f.name, self.base[i], self.row[i]
+                                    );
+                                }
+                                for &(key, n) in &self.scratch {
+                                    let _ = write!(
+                                        out,
+                                        "{}{{{}{}{extra}",
+                                        f.name, self.base[i], self.row[i]
+                                    );
+                                    w.write_key_label(key, out);
+                                    let _ = writeln!(out, ",{WINDOW_LABEL}=\"{window_ms}\"}} {n}");
+                                }
                             }
                         }
                     }
@@ -1439,6 +1498,15 @@ impl Renderer {
             );
         }
     }
+}
+
+/// Extra labels of one series: (name, value) pairs.
+pub type LabelSet = Vec<(String, String)>;
+
+/// The workload label strings of an identity, or one empty string for its plain series.
+fn variants(workload: &[String]) -> impl Iterator<Item = &str> {
+    let plain = workload.is_empty().then_some("");
+    workload.iter().map(String::as_str).chain(plain)
 }
 
 fn push_hostname(s: &mut String, opts: &LabelOptions) {
@@ -1604,6 +1672,8 @@ pub struct CollectorConfig {
     pub clock_events_window: Duration,
     /// Labels.
     pub labels: LabelOptions,
+    /// DCGM's own log of an embedded engine: file (`-`: standard output) and severity.
+    pub engine_log: Option<(String, dcgm::LogSeverity)>,
 }
 
 impl CollectorConfig {
@@ -1621,6 +1691,7 @@ impl CollectorConfig {
             xid_window: Duration::from_secs(300),
             clock_events_window: Duration::from_secs(300),
             labels: LabelOptions::default(),
+            engine_log: None,
         }
     }
 }
@@ -1773,6 +1844,9 @@ impl Collector {
             } else if cfg.simulator {
                 b = b.simulator();
             }
+            if let Some((file, severity)) = &cfg.engine_log {
+                b = b.engine_log(file, *severity);
+            }
             let mut r = b.build()?;
             r.connect()?;
             Ok(r)
@@ -1782,6 +1856,10 @@ impl Collector {
             // The GPU instances' names are their MIG profiles; a reader needs a field anyway.
             if (has_mig || fields.is_empty()) && !fields.contains(&name_field) {
                 fields.push(name_field);
+            }
+            // ... and their MIG device UUIDs, for workload attribution.
+            if has_mig && !fields.contains(&MIG_UUID_FIELD) {
+                fields.push(MIG_UUID_FIELD);
             }
             open_reader(&fields, &entities, "dcgm_exporter")
         };
@@ -1886,6 +1964,9 @@ impl Collector {
             } else if cfg.simulator {
                 b = b.simulator();
             }
+            if let Some((file, severity)) = &cfg.engine_log {
+                b = b.engine_log(file, *severity);
+            }
             let mut r = b.build()?;
             r.connect()?;
             Some((r, windows))
@@ -1911,7 +1992,7 @@ impl Collector {
         let mut renderer = Renderer::new(&counters, identities, cfg.labels);
         renderer.set_other_entities(others);
         renderer.mark_simulated(simulated);
-        Ok(Self {
+        let mut collector = Self {
             _handle: handle,
             reader,
             snap: Snapshot::new(),
@@ -1924,12 +2005,26 @@ impl Collector {
             profiles_resolved: !has_mig,
             ignored,
             name_field,
-        })
+        };
+        // MIG profile names and UUIDs come from a first read, so that they are known before
+        // the first collection (workload attribution needs the UUIDs).
+        if has_mig && collector.reader.latest_into(&mut collector.snap).is_ok() {
+            resolve_profiles(&mut collector.renderer, &collector.snap, name_field);
+            collector.profiles_resolved = true;
+        }
+        Ok(collector)
     }
 
     /// Whether the values come from the dcgm-sim simulator.
     pub fn is_simulated(&self) -> bool {
         self.simulated
+    }
+
+    /// Labels of the workloads on each GPU or GPU instance; see
+    /// [`Renderer::set_workload_labels`]. Call it before [`Collector::collect`] whenever the
+    /// attribution changes.
+    pub fn set_workload_labels(&mut self, labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>) {
+        self.renderer.set_workload_labels(labels);
     }
 
     /// The exported GPUs and MIG instances, in export order.
@@ -2092,6 +2187,15 @@ fn resolve_profiles(renderer: &mut Renderer, snap: &Snapshot, name_field: FieldI
             if !name.is_empty() && name != id.model_name {
                 m.profile = name.to_string();
             }
+        }
+        if m.uuid.is_none()
+            && let Some(Value::String(uuid)) = snap
+                .get(&id.entity)
+                .and_then(|f| f.get(&MIG_UUID_FIELD))
+                .map(|v| &v.value)
+            && uuid.starts_with("MIG-")
+        {
+            m.uuid = Some(uuid.clone());
         }
     }
     renderer.set_identities(ids);

@@ -29,7 +29,7 @@ pub use counters::{
 pub use defaults::DEFAULT_FIELD_IDS;
 pub use exposition::{
     Collector, CollectorConfig, DeviceSelection, EntityIdentity, EntitySelection, EventWindow,
-    GpuHealth, LabelOptions, MigInstance, OtherEntity, Renderer, discover_entities,
+    GpuHealth, LabelOptions, LabelSet, MigInstance, OtherEntity, Renderer, discover_entities,
     discover_other_entities,
 };
 pub use reader::{

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dcgm::{
     ConnectionKind, Entity, EntityGroup, Error, FieldGroup, FieldId, FieldValue, Group, Handle,
-    HandleBuilder, OperationMode, Result, Value, Watch, WatchOptions,
+    HandleBuilder, LogSeverity, OperationMode, Result, Value, Watch, WatchOptions,
 };
 
 use crate::defaults::DEFAULT_FIELD_IDS;
@@ -79,6 +79,7 @@ pub struct ReaderBuilder {
     keep_engine: bool,
     since_fast_path: bool,
     since_recheck: Duration,
+    engine_log: Option<(String, LogSeverity)>,
 }
 
 impl Default for ReaderBuilder {
@@ -100,6 +101,7 @@ impl Default for ReaderBuilder {
             keep_engine: false,
             since_fast_path: true,
             since_recheck: Duration::from_secs(10),
+            engine_log: None,
         }
     }
 }
@@ -208,6 +210,14 @@ impl ReaderBuilder {
     /// field). A faster watch that another client adds is taken into account from then on.
     pub fn since_recheck(mut self, every: Duration) -> Self {
         self.since_recheck = every;
+        self
+    }
+
+    /// Where an embedded engine started by the reader writes DCGM's own log, and at which
+    /// severity (a path, or `-` for standard output as DCGM reads it). Ignored when the reader
+    /// connects to a host engine, whose log is its own.
+    pub fn engine_log(mut self, file: &str, severity: LogSeverity) -> Self {
+        self.engine_log = Some((file.to_string(), severity));
         self
     }
 
@@ -347,6 +357,9 @@ impl Reader {
             b = b.library_path(p);
         } else if self.opts.simulator {
             b = b.simulator();
+        }
+        if let Some((file, severity)) = &self.opts.engine_log {
+            b = b.log_file(file.clone()).log_severity(*severity);
         }
         b
     }

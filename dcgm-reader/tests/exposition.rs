@@ -47,6 +47,7 @@ fn gpu_instance(entity_id: u32, gpu: u32, instance_id: u32, profile: &str) -> En
             instance_id: Some(instance_id),
             profile: profile.into(),
             slices: Some(1),
+            uuid: None,
         }),
         ..self::gpu(gpu)
     }
@@ -1531,4 +1532,44 @@ fn collector_exports_health_checks_and_p2p_status() {
         ]
     );
     assert!(p.iter().all(|(l, _)| label(l, "gpu") == Some("1")));
+}
+
+#[test]
+fn workload_labels_give_one_series_per_label_set_and_follow_their_entity() {
+    let temp = fid("DCGM_FI_DEV_GPU_TEMP");
+    let mut snap = Snapshot::new();
+    put(&mut snap, Entity::gpu(0), temp, Value::Int(40));
+    put(&mut snap, Entity::gpu(1), temp, Value::Int(41));
+    let c = parse_counters("DCGM_FI_DEV_GPU_TEMP, gauge, temperature\n").unwrap();
+    let mut r = Renderer::new(&c, vec![gpu(0), gpu(1)], opts());
+    r.set_workload_labels(|id| match id.gpu {
+        0 => vec![
+            vec![("hpc_job".into(), "job-1".into())],
+            vec![
+                ("hpc_job".into(), "job \"2\"".into()),
+                ("not a label".into(), "dropped".into()),
+            ],
+        ],
+        _ => Vec::new(),
+    });
+    let mut out = String::new();
+    r.render(&snap, &[], &mut out);
+    let series: Vec<&str> = out.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(series.len(), 3, "{out}");
+    assert!(series[0].contains("gpu=\"0\"") && series[0].ends_with(",hpc_job=\"job-1\"} 40"));
+    assert!(
+        series[1].ends_with(",hpc_job=\"job \\\"2\\\"\"} 40"),
+        "{}",
+        series[1]
+    );
+    assert!(!out.contains("dropped"));
+    assert!(series[2].contains("gpu=\"1\"") && !series[2].contains("hpc_job"));
+    // New identities (as when MIG profile names resolve) keep the labels of their entity.
+    r.set_identities(vec![gpu(1), gpu(0)]);
+    r.render(&snap, &[], &mut out);
+    assert_eq!(out.matches("hpc_job=").count(), 2, "{out}");
+    // No label sets: the plain series again.
+    r.set_workload_labels(|_| Vec::new());
+    r.render(&snap, &[], &mut out);
+    assert!(!out.contains("hpc_job"), "{out}");
 }

@@ -380,6 +380,16 @@ impl HandleBuilder {
         Ok((key, lib))
     }
 
+    /// Loads the library this builder would use and returns its path, without initialising
+    /// DCGM: a start-up check for programs that connect later (or retry connecting).
+    ///
+    /// # Errors
+    ///
+    /// `LibraryNotFound` listing every path tried, as [`HandleBuilder::embedded`] would fail.
+    pub fn check_library(&self) -> Result<PathBuf> {
+        self.load().map(|(path, _)| path)
+    }
+
     /// Takes a reference on the process-wide `dcgmInit` of the library, initialising it first
     /// if needed. A failed init leaves no state, so it can simply be retried.
     fn acquire(&self) -> Result<(PathBuf, Arc<Lib>)> {

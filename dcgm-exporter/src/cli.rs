@@ -1,0 +1,255 @@
+//! The command line: dcgm-exporter's flags, each also read from dcgm-exporter's environment
+//! variable for it (a flag given on the command line wins).
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+use dcgm_reader::exposition::EntitySelection;
+use dcgm_reader::{DeviceSelection, LabelOptions, exposition};
+
+use crate::kubernetes::{DEFAULT_SOCKET, GpuIdType};
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// `time level message` lines.
+    Text,
+    /// One JSON object per line: `time`, `level`, `msg`.
+    Json,
+}
+
+/// `--dcgm-log-level`: DCGM's own severities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "UPPER")]
+pub enum DcgmLogLevel {
+    /// Nothing.
+    None,
+    /// Fatal errors.
+    Fatal,
+    /// Errors.
+    Error,
+    /// Warnings.
+    Warn,
+    /// Information.
+    Info,
+    /// Debugging.
+    Debug,
+    /// Everything.
+    Verb,
+}
+
+impl From<DcgmLogLevel> for dcgm::LogSeverity {
+    fn from(l: DcgmLogLevel) -> Self {
+        match l {
+            DcgmLogLevel::None => Self::None,
+            DcgmLogLevel::Fatal => Self::Fatal,
+            DcgmLogLevel::Error => Self::Error,
+            DcgmLogLevel::Warn => Self::Warning,
+            DcgmLogLevel::Info => Self::Info,
+            DcgmLogLevel::Debug => Self::Debug,
+            DcgmLogLevel::Verb => Self::Verbose,
+        }
+    }
+}
+
+/// dcgm-exporter's flags.
+#[derive(Debug, Parser)]
+#[command(
+    name = "dcgm-exporter",
+    version,
+    about = "Prometheus exporter of NVIDIA DCGM metrics, compatible with dcgm-exporter",
+    after_help = "Every flag shared with dcgm-exporter also reads its environment variable \
+                  (shown with each flag). SIGHUP reloads the counters file.\n\n\
+                  Exit status: 0 success, 1 DCGM or server failure, 2 bad configuration."
+)]
+pub struct Cli {
+    /// Counters file (dcgm-exporter's CSV format); default: the built-in default counters.
+    #[arg(
+        short = 'f',
+        long = "collectors",
+        value_name = "FILE",
+        env = "DCGM_EXPORTER_COLLECTORS"
+    )]
+    pub collectors: Option<PathBuf>,
+    /// Listen address: `:PORT` (every interface), `HOST:PORT` or `[IPV6]:PORT`.
+    #[arg(
+        short = 'a',
+        long = "address",
+        default_value = ":9400",
+        env = "DCGM_EXPORTER_LISTEN"
+    )]
+    pub address: String,
+    /// Collection interval in milliseconds.
+    #[arg(
+        short = 'c',
+        long = "collect-interval",
+        default_value_t = 30000,
+        value_name = "MS",
+        env = "DCGM_EXPORTER_INTERVAL"
+    )]
+    pub collect_interval_ms: u64,
+    /// Connect to a host engine at HOST:PORT (default: start DCGM's embedded engine).
+    #[arg(
+        short = 'r',
+        long = "remote-hostengine-info",
+        value_name = "HOST:PORT",
+        env = "DCGM_REMOTE_HOSTENGINE_INFO"
+    )]
+    pub remote: Option<String>,
+    /// Devices to export: `f` (GPUs, or the GPU instances of GPUs in MIG mode), `g`, `g:0,1`,
+    /// `g:0-3` (GPUs), `i`, `i:0,2-4` (MIG GPU instances).
+    #[arg(
+        short = 'd',
+        long = "devices",
+        default_value = "f",
+        env = "DCGM_EXPORTER_DEVICES_STR"
+    )]
+    pub devices: DeviceSelection,
+    /// NvSwitches and their NVLinks, for the counters file's NvSwitch and NVLink rows: `f`,
+    /// `g`, `g:0,1` (switches), `i`, `i:0-7` (links of every switch). GPU links follow `-d`.
+    #[arg(
+        short = 's',
+        long = "switch-devices",
+        default_value = "f",
+        env = "DCGM_EXPORTER_OTHER_DEVICES_STR"
+    )]
+    pub switch_devices: EntitySelection,
+    /// CPUs and their cores, for the counters file's CPU and CPU-core rows: `f`, `g`, `g:0,1`
+    /// (CPUs), `i`, `i:0-7` (cores).
+    #[arg(
+        short = 'p',
+        long = "cpu-devices",
+        default_value = "f",
+        env = "DCGM_EXPORTER_CPU_DEVICES_STR"
+    )]
+    pub cpu_devices: EntitySelection,
+    /// Label GPUs with the Kubernetes pod, namespace and container holding them (from the
+    /// kubelet's pod-resources socket).
+    #[arg(short = 'k', long = "kubernetes", env = "DCGM_EXPORTER_KUBERNETES")]
+    pub kubernetes: bool,
+    /// How the kubelet names whole GPUs: `uid` (GPU UUID) or `device-name` (`nvidiaN`).
+    #[arg(
+        long = "kubernetes-gpu-id-type",
+        value_enum,
+        default_value = "uid",
+        env = "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE"
+    )]
+    pub kubernetes_gpu_id_type: GpuIdType,
+    /// The kubelet's pod-resources socket.
+    #[arg(
+        long = "pod-resources-kubelet-socket",
+        value_name = "PATH",
+        default_value = DEFAULT_SOCKET,
+        env = "DCGM_POD_RESOURCES_KUBELET_SOCKET"
+    )]
+    pub pod_resources_socket: PathBuf,
+    /// Add a `pod_uid` label (empty here: the kubelet API does not carry pod UIDs).
+    #[arg(
+        long = "kubernetes-enable-pod-uid",
+        env = "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID"
+    )]
+    pub kubernetes_pod_uid: bool,
+    /// More resource names counted as GPUs besides `nvidia.com/gpu` and `nvidia.com/mig-*`
+    /// (comma-separated).
+    #[arg(
+        long = "nvidia-resource-names",
+        value_delimiter = ',',
+        value_name = "NAMES",
+        env = "NVIDIA_RESOURCE_NAMES"
+    )]
+    pub nvidia_resource_names: Vec<String>,
+    /// Directory of HPC job mappings: a file per GPU (`0`, `1`, or `<gpu>.<instance>` for
+    /// MIG) listing its jobs, one per line, exported as `hpc_job` labels.
+    #[arg(
+        long = "hpc-job-mapping-dir",
+        value_name = "DIR",
+        env = "DCGM_HPC_JOB_MAPPING_DIR"
+    )]
+    pub hpc_job_mapping_dir: Option<PathBuf>,
+    /// Leave the host-name label out.
+    #[arg(short = 'n', long = "no-hostname", env = "DCGM_EXPORTER_NO_HOSTNAME")]
+    pub no_hostname: bool,
+    /// Name of the host-name label (dcgm-exporter 4.x: Hostname).
+    #[arg(
+        long = "hostname-label",
+        default_value = "Hostname",
+        value_name = "NAME"
+    )]
+    pub hostname_label: String,
+    /// Replace the blanks of GPU model names with dashes.
+    #[arg(
+        long = "replace-blanks-in-model-name",
+        visible_alias = "rbmn",
+        env = "DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME"
+    )]
+    pub replace_blanks: bool,
+    /// Window of DCGM_EXP_XID_ERRORS_COUNT, in milliseconds.
+    #[arg(
+        short = 'x',
+        long = "xid-count-window-size",
+        default_value_t = 300000,
+        value_name = "MS",
+        env = "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE"
+    )]
+    pub xid_window_ms: u64,
+    /// Window of DCGM_EXP_CLOCK_EVENTS_COUNT, in milliseconds.
+    #[arg(
+        long = "clock-events-count-window-size",
+        default_value_t = 300000,
+        value_name = "MS",
+        env = "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE"
+    )]
+    pub clock_window_ms: u64,
+    /// Web configuration (Prometheus exporter-toolkit format): TLS, basic auth (bcrypt).
+    #[arg(
+        long = "web-config-file",
+        value_name = "FILE",
+        env = "DCGM_EXPORTER_WEB_CONFIG_FILE"
+    )]
+    pub web_config_file: Option<PathBuf>,
+    /// Write the embedded DCGM engine's own log to standard output.
+    #[arg(long = "enable-dcgm-log", env = "DCGM_EXPORTER_ENABLE_DCGM_LOG")]
+    pub enable_dcgm_log: bool,
+    /// Severity of the DCGM log.
+    #[arg(
+        long = "dcgm-log-level",
+        value_enum,
+        default_value = "NONE",
+        env = "DCGM_EXPORTER_DCGM_LOG_LEVEL"
+    )]
+    pub dcgm_log_level: DcgmLogLevel,
+    /// Log format.
+    #[arg(
+        long = "log-format",
+        value_enum,
+        default_value = "text",
+        env = "DCGM_EXPORTER_LOG_FORMAT"
+    )]
+    pub log_format: LogFormat,
+    /// Debug logging.
+    #[arg(long, env = "DCGM_EXPORTER_DEBUG")]
+    pub debug: bool,
+    /// Read from dcgm-sim, the DCGM simulator, instead of GPUs (the output says so).
+    #[arg(long, visible_alias = "fake-gpus", env = "DCGM_EXPORTER_USE_FAKE_GPUS")]
+    pub simulate: bool,
+    /// Start even when DCGM cannot be loaded or reached: the listener answers `/health` with
+    /// 503 until it can (by default a library that does not load is a start-up error).
+    #[arg(long = "disable-startup-validate", env = "DISABLE_STARTUP_VALIDATE")]
+    pub disable_startup_validate: bool,
+    /// Print one exposition to stdout and exit.
+    #[arg(long)]
+    pub once: bool,
+}
+
+impl Cli {
+    /// The label options the flags ask for.
+    pub fn label_options(&self) -> LabelOptions {
+        LabelOptions {
+            hostname: (!self.no_hostname)
+                .then(|| exposition::default_hostname(self.remote.as_deref())),
+            hostname_label: self.hostname_label.clone(),
+            replace_blanks_in_model_name: self.replace_blanks,
+            ..LabelOptions::default()
+        }
+    }
+}

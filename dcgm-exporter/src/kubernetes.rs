@@ -1,0 +1,264 @@
+//! Kubernetes attribution: which pod and container hold each GPU or MIG instance, from the
+//! kubelet's pod-resources API (v1 `List`, gRPC over its unix socket), as `pod`, `namespace`
+//! and `container` labels (dcgm-exporter's names).
+//!
+//! The messages are written here with `prost` derives from the API's field numbers (the four
+//! of them the mapping needs; unknown fields are skipped by the decoder), so no `.proto` file
+//! or `protoc` is needed at build time.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use dcgm_reader::{EntityIdentity, LabelSet};
+
+/// The kubelet's socket unless `--pod-resources-kubelet-socket` says otherwise.
+pub const DEFAULT_SOCKET: &str = "/var/lib/kubelet/pod-resources/kubelet.sock";
+
+/// The gRPC method.
+const LIST_PATH: &str = "/v1.PodResourcesLister/List";
+
+/// How long one `List` may take.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Resource names counted as NVIDIA GPUs besides `nvidia.com/gpu` and `nvidia.com/mig-*`.
+const GPU_RESOURCE: &str = "nvidia.com/gpu";
+const MIG_RESOURCE_PREFIX: &str = "nvidia.com/mig-";
+
+/// `v1.ListPodResourcesRequest` (empty).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ListPodResourcesRequest {}
+
+/// `v1.ListPodResourcesResponse`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ListPodResourcesResponse {
+    /// Every pod with its containers' resources.
+    #[prost(message, repeated, tag = "1")]
+    pub pod_resources: Vec<PodResources>,
+}
+
+/// `v1.PodResources` (fields 1–3; the CPU and memory fields are skipped).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PodResources {
+    /// Pod name.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// Pod namespace.
+    #[prost(string, tag = "2")]
+    pub namespace: String,
+    /// Its containers.
+    #[prost(message, repeated, tag = "3")]
+    pub containers: Vec<ContainerResources>,
+}
+
+/// `v1.ContainerResources` (fields 1–2).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ContainerResources {
+    /// Container name.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// Devices assigned to it, per resource.
+    #[prost(message, repeated, tag = "2")]
+    pub devices: Vec<ContainerDevices>,
+}
+
+/// `v1.ContainerDevices` (fields 1–2).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ContainerDevices {
+    /// The extended resource, e.g. `nvidia.com/gpu`.
+    #[prost(string, tag = "1")]
+    pub resource_name: String,
+    /// Device ids as the device plugin named them (`GPU-…`, `MIG-…`, `nvidia0`, …).
+    #[prost(string, repeated, tag = "2")]
+    pub device_ids: Vec<String>,
+}
+
+/// How whole GPUs are named in the kubelet's device ids (`--kubernetes-gpu-id-type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GpuIdType {
+    /// The GPU UUID (`GPU-…`), as NVIDIA's device plugin reports it.
+    Uid,
+    /// `nvidia<index>`.
+    DeviceName,
+}
+
+/// One container holding a device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodInfo {
+    /// Pod name.
+    pub pod: String,
+    /// Pod namespace.
+    pub namespace: String,
+    /// Container name.
+    pub container: String,
+}
+
+/// Settings of the attribution.
+#[derive(Debug, Clone)]
+pub struct PodMapper {
+    /// The kubelet's pod-resources socket.
+    pub socket: PathBuf,
+    /// How whole GPUs are named.
+    pub id_type: GpuIdType,
+    /// Resource names counted as GPUs besides the standard ones.
+    pub extra_resources: Vec<String>,
+    /// Add `pod_uid` (empty: the kubelet API does not carry pod UIDs, and this exporter does
+    /// not ask the API server).
+    pub pod_uid: bool,
+}
+
+/// Errors of one `List` call.
+#[derive(Debug, thiserror::Error)]
+pub enum PodResourcesError {
+    /// The socket could not be reached.
+    #[error("cannot reach the kubelet at {path}: {source}")]
+    Connect {
+        /// The socket.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: tonic::transport::Error,
+    },
+    /// The call failed.
+    #[error("pod-resources List failed: {0}")]
+    Call(#[from] tonic::Status),
+    /// The call took longer than 10 s.
+    #[error("pod-resources List timed out after {0:?}")]
+    Timeout(Duration),
+    /// The async runtime could not start.
+    #[error("cannot start the gRPC client: {0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+/// Calls the kubelet's `List` on `socket`.
+pub async fn list(socket: &Path) -> Result<ListPodResourcesResponse, PodResourcesError> {
+    let path = socket.to_path_buf();
+    // The URI is required by the API but unused: the connector dials the unix socket.
+    let channel = tonic::transport::Endpoint::from_static("http://kubelet.invalid")
+        .connect_timeout(TIMEOUT)
+        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+            let path = path.clone();
+            async move {
+                let stream = tokio::net::UnixStream::connect(path).await?;
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
+            }
+        }))
+        .await
+        .map_err(|source| PodResourcesError::Connect {
+            path: socket.to_path_buf(),
+            source,
+        })?;
+    let mut grpc = tonic::client::Grpc::new(channel);
+    let call = async {
+        grpc.ready()
+            .await
+            .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+        grpc.unary(
+            tonic::Request::new(ListPodResourcesRequest {}),
+            tonic::codegen::http::uri::PathAndQuery::from_static(LIST_PATH),
+            tonic::codec::ProstCodec::default(),
+        )
+        .await
+    };
+    match tokio::time::timeout(TIMEOUT, call).await {
+        Ok(r) => Ok(r?.into_inner()),
+        Err(_) => Err(PodResourcesError::Timeout(TIMEOUT)),
+    }
+}
+
+impl PodMapper {
+    /// Whether the resource is an NVIDIA GPU or MIG device.
+    fn counts(&self, resource: &str) -> bool {
+        resource == GPU_RESOURCE
+            || resource.starts_with(MIG_RESOURCE_PREFIX)
+            || self.extra_resources.iter().any(|r| r == resource)
+    }
+
+    /// Device id → the container holding it, from one `List` answer. When several containers
+    /// hold one device (time slicing), the last one listed wins, as in dcgm-exporter.
+    pub fn device_map(&self, resp: &ListPodResourcesResponse) -> HashMap<String, PodInfo> {
+        let mut map = HashMap::new();
+        for pod in &resp.pod_resources {
+            for c in &pod.containers {
+                for d in c.devices.iter().filter(|d| self.counts(&d.resource_name)) {
+                    for id in &d.device_ids {
+                        let info = PodInfo {
+                            pod: pod.name.clone(),
+                            namespace: pod.namespace.clone(),
+                            container: c.name.clone(),
+                        };
+                        for key in device_keys(id) {
+                            map.insert(key, info.clone());
+                        }
+                    }
+                }
+            }
+        }
+        map
+    }
+
+    /// The labels of the pod holding `id`'s device, if any.
+    pub fn labels(&self, map: &HashMap<String, PodInfo>, id: &EntityIdentity) -> Vec<LabelSet> {
+        let keys: Vec<String> = match &id.mig {
+            // MIG instances: by MIG UUID, and as `<gpu>-<instance>` (the old `MIG-GPU-…/gi/ci`
+            // and GKE `nvidiaN/giM` forms map there).
+            Some(m) => m
+                .uuid
+                .iter()
+                .cloned()
+                .chain(m.instance_id.map(|gi| format!("{}-{gi}", id.gpu)))
+                .chain(
+                    m.instance_id
+                        .map(|gi| format!("{}-{gi}", id.uuid.trim_start_matches("GPU-"))),
+                )
+                .collect(),
+            None => vec![match self.id_type {
+                GpuIdType::Uid => id.uuid.clone(),
+                GpuIdType::DeviceName => format!("nvidia{}", id.gpu),
+            }],
+        };
+        let Some(info) = keys.iter().find_map(|k| map.get(k)) else {
+            return Vec::new();
+        };
+        let mut set = vec![
+            ("pod".to_string(), info.pod.clone()),
+            ("namespace".to_string(), info.namespace.clone()),
+            ("container".to_string(), info.container.clone()),
+        ];
+        if self.pod_uid {
+            set.push(("pod_uid".into(), String::new()));
+        }
+        vec![set]
+    }
+}
+
+/// The keys a kubelet device id is known by: the id itself; without a sharing suffix
+/// (`::N` of time slicing, `/vgpuN` of GKE); GKE's MIG form `nvidiaN/giM` as `N-M`; the old
+/// `MIG-GPU-<uuid>/<gi>/<ci>` form as `<uuid>-<gi>` (matched against the parent's UUID).
+pub fn device_keys(id: &str) -> Vec<String> {
+    let mut keys = vec![id.to_string()];
+    let mut base = id;
+    if let Some((b, _)) = base.split_once("::") {
+        base = b;
+    }
+    if let Some((b, _)) = base.split_once("/vgpu") {
+        base = b;
+    }
+    if base != id {
+        keys.push(base.to_string());
+    }
+    if let Some(rest) = base.strip_prefix("nvidia")
+        && let Some((gpu, gi)) = rest.split_once("/gi")
+        && gpu.parse::<u32>().is_ok()
+        && gi.parse::<u32>().is_ok()
+    {
+        keys.push(format!("{gpu}-{gi}"));
+    }
+    if let Some(rest) = base.strip_prefix("MIG-GPU-") {
+        let mut parts = rest.split('/');
+        if let (Some(uuid), Some(gi)) = (parts.next(), parts.next()) {
+            keys.push(format!("{uuid}-{gi}"));
+        }
+    }
+    keys
+}
