@@ -183,6 +183,30 @@ PIDS+=($!)
 "$BIN" --simulate -a "127.0.0.1:$PORT_C" -c 500 -d g --web-config-file "$TMP/web-mtls.yml" >"$TMP/exp-c.log" 2>&1 &
 PIDS+=($!)
 
+# A target backed by a real nv-hostengine: ../shared/realdcgm-4.6.0 replaying the H200 capture,
+# read through `-r` with the real client library (skipped with a message where it is absent).
+REAL_TARGETS=0
+REAL_JOB=""
+if REAL=$(bash scripts/real-dcgm.sh dir 2>"$TMP/real.err"); then
+    PORT_H=$(free_port)
+    PORT_R=$(free_port)
+    export NVML_INJECTION_MODE=True NVML_YAML_FILE=$ROOT/../shared/fixtures/nvml-capture-h200.yaml
+    "$REAL/bin/nv-hostengine" -n -b 127.0.0.1 -p "$PORT_H" -f "$TMP/hostengine.log" >/dev/null 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT_H") 2>/dev/null && break; sleep 0.1; done
+    DCGM_LIB_PATH=$REAL/lib/libdcgm.so.4 "$BIN" -r "127.0.0.1:$PORT_H" -a "127.0.0.1:$PORT_R" -c 500 -d g \
+        >"$TMP/exp-r.log" 2>&1 &
+    PIDS+=($!)
+    REAL_TARGETS=1
+    REAL_JOB="  - job_name: dcgm-real
+    static_configs: [{targets: ['127.0.0.1:$PORT_R']}]"
+else
+    echo "SKIPPED real nv-hostengine target: $(tail -1 "$TMP/real.err")"
+    if [ "${DCGM_REQUIRE_REAL:-}" = 1 ]; then
+        fail "DCGM_REQUIRE_REAL=1: the real nv-hostengine target must run here"
+    fi
+fi
+
 cat >"$TMP/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -202,6 +226,7 @@ scrape_configs:
     static_configs: [{targets: ['127.0.0.1:$PORT_T']}]
   - job_name: dcgm-fabric
     static_configs: [{targets: ['127.0.0.1:$PORT_S']}]
+$REAL_JOB
 EOF
 prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
     --web.listen-address="127.0.0.1:$PORT_P" --log.level=warn >"$TMP/prometheus.log" 2>&1 &
@@ -291,8 +316,16 @@ check "NvSwitch link series have nvlink and nvswitch, GPU link series nvlink and
     count_is 400 'DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX{job="dcgm-fabric",nvlink!="",nvswitch!=""} or DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX{job="dcgm-fabric",nvlink!="",gpu_uuid=~"GPU-.+"}'
 check "CPU series have cpu, CPU-core series cpucore and cpu" \
     count_is 114 'DCGM_FI_DEV_CPU_TEMP_CELSIUS{job="dcgm-fabric",cpu=~"[01]"} or DCGM_FI_DEV_CPU_UTIL_TOTAL{job="dcgm-fabric",cpucore!="",cpu=~"[01]"}'
-check "every target is up" count_is 4 'up == 1'
-check "every target says its data is simulated" count_is 4 'dcgm_exporter_simulated == 1'
+check "every target is up" count_is $((4 + REAL_TARGETS)) 'up == 1'
+check "every simulator target says its data is simulated" count_is 4 'dcgm_exporter_simulated{job!="dcgm-real"} == 1'
+if [ "$REAL_TARGETS" = 1 ]; then
+    check "the real nv-hostengine target exports the captured H200's temperature (within 30 s)" \
+        wait_for 30 count_is 1 'DCGM_FI_DEV_GPU_TEMP{job="dcgm-real",gpu="0",modelName="NVIDIA H200",UUID=~"GPU-.+"} > 0'
+    check "the real nv-hostengine target is not marked simulated" \
+        count_is 1 'dcgm_exporter_simulated{job="dcgm-real"} == 0'
+    check "the real target's power series is there" count_is 1 'DCGM_FI_DEV_POWER_USAGE{job="dcgm-real"}'
+    check "the real target's memory series is there" count_is 1 'DCGM_FI_DEV_FB_USED{job="dcgm-real"}'
+fi
 check "energy counters increase between scrapes" \
     wait_for 20 count_is 8 'increase(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="dcgm-gpus"}[10s]) > 0'
 rules_ok() {
@@ -305,7 +338,7 @@ EOF
 }
 check "the 5 alert rules load and evaluate without error on live data" wait_for 20 rules_ok
 
-for log in exp-g exp-f exp-t exp-s; do
+for log in exp-g exp-f exp-t exp-s $([ "$REAL_TARGETS" = 1 ] && echo exp-r); do
     if grep -qi -e 'error' -e 'panic' "$TMP/$log.log"; then
         fail "$log logged an error: $(grep -i -e error -e panic "$TMP/$log.log" | head -2)"
     fi
