@@ -29,8 +29,8 @@ pub use counters::{
 pub use defaults::DEFAULT_FIELD_IDS;
 pub use exposition::{
     Collector, CollectorConfig, DeviceSelection, EntityIdentity, EntitySelection, EventWindow,
-    GpuHealth, LabelOptions, LabelSet, MigInstance, OtherEntity, Renderer, discover_entities,
-    discover_other_entities,
+    GpuHealth, LabelOptions, LabelSet, MigInstance, OtherEntity, Renderer, SelectionError,
+    discover_entities, discover_other_entities,
 };
 pub use reader::{
     ChosenMode, Connection, GpuIdentity, Reader, ReaderBuilder, Sample, Snapshot, Snapshots,

@@ -1,0 +1,583 @@
+//! [`Collector`]: connects to DCGM, discovers the entities, watches their fields, runs the
+//! health checks and event windows, and renders.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use dcgm::{Entity, EntityGroup, Error, FieldId, Group, Handle, HealthSystems, Result, Value};
+
+use super::events::EventWindow;
+use super::identity::{
+    EntityIdentity, LabelOptions, LabelSet, OtherEntity, is_global_field, row_entity_group,
+};
+use super::selection::{
+    DeviceSelection, EntitySelection, MIG_UUID_FIELD, discover_entities, discover_other_entities,
+};
+use super::text::Renderer;
+use super::verdicts::GpuHealth;
+use crate::counters::{Counter, CounterField, ExporterCounter, counter_fields};
+use crate::reader::{Connection, Reader, Snapshot};
+
+/// What a [`Collector`] exports and how it reaches DCGM.
+#[derive(Debug, Clone)]
+pub struct CollectorConfig {
+    /// The counters file's rows.
+    pub counters: Vec<Counter>,
+    /// Which GPUs or MIG instances (`-d`; default [`DeviceSelection::Flex`]). NVLink rows are
+    /// exported for the links of these GPUs (none with `i`).
+    pub devices: DeviceSelection,
+    /// Which NvSwitches and NvSwitch links (`-s`; default [`EntitySelection::Flex`]). Looked
+    /// up only when the counters have NvSwitch or NVLink rows.
+    pub switches: EntitySelection,
+    /// Which CPUs and CPU cores (`-p`; default [`EntitySelection::Flex`]). Looked up only when
+    /// the counters have CPU or CPU-core rows.
+    pub cpus: EntitySelection,
+    /// How to reach DCGM (default: the embedded engine).
+    pub connection: Connection,
+    /// Load libdcgm from here.
+    pub library_path: Option<PathBuf>,
+    /// Use the dcgm-sim simulator (when `library_path` is not set).
+    pub simulator: bool,
+    /// How often DCGM samples the fields (default 30 s, as dcgm-exporter).
+    pub collect_interval: Duration,
+    /// Window of `DCGM_EXP_XID_ERRORS_COUNT` (default 5 min, as dcgm-exporter).
+    pub xid_window: Duration,
+    /// Window of `DCGM_EXP_CLOCK_EVENTS_COUNT` (default 5 min, as dcgm-exporter).
+    pub clock_events_window: Duration,
+    /// Labels.
+    pub labels: LabelOptions,
+    /// DCGM's own log of an embedded engine: file (`-`: standard output) and severity.
+    pub engine_log: Option<(String, dcgm::LogSeverity)>,
+}
+
+impl CollectorConfig {
+    /// Defaults for `counters`.
+    pub fn new(counters: Vec<Counter>) -> Self {
+        Self {
+            counters,
+            devices: DeviceSelection::Flex,
+            switches: EntitySelection::Flex,
+            cpus: EntitySelection::Flex,
+            connection: Connection::Embedded,
+            library_path: None,
+            simulator: false,
+            collect_interval: Duration::from_secs(30),
+            xid_window: Duration::from_secs(300),
+            clock_events_window: Duration::from_secs(300),
+            labels: LabelOptions::default(),
+            engine_log: None,
+        }
+    }
+}
+
+/// A reader of NvSwitch, NVLink, CPU or CPU-core rows, with its last values.
+struct OtherReader {
+    reader: Reader,
+    snap: Snapshot,
+    what: &'static str,
+    failing: bool,
+}
+
+/// The health watch behind `DCGM_EXP_GPU_HEALTH_STATUS`: a group of the exported GPUs,
+/// watching every subsystem (as dcgm-exporter), on the GPU reader's connection.
+struct HealthWatch {
+    gpus: Vec<u32>,
+    group: Option<Group>,
+    /// The reader's reconnect count when the group was made (a new connection needs a new
+    /// group).
+    reconnects: u64,
+    failing: bool,
+}
+
+impl HealthWatch {
+    fn open(&mut self, reader: &Reader) -> Result<()> {
+        self.group = None;
+        let handle = reader
+            .handle()
+            .ok_or_else(|| Error::InvalidArgument("not connected".into()))?;
+        let name = format!("dcgm_exporter_health_{}", std::process::id());
+        let group = Group::with_gpus(handle, &name, &self.gpus)?;
+        group.health_set(HealthSystems::ALL)?;
+        self.group = Some(group);
+        self.reconnects = reader.reconnects();
+        Ok(())
+    }
+}
+
+/// Reads the configured fields of the configured entities and renders them; see the
+/// [module docs](super).
+pub struct Collector {
+    _handle: Handle,
+    reader: Reader,
+    /// The GPU reader's last values.
+    snap: Snapshot,
+    others: Vec<OtherReader>,
+    events: Option<(Reader, Vec<EventWindow>)>,
+    health: Option<HealthWatch>,
+    /// Whether `DCGM_EXP_P2P_STATUS` is exported, and whether reading it is failing.
+    p2p: Option<bool>,
+    renderer: Renderer,
+    simulated: bool,
+    profiles_resolved: bool,
+    ignored: Vec<Counter>,
+    name_field: FieldId,
+}
+
+impl std::fmt::Debug for Collector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collector")
+            .field("renderer", &self.renderer)
+            .field("simulated", &self.simulated)
+            .finish()
+    }
+}
+
+/// The entity groups other than GPUs the counters export (their rows' [`row_entity_group`]).
+fn other_groups(counters: &[Counter]) -> Vec<EntityGroup> {
+    let mut out = Vec::new();
+    for c in counters.iter().filter(|c| !c.is_label()) {
+        if let Some(f) = c.field_id() {
+            let g = row_entity_group(f);
+            if g != EntityGroup::Gpu && !out.contains(&g) {
+                out.push(g);
+            }
+        }
+    }
+    out
+}
+
+impl Collector {
+    /// Connects, discovers the entities and starts watching. Rows that cannot be exported
+    /// are listed by [`Collector::ignored`]: profiling (`DCGM_FI_PROF_*`) rows when DCGM
+    /// refuses to watch them (no profiling support, or the profiling module is in use), as
+    /// dcgm-exporter skips them.
+    ///
+    /// NvSwitch, NVLink, CPU and CPU-core rows are read for the entities of
+    /// [`CollectorConfig::switches`], [`CollectorConfig::cpus`] and [`CollectorConfig::devices`]
+    /// (see [`discover_other_entities`]), each kind through its own watch; nothing is looked up
+    /// when the counters have no such row. `DCGM_EXP_GPU_HEALTH_STATUS` sets a health watch of
+    /// every subsystem on the exported GPUs and reports each check; `DCGM_EXP_P2P_STATUS`
+    /// reports the NVLink peer-to-peer status between them and every other GPU.
+    pub fn new(cfg: CollectorConfig) -> Result<Self> {
+        let mut hb = Handle::builder();
+        if let Some(p) = &cfg.library_path {
+            hb = hb.library_path(p);
+        } else if cfg.simulator {
+            hb = hb.simulator();
+        }
+        let (handle, connection) = match &cfg.connection {
+            Connection::Embedded => (hb.embedded()?, Connection::Embedded),
+            Connection::Remote(a) => (hb.connect(a)?, Connection::Remote(a.clone())),
+            Connection::Auto => match hb.clone().connect("localhost") {
+                Ok(h) => (h, Connection::Remote("localhost".into())),
+                Err(Error::ConnectFailed { .. }) | Err(Error::Dcgm { .. }) => {
+                    (hb.embedded()?, Connection::Embedded)
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let simulated = handle.is_simulated();
+        let identities = discover_entities(&handle, &cfg.devices)?;
+        if identities.is_empty() {
+            return Err(Error::InvalidArgument("no GPU to export".into()));
+        }
+        let groups = other_groups(&cfg.counters);
+        let others = if groups.is_empty() {
+            Vec::new()
+        } else {
+            let link_gpus: &[EntityIdentity] = match cfg.devices {
+                DeviceSelection::GpuInstances(_) => &[],
+                _ => &identities,
+            };
+            discover_other_entities(&handle, &groups, link_gpus, &cfg.switches, &cfg.cpus)?
+        };
+        let name_field = FieldId(dcgm::sys::field_by_name("DCGM_FI_DEV_NAME").map_or(50, |f| f.id));
+        let mut ignored = Vec::new();
+        let mut counters = cfg.counters;
+        let entities: Vec<Entity> = identities.iter().map(|i| i.entity).collect();
+        let has_mig = identities.iter().any(|i| i.mig.is_some());
+        let plain: Vec<Counter> = counters
+            .iter()
+            .filter(|c| {
+                c.field_id()
+                    .is_some_and(|f| row_entity_group(f) == EntityGroup::Gpu)
+            })
+            .cloned()
+            .collect();
+        let keep_age = (cfg.collect_interval * 4).max(Duration::from_secs(30));
+        let open_reader = |fields: &[FieldId], entities: &[Entity], name: &str| -> Result<Reader> {
+            let mut b = Reader::builder()
+                .fields(fields)
+                .entities(entities)
+                .update_frequency(cfg.collect_interval)
+                .max_keep_age(keep_age)
+                .connection(connection.clone())
+                .field_group_name(name);
+            if let Some(p) = &cfg.library_path {
+                b = b.library_path(p);
+            } else if cfg.simulator {
+                b = b.simulator();
+            }
+            if let Some((file, severity)) = &cfg.engine_log {
+                b = b.engine_log(file, *severity);
+            }
+            let mut r = b.build()?;
+            r.connect()?;
+            Ok(r)
+        };
+        let build = |counters: &[Counter]| -> Result<Reader> {
+            let mut fields = counter_fields(counters);
+            // The GPU instances' names are their MIG profiles; a reader needs a field anyway.
+            if (has_mig || fields.is_empty()) && !fields.contains(&name_field) {
+                fields.push(name_field);
+            }
+            // ... and their MIG device UUIDs, for workload attribution.
+            if has_mig && !fields.contains(&MIG_UUID_FIELD) {
+                fields.push(MIG_UUID_FIELD);
+            }
+            open_reader(&fields, &entities, "dcgm_exporter")
+        };
+        let reader = match build(&plain) {
+            Ok(r) => r,
+            Err(e) if plain.iter().any(is_profiling) => {
+                log::warn!("cannot watch the profiling fields ({e}); exporting without them");
+                let (prof, rest): (Vec<Counter>, Vec<Counter>) =
+                    plain.into_iter().partition(is_profiling);
+                let prof_names: BTreeSet<String> =
+                    prof.iter().map(|c| c.metric_name.clone()).collect();
+                counters.retain(|c| {
+                    if prof_names.contains(&c.metric_name) {
+                        ignored.push(c.clone());
+                        false
+                    } else {
+                        true
+                    }
+                });
+                build(&rest)?
+            }
+            Err(e) => return Err(e),
+        };
+
+        // One watch per kind of other entity, with that kind's rows and the global labels.
+        let mut other_readers = Vec::new();
+        for (group, what) in [
+            (EntityGroup::Switch, "NvSwitch"),
+            (EntityGroup::Link, "NVLink"),
+            (EntityGroup::Cpu, "CPU"),
+            (EntityGroup::CpuCore, "CPU core"),
+        ] {
+            let ents: Vec<Entity> = others
+                .iter()
+                .filter(|o| o.group() == group)
+                .map(OtherEntity::entity)
+                .collect();
+            if ents.is_empty() {
+                continue;
+            }
+            let rows: Vec<Counter> = counters
+                .iter()
+                .filter(|c| {
+                    c.field_id().is_some_and(|f| {
+                        row_entity_group(f) == group || (c.is_label() && is_global_field(f))
+                    })
+                })
+                .cloned()
+                .collect();
+            let fields = counter_fields(&rows);
+            let name = format!("dcgm_exporter_{}", group.name().to_ascii_lowercase());
+            for chunk in ents.chunks(dcgm::sys::DCGM_GROUP_MAX_ENTITIES_V2) {
+                other_readers.push(OtherReader {
+                    reader: open_reader(&fields, chunk, &name)?,
+                    snap: Snapshot::new(),
+                    what,
+                    failing: false,
+                });
+            }
+        }
+
+        let mut windows = Vec::new();
+        for c in &counters {
+            if let CounterField::Exporter(kind) = c.field
+                && kind.source_field().is_some()
+                && windows.iter().all(|w: &EventWindow| w.kind() != kind)
+            {
+                let window = match kind {
+                    ExporterCounter::XidErrorsCount => cfg.xid_window,
+                    _ => cfg.clock_events_window,
+                };
+                windows.push(EventWindow::new(kind, window, cfg.collect_interval));
+            }
+        }
+        let gpus: Vec<u32> = identities
+            .iter()
+            .map(|i| i.gpu)
+            .collect::<BTreeSet<u32>>()
+            .into_iter()
+            .collect();
+        let events = if windows.is_empty() {
+            None
+        } else {
+            let fields: Vec<FieldId> = windows
+                .iter()
+                .filter_map(|w| w.kind().source_field())
+                .collect();
+            let longest = windows
+                .iter()
+                .map(EventWindow::window)
+                .max()
+                .unwrap_or_default();
+            let mut b = Reader::builder()
+                .fields(&fields)
+                .gpu_ids(&gpus)
+                .update_frequency(cfg.collect_interval)
+                .max_keep_age(longest + cfg.collect_interval * 2)
+                .connection(connection.clone())
+                .field_group_name("dcgm_exporter_events");
+            if let Some(p) = &cfg.library_path {
+                b = b.library_path(p);
+            } else if cfg.simulator {
+                b = b.simulator();
+            }
+            if let Some((file, severity)) = &cfg.engine_log {
+                b = b.engine_log(file, *severity);
+            }
+            let mut r = b.build()?;
+            r.connect()?;
+            Some((r, windows))
+        };
+        let has_row = |e: ExporterCounter| {
+            counters
+                .iter()
+                .any(|c| c.field == CounterField::Exporter(e))
+        };
+        let health = if has_row(ExporterCounter::GpuHealthStatus) {
+            let mut hw = HealthWatch {
+                gpus: gpus.clone(),
+                group: None,
+                reconnects: 0,
+                failing: false,
+            };
+            hw.open(&reader)?;
+            Some(hw)
+        } else {
+            None
+        };
+        let p2p = has_row(ExporterCounter::P2pStatus).then_some(false);
+        let mut renderer = Renderer::new(&counters, identities, cfg.labels);
+        renderer.set_other_entities(others);
+        renderer.mark_simulated(simulated);
+        let mut collector = Self {
+            _handle: handle,
+            reader,
+            snap: Snapshot::new(),
+            others: other_readers,
+            events,
+            health,
+            p2p,
+            renderer,
+            simulated,
+            profiles_resolved: !has_mig,
+            ignored,
+            name_field,
+        };
+        // MIG profile names and UUIDs come from a first read, so that they are known before
+        // the first collection (workload attribution needs the UUIDs).
+        if has_mig && collector.reader.latest_into(&mut collector.snap).is_ok() {
+            resolve_profiles(&mut collector.renderer, &collector.snap, name_field);
+            collector.profiles_resolved = true;
+        }
+        Ok(collector)
+    }
+
+    /// Whether the values come from the dcgm-sim simulator.
+    pub fn is_simulated(&self) -> bool {
+        self.simulated
+    }
+
+    /// Labels of the workloads on each GPU or GPU instance; see
+    /// [`Renderer::set_workload_labels`]. Call it before [`Collector::collect`] whenever the
+    /// attribution changes.
+    pub fn set_workload_labels(&mut self, labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>) {
+        self.renderer.set_workload_labels(labels);
+    }
+
+    /// The exported GPUs and MIG instances, in export order.
+    pub fn identities(&self) -> &[EntityIdentity] {
+        self.renderer.identities()
+    }
+
+    /// The exported NvSwitches, NVLinks, CPUs and CPU cores, in export order (none unless the
+    /// counters have rows for them).
+    pub fn other_entities(&self) -> impl ExactSizeIterator<Item = &OtherEntity> + '_ {
+        self.renderer.other_entities()
+    }
+
+    /// Rows left out (see [`Collector::new`]).
+    pub fn ignored(&self) -> &[Counter] {
+        &self.ignored
+    }
+
+    /// Reads the latest values and writes their exposition into `out` (cleared first).
+    ///
+    /// A failure of the GPU reader is an error; a failure of the NvSwitch / NVLink / CPU
+    /// readers, of the health check or of the P2P status is logged (once until it works
+    /// again) and leaves those rows out.
+    pub fn collect(&mut self, out: &mut String) -> Result<()> {
+        self.reader.latest_into(&mut self.snap)?;
+        if !self.profiles_resolved {
+            resolve_profiles(&mut self.renderer, &self.snap, self.name_field);
+            self.profiles_resolved = true;
+        }
+        for o in &mut self.others {
+            match o.reader.latest_into(&mut o.snap) {
+                Ok(()) => {
+                    if std::mem::take(&mut o.failing) {
+                        log::info!("reading the {} rows works again", o.what);
+                    }
+                }
+                Err(e) => {
+                    if !std::mem::replace(&mut o.failing, true) {
+                        log::warn!("reading the {} rows failed: {e}", o.what);
+                    }
+                    o.snap.clear();
+                }
+            }
+        }
+        self.check_health();
+        self.read_p2p();
+        let windows: &[EventWindow] = match &mut self.events {
+            Some((reader, windows)) => {
+                match reader.since_last_call() {
+                    Ok(samples) => {
+                        for (entity, fields) in &samples {
+                            for w in windows.iter_mut() {
+                                let Some(src) = w.kind().source_field() else {
+                                    continue;
+                                };
+                                for s in fields.get(&src).into_iter().flatten() {
+                                    if let Value::Int(v) = s.value {
+                                        w.observe(entity.id, s.timestamp_us, v);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => log::warn!("reading XID / clock-event samples failed: {e}"),
+                }
+                let now = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros() as i64);
+                for w in windows.iter_mut() {
+                    w.prune(now);
+                }
+                windows
+            }
+            None => &[],
+        };
+        let mut snaps: Vec<&Snapshot> = Vec::with_capacity(1 + self.others.len());
+        snaps.push(&self.snap);
+        snaps.extend(self.others.iter().map(|o| &o.snap));
+        self.renderer.render_snapshots(&snaps, windows, out);
+        Ok(())
+    }
+
+    /// Runs the health check of `DCGM_EXP_GPU_HEALTH_STATUS` (making the health watch again
+    /// after a reconnection or a failure).
+    fn check_health(&mut self) {
+        let Some(hw) = &mut self.health else {
+            return;
+        };
+        let result = if hw.group.is_none() || hw.reconnects != self.reader.reconnects() {
+            hw.open(&self.reader)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| match &hw.group {
+            Some(g) => g.health_check(),
+            None => Err(Error::InvalidArgument("no health watch".into())),
+        });
+        let status = self.renderer.health_mut();
+        match result {
+            Ok(report) => {
+                status
+                    .get_or_insert_with(|| GpuHealth::new(hw.gpus.iter().copied()))
+                    .apply(&report);
+                if std::mem::take(&mut hw.failing) {
+                    log::info!("the GPU health check works again");
+                }
+            }
+            Err(e) => {
+                *status = None;
+                hw.group = None;
+                if !std::mem::replace(&mut hw.failing, true) {
+                    log::warn!("the GPU health check failed: {e}");
+                }
+            }
+        }
+    }
+
+    /// Reads the NVLink peer-to-peer status of `DCGM_EXP_P2P_STATUS`.
+    fn read_p2p(&mut self) {
+        let Some(failing) = &mut self.p2p else {
+            return;
+        };
+        let result = match self.reader.handle() {
+            Some(h) => h.system().nvlink_p2p_status(),
+            None => Err(Error::InvalidArgument("not connected".into())),
+        };
+        match result {
+            Ok(mut st) => {
+                let gpus = &self.renderer.gpu_base;
+                st.retain(|s| gpus.iter().any(|(g, _, _)| *g == s.gpu));
+                self.renderer.set_p2p(Some(st));
+                if std::mem::take(failing) {
+                    log::info!("reading the NVLink P2P status works again");
+                }
+            }
+            Err(e) => {
+                self.renderer.set_p2p(None);
+                if !std::mem::replace(failing, true) {
+                    log::warn!("reading the NVLink P2P status failed: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Names MIG profiles after `DCGM_FI_DEV_NAME` of each GPU instance, when DCGM reports a name
+/// other than the GPU's model.
+fn resolve_profiles(renderer: &mut Renderer, snap: &Snapshot, name_field: FieldId) {
+    let mut ids = renderer.identities().to_vec();
+    for id in &mut ids {
+        let Some(m) = id.mig.as_mut() else {
+            continue;
+        };
+        if let Some(Value::String(name)) = snap
+            .get(&id.entity)
+            .and_then(|f| f.get(&name_field))
+            .map(|v| &v.value)
+        {
+            let name = name.trim();
+            if !name.is_empty() && name != id.model_name {
+                m.profile = name.to_string();
+            }
+        }
+        if m.uuid.is_none()
+            && let Some(Value::String(uuid)) = snap
+                .get(&id.entity)
+                .and_then(|f| f.get(&MIG_UUID_FIELD))
+                .map(|v| &v.value)
+            && uuid.starts_with("MIG-")
+        {
+            m.uuid = Some(uuid.clone());
+        }
+    }
+    renderer.set_identities(ids);
+}
+
+fn is_profiling(c: &Counter) -> bool {
+    c.field_id()
+        .and_then(|f| f.info())
+        .is_some_and(|i| i.name.starts_with("DCGM_FI_PROF_"))
+}

@@ -1,0 +1,71 @@
+//! Prometheus exposition of DCGM values, compatible with NVIDIA's dcgm-exporter.
+//!
+//! * [`Renderer`] writes a [`Snapshot`](crate::Snapshot) as Prometheus text exposition format
+//!   0.0.4: one `# HELP`/`# TYPE` pair per metric family, families sorted by name, series in a
+//!   fixed entity order, label values escaped, blank values left out (never a sentinel number).
+//!   It writes into a `String` you keep and reuse; in steady state it allocates nothing per
+//!   value.
+//! * GPU and MIG series carry dcgm-exporter's labels: `gpu`, `UUID`, `pci_bus_id`, `device`
+//!   (`nvidiaN`), `modelName`, `Hostname`, and for MIG GPU instances `GPU_I_PROFILE` and
+//!   `GPU_I_ID`; then one label per `label` row of the counters file (`DCGM_FI_DRIVER_VERSION`,
+//!   ...), named as written in the file.
+//! * Rows of NvSwitch, NVLink, CPU and CPU-core fields ([`row_entity_group`]) are exported for
+//!   those entities ([`OtherEntity`]) with dcgm-exporter's labels for them (see [`labels`]):
+//!   `nvswitch="nvswitchN"`; `nvlink` with `nvswitch`, or with the GPU's `gpu`, `gpu_uuid`,
+//!   `pci_bus_id`, `device`, `model_name`; `cpu`; `cpucore` and `cpu`. Global `label` rows
+//!   label them too.
+//! * `DCGM_EXP_GPU_HEALTH_STATUS`: one series per GPU and health watch ([`HEALTH_WATCHES`]),
+//!   labels `health_watch` and `health_error_code`, value 0 / 10 / 20 (pass / warn / fail).
+//!   `DCGM_EXP_P2P_STATUS`: one series per GPU and peer GPU, labels `peer_gpu` and
+//!   `link_status`, value DCGM's P2P status (0 = OK).
+//! * [`DeviceSelection`] is dcgm-exporter's `-d` syntax (`f`, `g`, `g:0,1`, `g:0-3`, `i`,
+//!   `i:0,2-4`); [`discover_entities`] turns it into the entities to read, with their
+//!   identities. [`EntitySelection`] is the same syntax for `-s` (NvSwitches / links) and `-p`
+//!   (CPUs / cores); [`discover_other_entities`] resolves them. Both parse with one parser,
+//!   whose errors are [`SelectionError`]s.
+//! * [`EventWindow`] counts XID errors and clock events over a sliding window, for the
+//!   `DCGM_EXP_XID_ERRORS_COUNT` and `DCGM_EXP_CLOCK_EVENTS_COUNT` rows.
+//! * [`Collector`] ties it together: it connects, discovers, watches and renders.
+//!
+//! The pieces live in one file each, all re-exported here: entity identities and labels
+//! (`identity`), `-d`/`-s`/`-p` selections and discovery (`selection`), health and P2P verdicts
+//! (`verdicts`), event windows (`events`), the text format (`text`) and the collector
+//! (`collector`).
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let _lock = dcgm::testing::SimulatorLock::new(None)?;
+//! use dcgm_reader::{Collector, CollectorConfig, parse_counters};
+//! let counters = parse_counters(
+//!     "DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (C).\n\
+//!      DCGM_FI_DRIVER_VERSION, label, Driver version.\n",
+//! )?;
+//! let mut collector = Collector::new(CollectorConfig {
+//!     library_path: Some(dcgm::testing::simulator_path()),
+//!     ..CollectorConfig::new(counters)
+//! })?;
+//! let mut text = String::new();
+//! collector.collect(&mut text)?;
+//! assert!(text.contains("# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"));
+//! assert!(text.contains("DCGM_FI_DRIVER_VERSION=\""));
+//! # Ok(()) }
+//! ```
+
+mod collector;
+mod events;
+mod identity;
+mod selection;
+mod text;
+mod verdicts;
+
+pub use collector::{Collector, CollectorConfig};
+pub use events::{CLOCK_EVENT_REASONS, EventWindow};
+pub use identity::{
+    EntityIdentity, LabelOptions, LabelSet, MigInstance, OtherEntity, default_hostname,
+    escape_help, escape_label_value, labels, row_entity_group,
+};
+pub use selection::{
+    DeviceSelection, EntitySelection, SelectionError, discover_entities, discover_other_entities,
+};
+pub use text::{Renderer, SIMULATED_METRIC, WINDOW_LABEL, write_number};
+pub use verdicts::{GpuHealth, HEALTH_WATCHES, HealthVerdict, p2p_status_value};

@@ -1,0 +1,460 @@
+//! Which entities to export: dcgm-exporter's `-d` ([`DeviceSelection`]) and `-s` / `-p`
+//! ([`EntitySelection`]) syntax, one parser for both ([`SelectionError`]), and their discovery.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::str::FromStr;
+
+use dcgm::{Entity, EntityGroup, Error, FieldId, Handle, Result};
+
+use super::identity::{EntityIdentity, MigInstance, OtherEntity};
+
+/// Which entities to export, in dcgm-exporter's `-d` syntax.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DeviceSelection {
+    /// `f`: every GPU, except that a GPU in MIG mode is replaced by its GPU instances.
+    #[default]
+    Flex,
+    /// `g` (every GPU) or `g:0,1`, `g:0-3` (these GPU ids).
+    Gpus(Option<Vec<u32>>),
+    /// `i` (every MIG GPU instance) or `i:0,2-4` (these GPU-instance entity ids).
+    GpuInstances(Option<Vec<u32>>),
+}
+
+impl FromStr for DeviceSelection {
+    type Err = SelectionError;
+
+    /// ```
+    /// use dcgm_reader::DeviceSelection;
+    /// assert_eq!("f".parse(), Ok(DeviceSelection::Flex));
+    /// assert_eq!("g:0,2-3".parse(), Ok(DeviceSelection::Gpus(Some(vec![0, 2, 3]))));
+    /// assert_eq!("i".parse(), Ok(DeviceSelection::GpuInstances(None)));
+    /// assert!("f:1".parse::<DeviceSelection>().is_err());
+    /// ```
+    fn from_str(s: &str) -> std::result::Result<Self, SelectionError> {
+        Ok(match parse_selection(s)? {
+            Selector::Flex => Self::Flex,
+            Selector::G(ids) => Self::Gpus(ids),
+            Selector::I(ids) => Self::GpuInstances(ids),
+        })
+    }
+}
+
+/// Which NvSwitches and NVLinks (`-s/--switch-devices`), or which CPUs and CPU cores
+/// (`-p/--cpu-devices`), to export. dcgm-exporter's syntax for these flags: the letters of `-d`,
+/// `g` naming the top-level entities and `i` the sub-level ones.
+///
+/// | | `-s` (NvSwitches) | `-p` (CPUs) |
+/// |---|---|---|
+/// | `f` (default) | every NvSwitch, and every link of every NvSwitch that is up | every CPU and every core |
+/// | `g` / `g:0,2-3` | every NvSwitch / these NvSwitches; no links | every CPU / these CPUs; no cores |
+/// | `i` / `i:0-7` | the links (up) with these indices on every NvSwitch; no switch | every core / these cores; no CPU |
+///
+/// The NVLinks of GPUs follow `-d` instead (the links of the exported GPUs; none with `i`).
+///
+/// ```
+/// use dcgm_reader::exposition::EntitySelection;
+/// assert_eq!("f".parse(), Ok(EntitySelection::Flex));
+/// assert_eq!("g:0,2-3".parse(), Ok(EntitySelection::Major(Some(vec![0, 2, 3]))));
+/// assert_eq!("i".parse(), Ok(EntitySelection::Minor(None)));
+/// assert!("s:1".parse::<EntitySelection>().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum EntitySelection {
+    /// `f`: every top-level entity and every sub-level entity.
+    #[default]
+    Flex,
+    /// `g` (all) or `g:<ids>`: NvSwitches or CPUs.
+    Major(Option<Vec<u32>>),
+    /// `i` (all) or `i:<ids>`: NvSwitch link indices, or CPU cores.
+    Minor(Option<Vec<u32>>),
+}
+
+impl FromStr for EntitySelection {
+    type Err = SelectionError;
+
+    fn from_str(s: &str) -> std::result::Result<Self, SelectionError> {
+        Ok(match parse_selection(s)? {
+            Selector::Flex => Self::Flex,
+            Selector::G(ids) => Self::Major(ids),
+            Selector::I(ids) => Self::Minor(ids),
+        })
+    }
+}
+
+/// Why a [`DeviceSelection`] or an [`EntitySelection`] does not parse. The syntax is
+/// `<letter>[:<ids>]`: `f`, `g`, `g:0,1`, `g:0-3`, `i`, `i:0,2-4` (surrounding blanks allowed).
+///
+/// ```
+/// use dcgm_reader::{DeviceSelection, SelectionError};
+/// assert_eq!(
+///     "x".parse::<DeviceSelection>(),
+///     Err(SelectionError::UnknownSelection { given: "x".into() })
+/// );
+/// assert_eq!(
+///     "g:0,3-1".parse::<DeviceSelection>().unwrap_err().to_string(),
+///     "empty range \"3-1\" (in \"0,3-1\"): expected <first>-<last> with first <= last, like 0-3"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SelectionError {
+    /// The letter is not `f`, `g` or `i` (or nothing was given).
+    #[error(
+        "invalid device option {given:?}: expected f, g, g:<ids>, i or i:<ids> (ids like 0,2-4)"
+    )]
+    UnknownSelection {
+        /// The whole selection, trimmed.
+        given: String,
+    },
+    /// `f` with an id list (`f:0`): `f` takes none.
+    #[error("no id list can follow 'f' (in {given:?}): expected f alone, or g:<ids> or i:<ids>")]
+    IdsAfterFlex {
+        /// The whole selection, trimmed.
+        given: String,
+    },
+    /// An element of the id list that is not an id (a non-negative integer): `a` in `g:a`,
+    /// `2-3` in `i:1-2-3`, the empty text in `g:`.
+    #[error("{id:?} is not an id (in {list:?}): expected ids like 0,2-4")]
+    InvalidId {
+        /// The text that is not an id.
+        id: String,
+        /// The id list it is in (what follows the `:`).
+        list: String,
+    },
+    /// A range whose first id is greater than its last (`3-1`).
+    #[error(
+        "empty range {range:?} (in {list:?}): expected <first>-<last> with first <= last, like 0-3"
+    )]
+    EmptyRange {
+        /// The range.
+        range: String,
+        /// The id list it is in (what follows the `:`).
+        list: String,
+    },
+}
+
+/// The letter of a selection (`f`, `g` or `i`) with its ids; [`DeviceSelection`] and
+/// [`EntitySelection`] name `g` and `i` after what they select.
+enum Selector {
+    Flex,
+    G(Option<Vec<u32>>),
+    I(Option<Vec<u32>>),
+}
+
+/// Parses the `<letter>[:<ids>]` syntax of `-d`, `-s` and `-p`: `f`, `g`, `g:<ids>`, `i`,
+/// `i:<ids>`, the ids a comma-separated list of ids and ranges (`0,2-4`).
+fn parse_selection(s: &str) -> std::result::Result<Selector, SelectionError> {
+    let s = s.trim();
+    let (letter, range) = match s.split_once(':') {
+        Some((l, r)) => (l, Some(r)),
+        None => (s, None),
+    };
+    let ids = match range {
+        None => None,
+        Some(r) => Some(parse_id_list(r)?),
+    };
+    match (letter, ids) {
+        ("f", None) => Ok(Selector::Flex),
+        ("f", Some(_)) => Err(SelectionError::IdsAfterFlex { given: s.into() }),
+        ("g", ids) => Ok(Selector::G(ids)),
+        ("i", ids) => Ok(Selector::I(ids)),
+        _ => Err(SelectionError::UnknownSelection { given: s.into() }),
+    }
+}
+
+fn parse_id_list(r: &str) -> std::result::Result<Vec<u32>, SelectionError> {
+    let mut out = Vec::new();
+    for part in r.split(',') {
+        let part = part.trim();
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .map_err(|_| SelectionError::InvalidId {
+                    id: t.into(),
+                    list: r.into(),
+                })
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(SelectionError::EmptyRange {
+                        range: part.into(),
+                        list: r.into(),
+                    });
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(num(part)?),
+        }
+    }
+    out.dedup();
+    Ok(out)
+}
+
+/// `DCGM_FI_DEV_UUID`: for a GPU instance, its MIG device UUID.
+pub(super) const MIG_UUID_FIELD: FieldId = FieldId(54);
+
+/// The entities a [`DeviceSelection`] names, with their identities, in export order.
+///
+/// A MIG instance's profile starts as `<slices>g`; [`Collector`](super::Collector) replaces it
+/// with the name DCGM reports for the instance (`DCGM_FI_DEV_NAME` of the GPU instance, as
+/// dcgm-exporter does), when DCGM reports one.
+pub fn discover_entities(
+    handle: &Handle,
+    selection: &DeviceSelection,
+) -> Result<Vec<EntityIdentity>> {
+    let sys = handle.system();
+    let mut gpus = BTreeMap::new();
+    for gpu in sys.gpu_ids()? {
+        let a = sys.device_attributes(gpu)?;
+        gpus.insert(
+            gpu,
+            EntityIdentity::gpu(gpu, &a.uuid, &a.pci_bus_id, &a.name),
+        );
+    }
+    let needs_mig = !matches!(selection, DeviceSelection::Gpus(_));
+    let mig = if needs_mig {
+        match sys.mig_hierarchy() {
+            Ok(m) => m,
+            Err(e) if *selection == DeviceSelection::Flex => {
+                log::warn!("MIG hierarchy unavailable ({e}); exporting whole GPUs");
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        }
+    } else {
+        Vec::new()
+    };
+    let mut instances = Vec::new();
+    for m in &mig {
+        let Some(parent) = gpus.get(&m.gpu) else {
+            continue;
+        };
+        for gi in &m.instances {
+            let entity = Entity::new(EntityGroup::GpuInstance, gi.entity_id);
+            instances.push(EntityIdentity {
+                entity,
+                mig: Some(MigInstance {
+                    instance_id: gi.nvml_instance_id,
+                    profile: gi.slices.map(|s| format!("{s}g")).unwrap_or_default(),
+                    slices: gi.slices,
+                    uuid: None,
+                }),
+                ..parent.clone()
+            });
+        }
+    }
+    let mut out: Vec<EntityIdentity> = match selection {
+        DeviceSelection::Flex => gpus
+            .values()
+            .flat_map(|g| {
+                let mine: Vec<_> = instances
+                    .iter()
+                    .filter(|i| i.gpu == g.gpu)
+                    .cloned()
+                    .collect();
+                if mine.is_empty() {
+                    vec![g.clone()]
+                } else {
+                    mine
+                }
+            })
+            .collect(),
+        DeviceSelection::Gpus(None) => gpus.values().cloned().collect(),
+        DeviceSelection::Gpus(Some(ids)) => ids
+            .iter()
+            .map(|id| {
+                gpus.get(id)
+                    .cloned()
+                    .ok_or_else(|| Error::InvalidArgument(format!("GPU {id} does not exist")))
+            })
+            .collect::<Result<_>>()?,
+        DeviceSelection::GpuInstances(None) => {
+            if instances.is_empty() {
+                return Err(Error::InvalidArgument(
+                    "no MIG GPU instances: 'i' needs a GPU in MIG mode".into(),
+                ));
+            }
+            instances
+        }
+        DeviceSelection::GpuInstances(Some(ids)) => ids
+            .iter()
+            .map(|id| {
+                instances
+                    .iter()
+                    .find(|i| i.entity.id == *id)
+                    .cloned()
+                    .ok_or_else(|| {
+                        Error::InvalidArgument(format!("GPU instance {id} does not exist"))
+                    })
+            })
+            .collect::<Result<_>>()?,
+    };
+    out.sort_by_key(EntityIdentity::sort_key);
+    Ok(out)
+}
+
+/// The NvSwitches, NVLinks, CPUs and CPU cores to export, in export order, for the entity
+/// groups in `groups` (only those are looked up, so a counters file without NvSwitch or CPU
+/// rows costs nothing).
+///
+/// * NvSwitches and their links follow `switches`, CPUs and their cores follow `cpus` (see
+///   [`EntitySelection`]); only links that are up are exported, as dcgm-exporter does.
+/// * GPU links are those (up) of the GPUs of `gpus` (pass the identities of the `-d`
+///   selection, or none for dcgm-exporter's `-d i`).
+/// * Ids that do not exist are an [`Error::InvalidArgument`]. A machine without NvSwitches or
+///   CPUs DCGM knows about simply has none (logged), unless ids were asked for.
+pub fn discover_other_entities(
+    handle: &Handle,
+    groups: &[EntityGroup],
+    gpus: &[EntityIdentity],
+    switches: &EntitySelection,
+    cpus: &EntitySelection,
+) -> Result<Vec<OtherEntity>> {
+    let sys = handle.system();
+    let want = |g: EntityGroup| groups.contains(&g);
+    let mut out = Vec::new();
+    let explicit = |s: &EntitySelection| {
+        matches!(
+            s,
+            EntitySelection::Major(Some(_)) | EntitySelection::Minor(Some(_))
+        )
+    };
+
+    if want(EntityGroup::Switch) {
+        let all: Vec<u32> = match sys.entities(EntityGroup::Switch, false) {
+            Ok(e) => e.into_iter().map(|e| e.id).collect(),
+            Err(e) if !explicit(switches) => {
+                log::info!("cannot list the NvSwitches ({e}); not exporting NvSwitch rows");
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
+        if all.is_empty() && !explicit(switches) {
+            log::info!("no NvSwitch found; NvSwitch rows have nothing to export");
+        }
+        match switches {
+            EntitySelection::Flex | EntitySelection::Major(None) => {
+                out.extend(all.iter().map(|&id| OtherEntity::Switch { id }));
+            }
+            EntitySelection::Major(Some(ids)) => {
+                for &id in ids {
+                    if !all.contains(&id) {
+                        return Err(Error::InvalidArgument(format!(
+                            "NvSwitch {id} does not exist"
+                        )));
+                    }
+                    out.push(OtherEntity::Switch { id });
+                }
+            }
+            EntitySelection::Minor(_) => {}
+        }
+    }
+
+    if want(EntityGroup::Link) {
+        let status = match sys.nvlink_status() {
+            Ok(s) => Some(s),
+            Err(e) if !explicit(switches) => {
+                log::info!("cannot read the NVLink states ({e}); not exporting NVLink rows");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(status) = status {
+            let up = |links: &[dcgm::LinkState]| -> Vec<u32> {
+                (0..links.len() as u32)
+                    .filter(|&i| links[i as usize] == dcgm::LinkState::Up)
+                    .collect()
+            };
+            let wanted: Option<Option<&[u32]>> = match switches {
+                EntitySelection::Flex | EntitySelection::Minor(None) => Some(None),
+                EntitySelection::Minor(Some(ids)) => Some(Some(ids)),
+                EntitySelection::Major(_) => None,
+            };
+            if let Some(Some(ids)) = wanted {
+                for &i in ids {
+                    if !status.switches.iter().any(|(_, l)| (i as usize) < l.len()) {
+                        return Err(Error::InvalidArgument(format!(
+                            "no NvSwitch has a link {i}"
+                        )));
+                    }
+                }
+            }
+            if let Some(ids) = wanted {
+                for (switch, links) in &status.switches {
+                    for link in up(links) {
+                        if ids.is_none_or(|ids| ids.contains(&link)) {
+                            out.push(OtherEntity::SwitchLink {
+                                switch: *switch,
+                                link,
+                            });
+                        }
+                    }
+                }
+            }
+            let mut seen = BTreeSet::new();
+            for id in gpus {
+                if !seen.insert(id.gpu) {
+                    continue;
+                }
+                if let Some((_, links)) = status.gpus.iter().find(|(g, _)| *g == id.gpu) {
+                    out.extend(up(links).into_iter().map(|l| OtherEntity::gpu_link(id, l)));
+                }
+            }
+        }
+    }
+
+    if want(EntityGroup::Cpu) || want(EntityGroup::CpuCore) {
+        let hierarchy = match sys.cpu_hierarchy() {
+            Ok(h) => h,
+            Err(e) if !explicit(cpus) => {
+                log::info!("cannot read the CPU hierarchy ({e}); not exporting CPU rows");
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
+        if hierarchy.is_empty() && !explicit(cpus) {
+            log::info!("no CPU found; CPU rows have nothing to export");
+        }
+        let check = |ids: &[u32], exists: &dyn Fn(u32) -> bool, what: &str| -> Result<()> {
+            match ids.iter().find(|&&id| !exists(id)) {
+                Some(id) => Err(Error::InvalidArgument(format!(
+                    "{what} {id} does not exist"
+                ))),
+                None => Ok(()),
+            }
+        };
+        let (cpu_ids, core_ids): (Option<&[u32]>, Option<&[u32]>) = match cpus {
+            EntitySelection::Major(Some(ids)) => {
+                check(ids, &|id| hierarchy.iter().any(|c| c.id == id), "CPU")?;
+                (Some(ids), Some(&[]))
+            }
+            EntitySelection::Minor(Some(ids)) => {
+                check(
+                    ids,
+                    &|id| hierarchy.iter().any(|c| c.cores.contains(&id)),
+                    "CPU core",
+                )?;
+                (Some(&[]), Some(ids))
+            }
+            EntitySelection::Major(None) => (None, Some(&[])),
+            EntitySelection::Minor(None) => (Some(&[]), None),
+            EntitySelection::Flex => (None, None),
+        };
+        for cpu in &hierarchy {
+            if want(EntityGroup::Cpu) && cpu_ids.is_none_or(|ids| ids.contains(&cpu.id)) {
+                out.push(OtherEntity::Cpu { id: cpu.id });
+            }
+            if want(EntityGroup::CpuCore) {
+                for &core in &cpu.cores {
+                    if core_ids.is_none_or(|ids| ids.contains(&core)) {
+                        out.push(OtherEntity::CpuCore { cpu: cpu.id, core });
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by_key(OtherEntity::sort_key);
+    Ok(out)
+}

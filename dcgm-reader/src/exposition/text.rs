@@ -1,0 +1,547 @@
+//! The Prometheus text exposition format: [`Renderer`] writes snapshots as families of
+//! series.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use dcgm::{Entity, EntityGroup, FieldId, FieldValue, GpuP2pStatus, Value};
+
+use super::events::EventWindow;
+use super::identity::{
+    EntityIdentity, LabelOptions, LabelSet, OtherEntity, base_labels, escape_help,
+    escape_label_value, is_global_field, labels, other_labels, row_entity_group,
+};
+use super::verdicts::{GpuHealth, HEALTH_WATCHES, p2p_status_value};
+use crate::counters::{Counter, CounterField, ExporterCounter, MetricKind, is_label_name};
+use crate::reader::Snapshot;
+
+/// Name of the gauge that tells whether the values are simulated.
+pub const SIMULATED_METRIC: &str = "dcgm_exporter_simulated";
+
+/// Label used for the window size of the windowed exporter rows (as dcgm-exporter).
+pub const WINDOW_LABEL: &str = "window_size_in_ms";
+
+struct Family {
+    name: String,
+    /// Escaped help text.
+    help: String,
+    kind: MetricKind,
+    field: CounterField,
+    /// The entities a field row is exported for ([`row_entity_group`]).
+    group: EntityGroup,
+}
+
+/// A `label` row.
+struct LabelRow {
+    field: FieldId,
+    name: String,
+    /// The entities it labels ([`row_entity_group`]), every entity when `global`.
+    group: EntityGroup,
+    global: bool,
+}
+
+/// Writes snapshots in Prometheus text format; see the [module docs](super).
+///
+/// ```
+/// use dcgm::{Entity, FieldId, FieldValue, Value};
+/// use dcgm_reader::{EntityIdentity, LabelOptions, Renderer, Snapshot, parse_counters};
+/// let counters = parse_counters("DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (C).").unwrap();
+/// let gpu0 = EntityIdentity::gpu(0, "GPU-1234", "00000000:18:00.0", "NVIDIA H100 80GB HBM3");
+/// let opts = LabelOptions { hostname: Some("node-1".into()), ..LabelOptions::default() };
+/// let mut r = Renderer::new(&counters, vec![gpu0], opts);
+/// let mut snap = Snapshot::new();
+/// let v = FieldValue { entity: Entity::gpu(0), field: FieldId(150), timestamp_us: 0,
+///                      value: Value::Int(41), status: 0 };
+/// snap.entry(Entity::gpu(0)).or_default().insert(FieldId(150), v);
+/// let mut text = String::new();
+/// r.render(&snap, &[], &mut text);
+/// assert!(text.contains(
+///     "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-1234\",pci_bus_id=\"00000000:18:00.0\",\
+///      device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\"} 41\n"));
+/// ```
+///
+/// Rows of NvSwitch, NVLink, CPU and CPU-core fields ([`row_entity_group`]) are written for the
+/// entities given to [`Renderer::set_other_entities`], with dcgm-exporter's labels for them:
+///
+/// ```
+/// use dcgm::{Entity, EntityGroup, FieldId, FieldValue, Value};
+/// use dcgm_reader::exposition::OtherEntity;
+/// use dcgm_reader::{LabelOptions, Renderer, Snapshot, parse_counters};
+/// let counters = parse_counters("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS, gauge, t\n").unwrap();
+/// let mut r = Renderer::new(&counters, vec![], LabelOptions { hostname: None, ..Default::default() });
+/// r.set_other_entities(vec![OtherEntity::Switch { id: 2 }]);
+/// let e = Entity::new(EntityGroup::Switch, 2);
+/// let f = FieldId::parse("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS").unwrap();
+/// let mut snap = Snapshot::new();
+/// snap.entry(e).or_default().insert(f, FieldValue { entity: e, field: f, timestamp_us: 0,
+///                                                  value: Value::Int(47), status: 0 });
+/// let mut text = String::new();
+/// r.render(&snap, &[], &mut text);
+/// assert!(text.contains("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS{nvswitch=\"nvswitch2\"} 47\n"));
+/// ```
+pub struct Renderer {
+    families: Vec<Family>,
+    /// `label` rows, sorted by name.
+    labels: Vec<LabelRow>,
+    identities: Vec<EntityIdentity>,
+    opts: LabelOptions,
+    /// Per identity: its fixed labels, without braces.
+    base: Vec<String>,
+    /// Per identity: the labels of `label` rows, rebuilt each render (the buffers are kept).
+    row: Vec<String>,
+    /// Per physical GPU of the identities: its id, its labels without MIG labels (for the
+    /// health and P2P rows), and the index of its first identity (whose `label` rows it uses).
+    pub(super) gpu_base: Vec<(u32, String, usize)>,
+    /// NvSwitches, NVLinks, CPUs and cores, in export order, with their entities.
+    others: Vec<(OtherEntity, Entity, EntityGroup)>,
+    /// Per other entity: its fixed labels.
+    other_base: Vec<String>,
+    /// Per other entity: the labels of `label` rows.
+    other_row: Vec<String>,
+    health: Option<GpuHealth>,
+    p2p: Option<Vec<GpuP2pStatus>>,
+    /// Per identity: the label sets of the workloads on it (`,pod="…",…`), one series each;
+    /// empty: one series without them.
+    workload: Vec<Vec<String>>,
+    simulated: Option<bool>,
+    xid_field: Option<FieldId>,
+    scratch: Vec<(i64, u64)>,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field(
+                "families",
+                &self.families.iter().map(|x| &x.name).collect::<Vec<_>>(),
+            )
+            .field("identities", &self.identities.len())
+            .field("other_entities", &self.others.len())
+            .finish()
+    }
+}
+
+/// The values of `entity` in the first snapshot that has it.
+fn values_of<'a>(
+    snaps: &[&'a Snapshot],
+    entity: &Entity,
+) -> Option<&'a BTreeMap<FieldId, FieldValue>> {
+    snaps.iter().find_map(|s| s.get(entity))
+}
+
+/// Rebuilds the `label`-row labels of one entity of `group`.
+fn fill_row(
+    row: &mut String,
+    values: Option<&BTreeMap<FieldId, FieldValue>>,
+    labels: &[LabelRow],
+    group: EntityGroup,
+) {
+    row.clear();
+    let Some(values) = values else {
+        return;
+    };
+    for l in labels {
+        if !(l.global || l.group == group) {
+            continue;
+        }
+        let Some(v) = values.get(&l.field) else {
+            continue;
+        };
+        let start = row.len();
+        let _ = write!(row, ",{}=\"", l.name);
+        let ok = match &v.value {
+            Value::String(s) => {
+                escape_label_value(s, row);
+                true
+            }
+            Value::Int(_) | Value::Double(_) => write_number(&v.value, row),
+            _ => false,
+        };
+        if ok {
+            row.push('"');
+        } else {
+            row.truncate(start);
+        }
+    }
+}
+
+/// Writes one series: `name{base row} value`, nothing when the value is not a number.
+fn write_series(out: &mut String, name: &str, base: &str, row: &str, v: &Value) {
+    if !matches!(v, Value::Int(_) | Value::Double(_)) {
+        return;
+    }
+    let line = out.len();
+    let _ = write!(out, "{name}{{{base}{row}}} ");
+    if write_number(v, out) {
+        out.push('\n');
+    } else {
+        out.truncate(line);
+    }
+}
+
+impl Renderer {
+    /// A renderer of `counters` for `identities` (which are sorted into export order).
+    pub fn new(
+        counters: &[Counter],
+        mut identities: Vec<EntityIdentity>,
+        opts: LabelOptions,
+    ) -> Self {
+        let mut families: Vec<Family> = counters
+            .iter()
+            .filter(|c| !c.is_label())
+            .map(|c| Family {
+                name: c.metric_name.clone(),
+                help: escape_help(&c.help),
+                kind: c.kind,
+                field: c.field,
+                group: c.field_id().map_or(EntityGroup::Gpu, row_entity_group),
+            })
+            .collect();
+        families.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut labels: Vec<LabelRow> = counters
+            .iter()
+            .filter(|c| c.is_label())
+            .filter_map(|c| {
+                let field = c.field_id()?;
+                Some(LabelRow {
+                    field,
+                    name: c.metric_name.clone(),
+                    group: row_entity_group(field),
+                    global: is_global_field(field),
+                })
+            })
+            .collect();
+        labels.sort_by(|a, b| a.name.cmp(&b.name));
+        identities.sort_by_key(EntityIdentity::sort_key);
+        let mut r = Self {
+            families,
+            labels,
+            identities: Vec::new(),
+            opts,
+            base: Vec::new(),
+            row: Vec::new(),
+            gpu_base: Vec::new(),
+            others: Vec::new(),
+            other_base: Vec::new(),
+            other_row: Vec::new(),
+            health: None,
+            p2p: None,
+            workload: Vec::new(),
+            simulated: None,
+            xid_field: ExporterCounter::XidErrorsCount.source_field(),
+            scratch: Vec::new(),
+        };
+        r.set_identities(identities);
+        r
+    }
+
+    /// Adds the `dcgm_exporter_simulated` gauge (1 when `simulated`), and, when simulated,
+    /// a note on every help text.
+    pub fn mark_simulated(&mut self, simulated: bool) {
+        if simulated && self.simulated != Some(true) {
+            for f in &mut self.families {
+                f.help
+                    .push_str(" [simulated: values come from dcgm-sim, not from a GPU]");
+            }
+        }
+        self.simulated = Some(simulated);
+    }
+
+    /// The identities, in export order.
+    pub fn identities(&self) -> &[EntityIdentity] {
+        &self.identities
+    }
+
+    /// Replaces the identities (e.g. once MIG profile names are known).
+    pub fn set_identities(&mut self, mut identities: Vec<EntityIdentity>) {
+        identities.sort_by_key(EntityIdentity::sort_key);
+        self.base = identities
+            .iter()
+            .map(|i| base_labels(i, &self.opts))
+            .collect();
+        self.row = vec![String::new(); identities.len()];
+        // Workload labels stay with their entity.
+        let mut old: Vec<(Entity, Vec<String>)> = self
+            .identities
+            .iter()
+            .map(|i| i.entity)
+            .zip(std::mem::take(&mut self.workload))
+            .collect();
+        self.workload = identities
+            .iter()
+            .map(|i| {
+                old.iter_mut()
+                    .find(|(e, _)| *e == i.entity)
+                    .map(|(_, w)| std::mem::take(w))
+                    .unwrap_or_default()
+            })
+            .collect();
+        self.gpu_base.clear();
+        for (i, id) in identities.iter().enumerate() {
+            if self.gpu_base.iter().all(|(g, _, _)| *g != id.gpu) {
+                let whole = EntityIdentity {
+                    entity: Entity::gpu(id.gpu),
+                    mig: None,
+                    ..id.clone()
+                };
+                self.gpu_base
+                    .push((id.gpu, base_labels(&whole, &self.opts), i));
+            }
+        }
+        self.identities = identities;
+    }
+
+    /// The NvSwitches, NVLinks, CPUs and CPU cores, in export order.
+    pub fn other_entities(&self) -> impl ExactSizeIterator<Item = &OtherEntity> + '_ {
+        self.others.iter().map(|(o, _, _)| o)
+    }
+
+    /// Sets the NvSwitches, NVLinks, CPUs and CPU cores whose rows are exported (sorted into
+    /// export order: switches, links, CPUs, cores).
+    pub fn set_other_entities(&mut self, mut others: Vec<OtherEntity>) {
+        others.sort_by_key(OtherEntity::sort_key);
+        self.other_base = others.iter().map(|o| other_labels(o, &self.opts)).collect();
+        self.other_row = vec![String::new(); others.len()];
+        self.others = others
+            .into_iter()
+            .map(|o| {
+                let (e, g) = (o.entity(), o.group());
+                (o, e, g)
+            })
+            .collect();
+    }
+
+    /// Labels of the workloads on each GPU or GPU instance (Kubernetes pods, HPC jobs):
+    /// `labels` gives, per identity, one label set per series (dcgm-exporter writes one series
+    /// per HPC job); no set leaves the identity's series as they are. Label names that are
+    /// not Prometheus label names are left out; values are escaped. Applies to the identities'
+    /// own rows and event windows, until the next call.
+    pub fn set_workload_labels(&mut self, labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>) {
+        for (id, slot) in self.identities.iter().zip(&mut self.workload) {
+            slot.clear();
+            for set in labels(id) {
+                let mut s = String::new();
+                for (name, value) in set.iter().filter(|(n, _)| is_label_name(n)) {
+                    let _ = write!(s, ",{name}=\"");
+                    escape_label_value(value, &mut s);
+                    s.push('"');
+                }
+                slot.push(s);
+            }
+        }
+    }
+
+    /// The verdicts written by the `DCGM_EXP_GPU_HEALTH_STATUS` row (`None`: the row is left
+    /// out). Only GPUs of the identities are written.
+    pub fn health_mut(&mut self) -> &mut Option<GpuHealth> {
+        &mut self.health
+    }
+
+    /// The statuses written by the `DCGM_EXP_P2P_STATUS` row (`None`: the row is left out).
+    /// Only GPUs of the identities are written, with every peer.
+    pub fn set_p2p(&mut self, p2p: Option<Vec<GpuP2pStatus>>) {
+        self.p2p = p2p;
+    }
+
+    /// Writes the exposition of `snap` into `out` (cleared first). `windows` feed the
+    /// `DCGM_EXP_XID_ERRORS_COUNT` / `DCGM_EXP_CLOCK_EVENTS_COUNT` rows; a windowed row
+    /// without its window is left out.
+    pub fn render(&mut self, snap: &Snapshot, windows: &[EventWindow], out: &mut String) {
+        self.render_snapshots(&[snap], windows, out);
+    }
+
+    /// Like [`Renderer::render`], with the values spread over several snapshots (one per
+    /// reader): an entity's values are taken from the first snapshot that has the entity.
+    pub fn render_snapshots(
+        &mut self,
+        snaps: &[&Snapshot],
+        windows: &[EventWindow],
+        out: &mut String,
+    ) {
+        out.clear();
+        for (i, id) in self.identities.iter().enumerate() {
+            let values = values_of(snaps, &id.entity);
+            fill_row(&mut self.row[i], values, &self.labels, EntityGroup::Gpu);
+        }
+        for (i, (_, e, g)) in self.others.iter().enumerate() {
+            fill_row(
+                &mut self.other_row[i],
+                values_of(snaps, e),
+                &self.labels,
+                *g,
+            );
+        }
+        for f in &self.families {
+            let start = out.len();
+            let _ = write!(
+                out,
+                "# HELP {} {}\n# TYPE {} {}\n",
+                f.name,
+                f.help,
+                f.name,
+                f.kind.exposition_type()
+            );
+            let header_end = out.len();
+            match f.field {
+                CounterField::Dcgm(field) if f.group == EntityGroup::Gpu => {
+                    for (i, id) in self.identities.iter().enumerate() {
+                        let Some(v) = values_of(snaps, &id.entity).and_then(|m| m.get(&field))
+                        else {
+                            continue;
+                        };
+                        if !matches!(v.value, Value::Int(_) | Value::Double(_)) {
+                            continue;
+                        }
+                        for extra in variants(&self.workload[i]) {
+                            let line = out.len();
+                            let _ =
+                                write!(out, "{}{{{}{}{extra}", f.name, self.base[i], self.row[i]);
+                            if Some(field) == self.xid_field
+                                && let Value::Int(x) = v.value
+                            {
+                                let _ = write!(out, ",err_code=\"{x}\"");
+                            }
+                            out.push_str("} ");
+                            if write_number(&v.value, out) {
+                                out.push('\n');
+                            } else {
+                                out.truncate(line);
+                            }
+                        }
+                    }
+                }
+                CounterField::Dcgm(field) => {
+                    for (i, (_, e, g)) in self.others.iter().enumerate() {
+                        if *g != f.group {
+                            continue;
+                        }
+                        if let Some(v) = values_of(snaps, e).and_then(|m| m.get(&field)) {
+                            write_series(
+                                out,
+                                &f.name,
+                                &self.other_base[i],
+                                &self.other_row[i],
+                                &v.value,
+                            );
+                        }
+                    }
+                }
+                CounterField::Exporter(ExporterCounter::GpuHealthStatus) => {
+                    let Some(h) = &self.health else {
+                        out.truncate(start);
+                        continue;
+                    };
+                    for (gpu, base, first) in &self.gpu_base {
+                        let Some(verdicts) = h.verdicts(*gpu) else {
+                            continue;
+                        };
+                        for (v, (_, watch)) in verdicts.iter().zip(HEALTH_WATCHES) {
+                            let _ = write!(
+                                out,
+                                "{}{{{}{},{}=\"{watch}\",{}=\"",
+                                f.name,
+                                base,
+                                self.row[*first],
+                                labels::HEALTH_WATCH,
+                                labels::HEALTH_ERROR_CODE
+                            );
+                            v.write_error_code(out);
+                            let _ = writeln!(out, "\"}} {}", v.value());
+                        }
+                    }
+                }
+                CounterField::Exporter(ExporterCounter::P2pStatus) => {
+                    let Some(p2p) = &self.p2p else {
+                        out.truncate(start);
+                        continue;
+                    };
+                    for (gpu, base, first) in &self.gpu_base {
+                        let Some(st) = p2p.iter().find(|s| s.gpu == *gpu) else {
+                            continue;
+                        };
+                        for (peer, status) in &st.peers {
+                            let (value, name) = p2p_status_value(*status);
+                            let _ = writeln!(
+                                out,
+                                "{}{{{}{},{}=\"{peer}\",{}=\"{name}\"}} {value}",
+                                f.name,
+                                base,
+                                self.row[*first],
+                                labels::PEER_GPU,
+                                labels::LINK_STATUS
+                            );
+                        }
+                    }
+                }
+                CounterField::Exporter(kind) => {
+                    if let Some(w) = windows.iter().find(|w| w.kind() == kind) {
+                        let window_ms = w.window().as_millis();
+                        for (i, id) in self.identities.iter().enumerate() {
+                            w.counts_into(id.gpu, &mut self.scratch);
+                            for extra in variants(&self.workload[i]) {
+                                if self.scratch.is_empty() {
+                                    let _ = writeln!(
+                                        out,
+                                        "{}{{{}{}{extra},{WINDOW_LABEL}=\"{window_ms}\"}} 0",
+                                        f.name, self.base[i], self.row[i]
+                                    );
+                                }
+                                for &(key, n) in &self.scratch {
+                                    let _ = write!(
+                                        out,
+                                        "{}{{{}{}{extra}",
+                                        f.name, self.base[i], self.row[i]
+                                    );
+                                    w.write_key_label(key, out);
+                                    let _ = writeln!(out, ",{WINDOW_LABEL}=\"{window_ms}\"}} {n}");
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if out.len() == header_end {
+                out.truncate(start);
+            }
+        }
+        if let Some(sim) = self.simulated {
+            let _ = write!(
+                out,
+                "# HELP {SIMULATED_METRIC} 1 when the values come from dcgm-sim, a DCGM simulator, \
+                 instead of real GPUs.\n# TYPE {SIMULATED_METRIC} gauge\n{SIMULATED_METRIC} {}\n",
+                u8::from(sim)
+            );
+        }
+    }
+}
+
+/// The workload label strings of an identity, or one empty string for its plain series.
+fn variants(workload: &[String]) -> impl Iterator<Item = &str> {
+    let plain = workload.is_empty().then_some("");
+    workload.iter().map(String::as_str).chain(plain)
+}
+
+/// Appends a number as Prometheus writes sample values (`NaN`, `+Inf`, `-Inf`, integers
+/// without a fraction, exponents for very large or small magnitudes). Returns `false`, writing
+/// nothing, for anything that is not a number.
+pub fn write_number(v: &Value, out: &mut String) -> bool {
+    match v {
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Double(d) => {
+            let d = *d;
+            if d.is_nan() {
+                out.push_str("NaN");
+            } else if d.is_infinite() {
+                out.push_str(if d > 0.0 { "+Inf" } else { "-Inf" });
+            } else if d != 0.0 && (d.abs() >= 1e15 || d.abs() < 1e-4) {
+                let _ = write!(out, "{d:e}");
+            } else {
+                let _ = write!(out, "{d}");
+            }
+        }
+        _ => return false,
+    }
+    true
+}
