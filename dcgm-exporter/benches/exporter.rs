@@ -1,7 +1,8 @@
-//! The exporter: rendering 8 GPUs plus 3 MIG instances × 40 fields, a full collection (read +
-//! render) from the simulator, and `/metrics` requests per second on loopback through the
-//! exporter's own HTTP server. Under `cargo test` (no `--bench` argument) everything runs once,
-//! briefly.
+//! The exporter: rendering 8 GPUs plus 3 MIG instances, and 1,024 entities, × 40 fields; a
+//! full collection (read + render) from the simulator; `/metrics` scrape latency at both sizes,
+//! requests per second with 2 and 64 keep-alive clients, and the process's resident set over
+//! 10,000 scrapes, on loopback through the exporter's own HTTP server. Under `cargo test` (no
+//! `--bench` argument) everything runs once, briefly.
 //!
 //! `cargo bench --bench exporter`
 
@@ -91,7 +92,8 @@ fn snapshot(counters: &[Counter], ids: &[EntityIdentity]) -> Snapshot {
     snap
 }
 
-fn http_rps(text: String, duration: Duration) -> f64 {
+/// Starts the exporter's server on loopback with `text` published; returns its address.
+fn serve(text: String) -> std::net::SocketAddr {
     let listener = server::bind("127.0.0.1:0").expect("bind loopback");
     let addr = listener.local_addr().expect("local addr");
     let published = Arc::new(Mutex::new(server::Published {
@@ -102,33 +104,59 @@ fn http_rps(text: String, duration: Duration) -> f64 {
     }));
     let web = Arc::new(server::WebConfig::none());
     std::thread::spawn(move || server::serve(listener, web, published));
+    addr
+}
+
+/// A keep-alive client: one `/metrics` exchange per call.
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    body: Vec<u8>,
+}
+
+impl Client {
+    fn new(addr: std::net::SocketAddr) -> Self {
+        let stream = TcpStream::connect(addr).expect("connect loopback");
+        stream.set_nodelay(true).ok();
+        Self {
+            reader: BufReader::new(stream.try_clone().expect("clone")),
+            writer: stream,
+            body: Vec::new(),
+        }
+    }
+
+    fn scrape(&mut self) -> usize {
+        self.writer
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n")
+            .expect("write");
+        let mut len = 0usize;
+        loop {
+            let mut line = String::new();
+            self.reader.read_line(&mut line).expect("read head");
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().expect("length");
+            }
+        }
+        self.body.resize(len, 0);
+        self.reader.read_exact(&mut self.body).expect("read body");
+        len
+    }
+}
+
+/// Requests per second of `clients` keep-alive clients scraping as fast as they can.
+fn http_rps(addr: std::net::SocketAddr, clients: usize, duration: Duration) -> f64 {
     let stop = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
-    let clients: Vec<_> = (0..2)
+    let clients: Vec<_> = (0..clients)
         .map(|_| {
             let (stop, count) = (stop.clone(), count.clone());
             std::thread::spawn(move || {
-                let stream = TcpStream::connect(addr).expect("connect loopback");
-                stream.set_nodelay(true).ok();
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut w = stream;
-                let mut body = Vec::new();
+                let mut c = Client::new(addr);
                 while !stop.load(Ordering::Relaxed) {
-                    w.write_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n")
-                        .expect("write");
-                    let mut len = 0usize;
-                    loop {
-                        let mut line = String::new();
-                        reader.read_line(&mut line).expect("read head");
-                        if line == "\r\n" || line.is_empty() {
-                            break;
-                        }
-                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            len = v.trim().parse().expect("length");
-                        }
-                    }
-                    body.resize(len, 0);
-                    reader.read_exact(&mut body).expect("read body");
+                    c.scrape();
                     count.fetch_add(1, Ordering::Relaxed);
                 }
             })
@@ -141,6 +169,68 @@ fn http_rps(text: String, duration: Duration) -> f64 {
         c.join().expect("client");
     }
     count.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Median and 99th percentile of one scrape by a lone keep-alive client, over `n` scrapes.
+fn scrape_latency(addr: std::net::SocketAddr, n: usize) -> (Duration, Duration) {
+    let mut c = Client::new(addr);
+    let mut t: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t0 = Instant::now();
+            black_box(c.scrape());
+            t0.elapsed()
+        })
+        .collect();
+    t.sort();
+    (t[n / 2], t[(n * 99 / 100).min(n - 1)])
+}
+
+/// `n` synthetic entities: GPUs with 7 MIG instances on every eighth, up to `n` in all.
+fn many_identities(n: usize) -> Vec<EntityIdentity> {
+    let mut ids = Vec::with_capacity(n);
+    let mut gpu = 0u32;
+    let mut gi = 0u32;
+    while ids.len() < n {
+        let base = EntityIdentity::gpu(
+            gpu,
+            &format!("GPU-{gpu:08x}-1111-2222-3333-444444444444"),
+            &format!("00000000:{:02X}:{:02X}.0", gpu / 32, gpu % 32),
+            "NVIDIA H100 80GB HBM3",
+        );
+        if gpu % 8 == 7 {
+            for i in 0..7 {
+                if ids.len() == n {
+                    break;
+                }
+                let mut id = base.clone();
+                id.entity = Entity::new(EntityGroup::GpuInstance, gi);
+                id.mig = Some(MigInstance {
+                    instance_id: Some(i + 1),
+                    profile: "1g.10gb".into(),
+                    slices: Some(1),
+                    uuid: None,
+                });
+                gi += 1;
+                ids.push(id);
+            }
+        } else {
+            ids.push(base);
+        }
+        gpu += 1;
+    }
+    ids
+}
+
+/// The process's resident set, KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 fn main() {
@@ -186,8 +276,59 @@ fn main() {
     c.final_summary();
 
     let secs = if full { 3.0 } else { 0.3 };
-    let rps = http_rps(text, Duration::from_secs_f64(secs));
+    let small = serve(text.clone());
+    let (p50, p99) = scrape_latency(small, if full { 2000 } else { 50 });
     println!(
-        "exporter: {rps:.0} /metrics requests per second on loopback (2 keep-alive clients, {secs} s)"
+        "exporter: /metrics scrape of 8 GPUs + 3 MIG instances ({} bytes): median {:.1} µs, p99 {:.1} µs",
+        text.len(),
+        p50.as_secs_f64() * 1e6,
+        p99.as_secs_f64() * 1e6
+    );
+    for clients in [2, 64] {
+        let rps = http_rps(small, clients, Duration::from_secs_f64(secs));
+        println!(
+            "exporter: {rps:.0} /metrics requests per second on loopback ({clients} keep-alive clients, {secs} s)"
+        );
+    }
+
+    // 1,024 entities (GPUs, every eighth with 7 MIG instances), 40 fields each.
+    let big_ids = many_identities(1024);
+    let big_snap = snapshot(&counters, &big_ids);
+    let mut big = Renderer::new(&counters, big_ids, LabelOptions::default());
+    let mut big_text = String::new();
+    let t0 = Instant::now();
+    let rounds = if full { 50 } else { 2 };
+    for _ in 0..rounds {
+        big.render(&big_snap, &[], &mut big_text);
+    }
+    println!(
+        "exporter: rendering 1,024 entities x 40 fields ({} series, {} bytes): {:.2} ms",
+        big_text.lines().filter(|l| !l.starts_with('#')).count(),
+        big_text.len(),
+        t0.elapsed().as_secs_f64() * 1e3 / rounds as f64
+    );
+    let large = serve(big_text);
+    let (p50, p99) = scrape_latency(large, if full { 500 } else { 10 });
+    println!(
+        "exporter: /metrics scrape of 1,024 entities: median {:.2} ms, p99 {:.2} ms",
+        p50.as_secs_f64() * 1e3,
+        p99.as_secs_f64() * 1e3
+    );
+
+    // Steady-state resident set: after 1,000 warm-up scrapes, then after 10,000 more.
+    let scrapes = if full { 10_000 } else { 200 };
+    let mut c = Client::new(small);
+    for _ in 0..scrapes / 10 {
+        c.scrape();
+    }
+    let warm = rss_kib();
+    for _ in 0..scrapes {
+        c.scrape();
+    }
+    println!(
+        "exporter: RSS {warm} KiB after {} scrapes, {} KiB after {} more",
+        scrapes / 10,
+        rss_kib(),
+        scrapes
     );
 }
