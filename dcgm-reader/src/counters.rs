@@ -35,7 +35,6 @@
 use std::fmt;
 
 use dcgm::FieldId;
-use dcgm::sys::{field_by_name, field_by_tag};
 
 /// The Prometheus type of a counters-file row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -143,7 +142,7 @@ impl ExporterCounter {
             Self::ClockEventsCount => "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
             Self::GpuHealthStatus | Self::P2pStatus => return None,
         };
-        field_by_name(name).map(|f| FieldId(f.id))
+        FieldId::by_name(name)
     }
 }
 
@@ -331,8 +330,8 @@ pub fn counter_fields(counters: &[Counter]) -> Vec<FieldId> {
 }
 
 fn resolve_field(name: &str) -> Result<CounterField, CountersErrorKind> {
-    if let Some(f) = field_by_name(name) {
-        return Ok(CounterField::Dcgm(FieldId(f.id)));
+    if let Some(f) = FieldId::by_name(name) {
+        return Ok(CounterField::Dcgm(f));
     }
     if let Some(c) = ExporterCounter::from_name(name) {
         return Ok(CounterField::Exporter(c));
@@ -340,9 +339,10 @@ fn resolve_field(name: &str) -> Result<CounterField, CountersErrorKind> {
     let by_other = name
         .parse::<u16>()
         .ok()
-        .and_then(dcgm::sys::field_by_id)
-        .or_else(|| field_by_tag(name));
-    match by_other {
+        .map(FieldId)
+        .filter(|f| f.info().is_some())
+        .or_else(|| FieldId::by_tag(name));
+    match by_other.and_then(FieldId::info) {
         Some(f) => Err(CountersErrorKind::NotAFieldName {
             given: name.to_string(),
             name: f.name,

@@ -83,6 +83,22 @@ pub struct Entity {
 }
 
 impl Entity {
+    /// The NVLink `index` of a GPU or an NvSwitch (`parent`), as DCGM numbers link entities;
+    /// `None` for another parent group or an index out of DCGM's range.
+    pub fn link(parent: Entity, index: u32) -> Option<Self> {
+        let parent_type = match parent.group {
+            EntityGroup::Gpu => DCGM_FE_GPU,
+            EntityGroup::Switch => DCGM_FE_SWITCH,
+            _ => return None,
+        };
+        let l = dcgm_link_t::new(
+            parent_type,
+            u16::try_from(index).ok()?,
+            u8::try_from(parent.id).ok()?,
+        );
+        Some(Self::new(EntityGroup::Link, l.raw()))
+    }
+
     /// A GPU by id.
     pub fn gpu(id: u32) -> Self {
         Self {

@@ -8,6 +8,12 @@ use dcgm_sys::*;
 
 use crate::library::Lib;
 
+/// The `DCGM_FR_*` name of a failure-reason code (`DCGM_FR_VOLATILE_DBE_DETECTED` for 4),
+/// if DCGM 4.6 defines it.
+pub fn failure_reason_name(code: u32) -> Option<&'static str> {
+    dcgm_sys::failure_reason_name(code)
+}
+
 /// How serious a failure reason is, and the action DCGM recommends (`DCGM_ERROR_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

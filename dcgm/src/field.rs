@@ -47,6 +47,23 @@ impl FieldId {
         field_by_id(self.0)
     }
 
+    /// The field with this DCGM 4.6 C name (`DCGM_FI_DEV_GPU_TEMP_CELSIUS`, or an older
+    /// spelling such as `DCGM_FI_DEV_GPU_TEMP`), if there is one.
+    pub fn by_name(name: &str) -> Option<FieldId> {
+        field_by_name(name).map(|f| FieldId(f.id))
+    }
+
+    /// The field with this tag (`gpu_temp`), if there is one.
+    pub fn by_tag(tag: &str) -> Option<FieldId> {
+        field_by_tag(tag).map(|f| FieldId(f.id))
+    }
+
+    /// Whether the field describes the whole node (the driver version, say) rather than an
+    /// entity: its value is the same whichever entity it is read for.
+    pub fn is_global(self) -> bool {
+        self.info().is_some_and(|f| f.entity_level == DCGM_FE_NONE)
+    }
+
     /// The type of the field's values, if DCGM 4.6 knows this id.
     pub fn field_type(self) -> Option<FieldType> {
         self.info().map(|f| FieldType::from_raw(f.field_type))

@@ -92,6 +92,9 @@ impl std::fmt::Debug for Group {
     }
 }
 
+/// Most entities one group holds (`DCGM_GROUP_MAX_ENTITIES_V2`).
+pub const MAX_ENTITIES_PER_GROUP: usize = DCGM_GROUP_MAX_ENTITIES_V2;
+
 /// What a group holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupInfo {

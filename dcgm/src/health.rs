@@ -66,6 +66,16 @@ pub enum HealthResult {
 }
 
 impl HealthResult {
+    /// DCGM's number for it (`dcgmHealthWatchResults_t`): 0 pass, 10 warn, 20 fail, the value
+    /// dcgm-exporter exports.
+    pub fn code(self) -> u32 {
+        match self {
+            HealthResult::Pass => DCGM_HEALTH_RESULT_PASS,
+            HealthResult::Warn => DCGM_HEALTH_RESULT_WARN,
+            HealthResult::Fail => DCGM_HEALTH_RESULT_FAIL,
+        }
+    }
+
     /// From the C value; values DCGM 4.6 does not define count as the next worse result.
     pub fn from_raw(v: dcgmHealthWatchResults_t) -> Self {
         match v {

@@ -70,7 +70,9 @@ pub use entity::{Entity, EntityGroup};
 pub use error::{Error, Result, ReturnCode};
 pub use field::{FieldId, FieldMeta, FieldType};
 pub use field_group::{FieldGroup, MAX_FIELDS_PER_FIELD_GROUP, all_field_groups};
-pub use group::{Group, GroupInfo, GroupType, SinceCursor, Watch, WatchOptions};
+pub use group::{
+    Group, GroupInfo, GroupType, MAX_ENTITIES_PER_GROUP, SinceCursor, Watch, WatchOptions,
+};
 pub use handle::{
     ConnectionKind, DCGM_SIM_LIB_ENV, Handle, HandleBuilder, LogSeverity, OperationMode,
     find_simulator,
@@ -83,7 +85,7 @@ pub use cache_info::FieldCacheInfo;
 pub use config::{ComputeMode, ConfigKind, GpuConfig};
 pub use cpu::Cpu;
 pub use diag::{DiagEntity, DiagError, DiagLevel, DiagRequest, DiagResponse, DiagResult, DiagTest};
-pub use failure::{ErrorCategory, ErrorSeverity};
+pub use failure::{ErrorCategory, ErrorSeverity, failure_reason_name};
 pub use gpu_status::{ChipArchitecture, GpuStatus};
 pub use health::{HealthReport, HealthResult, HealthSystems, Incident};
 pub use introspect::CpuUtilization;

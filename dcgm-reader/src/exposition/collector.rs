@@ -17,7 +17,7 @@ use super::selection::{
 use super::text::Renderer;
 use super::verdicts::GpuHealth;
 use crate::counters::{Counter, CounterField, ExporterCounter, counter_fields};
-use crate::reader::{Connection, Reader, Snapshot};
+use crate::reader::{Connection, Reader, ReaderBuilder, Snapshot};
 
 /// What a [`Collector`] exports and how it reaches DCGM.
 #[derive(Debug, Clone)]
@@ -68,6 +68,19 @@ impl CollectorConfig {
             labels: LabelOptions::default(),
             engine_log: None,
         }
+    }
+
+    /// `b` reading from the library, simulator and engine log this configuration names.
+    fn source(&self, mut b: ReaderBuilder) -> ReaderBuilder {
+        if let Some(p) = &self.library_path {
+            b = b.library_path(p);
+        } else if self.simulator {
+            b = b.simulator();
+        }
+        if let Some((file, severity)) = &self.engine_log {
+            b = b.engine_log(file, *severity);
+        }
+        b
     }
 }
 
@@ -159,7 +172,7 @@ impl Collector {
     /// when the counters have no such row. `DCGM_EXP_GPU_HEALTH_STATUS` sets a health watch of
     /// every subsystem on the exported GPUs and reports each check; `DCGM_EXP_P2P_STATUS`
     /// reports the NVLink peer-to-peer status between them and every other GPU.
-    pub fn new(cfg: CollectorConfig) -> Result<Self> {
+    pub fn new(mut cfg: CollectorConfig) -> Result<Self> {
         let mut hb = Handle::builder();
         if let Some(p) = &cfg.library_path {
             hb = hb.library_path(p);
@@ -192,9 +205,9 @@ impl Collector {
             };
             discover_other_entities(&handle, &groups, link_gpus, &cfg.switches, &cfg.cpus)?
         };
-        let name_field = FieldId(dcgm::sys::field_by_name("DCGM_FI_DEV_NAME").map_or(50, |f| f.id));
+        let name_field = FieldId::by_name("DCGM_FI_DEV_NAME").unwrap_or(FieldId(50));
         let mut ignored = Vec::new();
-        let mut counters = cfg.counters;
+        let mut counters = std::mem::take(&mut cfg.counters);
         let entities: Vec<Entity> = identities.iter().map(|i| i.entity).collect();
         let has_mig = identities.iter().any(|i| i.mig.is_some());
         let plain: Vec<Counter> = counters
@@ -207,22 +220,14 @@ impl Collector {
             .collect();
         let keep_age = (cfg.collect_interval * 4).max(Duration::from_secs(30));
         let open_reader = |fields: &[FieldId], entities: &[Entity], name: &str| -> Result<Reader> {
-            let mut b = Reader::builder()
+            let b = Reader::builder()
                 .fields(fields)
                 .entities(entities)
                 .update_frequency(cfg.collect_interval)
                 .max_keep_age(keep_age)
                 .connection(connection.clone())
                 .field_group_name(name);
-            if let Some(p) = &cfg.library_path {
-                b = b.library_path(p);
-            } else if cfg.simulator {
-                b = b.simulator();
-            }
-            if let Some((file, severity)) = &cfg.engine_log {
-                b = b.engine_log(file, *severity);
-            }
-            let mut r = b.build()?;
+            let mut r = cfg.source(b).build()?;
             r.connect()?;
             Ok(r)
         };
@@ -286,7 +291,7 @@ impl Collector {
                 .collect();
             let fields = counter_fields(&rows);
             let name = format!("dcgm_exporter_{}", group.name().to_ascii_lowercase());
-            for chunk in ents.chunks(dcgm::sys::DCGM_GROUP_MAX_ENTITIES_V2) {
+            for chunk in ents.chunks(dcgm::MAX_ENTITIES_PER_GROUP) {
                 other_readers.push(OtherReader {
                     reader: open_reader(&fields, chunk, &name)?,
                     snap: Snapshot::new(),
@@ -327,22 +332,14 @@ impl Collector {
                 .map(EventWindow::window)
                 .max()
                 .unwrap_or_default();
-            let mut b = Reader::builder()
+            let b = Reader::builder()
                 .fields(&fields)
                 .gpu_ids(&gpus)
                 .update_frequency(cfg.collect_interval)
                 .max_keep_age(longest + cfg.collect_interval * 2)
                 .connection(connection.clone())
                 .field_group_name("dcgm_exporter_events");
-            if let Some(p) = &cfg.library_path {
-                b = b.library_path(p);
-            } else if cfg.simulator {
-                b = b.simulator();
-            }
-            if let Some((file, severity)) = &cfg.engine_log {
-                b = b.engine_log(file, *severity);
-            }
-            let mut r = b.build()?;
+            let mut r = cfg.source(b).build()?;
             r.connect()?;
             Some((r, windows))
         };

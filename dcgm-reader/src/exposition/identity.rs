@@ -205,15 +205,16 @@ impl OtherEntity {
 
     /// The DCGM entity the values are read from (a link's id is a packed `dcgm_link_t`).
     pub fn entity(&self) -> Entity {
-        use dcgm::sys::{DCGM_FE_GPU, DCGM_FE_SWITCH, dcgm_link_t};
-        let link = |parent_type, index: u32, parent: u32| {
-            let l = dcgm_link_t::new(parent_type, index as u16, parent as u8);
-            Entity::new(EntityGroup::Link, l.raw())
+        // Discovery found these links among DCGM's own, so their numbers are in range.
+        let link = |parent, index| {
+            Entity::link(parent, index).unwrap_or(Entity::new(EntityGroup::Link, u32::MAX))
         };
         match *self {
             Self::Switch { id } => Entity::new(EntityGroup::Switch, id),
-            Self::SwitchLink { switch, link: l } => link(DCGM_FE_SWITCH, l, switch),
-            Self::GpuLink { gpu, link: l, .. } => link(DCGM_FE_GPU, l, gpu),
+            Self::SwitchLink { switch, link: l } => {
+                link(Entity::new(EntityGroup::Switch, switch), l)
+            }
+            Self::GpuLink { gpu, link: l, .. } => link(Entity::gpu(gpu), l),
             Self::Cpu { id } => Entity::new(EntityGroup::Cpu, id),
             Self::CpuCore { core, .. } => Entity::new(EntityGroup::CpuCore, core),
         }
@@ -266,9 +267,7 @@ pub fn row_entity_group(field: FieldId) -> EntityGroup {
 /// Whether a field is global (entity level `NONE`): a `label` row of such a field labels the
 /// series of every entity, GPUs, NvSwitches, links and CPUs alike.
 pub(super) fn is_global_field(field: FieldId) -> bool {
-    field
-        .info()
-        .is_some_and(|f| f.entity_level == dcgm::sys::DCGM_FE_NONE)
+    field.is_global()
 }
 
 /// Extra labels of one series: (name, value) pairs.

@@ -35,15 +35,11 @@ impl HealthVerdict {
     /// The sample value: DCGM's `dcgmHealthWatchResults_t` (0 pass, 10 warn, 20 fail), as
     /// dcgm-exporter exports it.
     pub fn value(&self) -> u32 {
-        match self.result {
-            HealthResult::Pass => dcgm::sys::DCGM_HEALTH_RESULT_PASS,
-            HealthResult::Warn => dcgm::sys::DCGM_HEALTH_RESULT_WARN,
-            HealthResult::Fail => dcgm::sys::DCGM_HEALTH_RESULT_FAIL,
-        }
+        self.result.code()
     }
 
     pub(super) fn write_error_code(&self, out: &mut String) {
-        match dcgm::sys::failure_reason_name(self.error_code) {
+        match dcgm::failure_reason_name(self.error_code) {
             Some(n) => out.push_str(n),
             None => {
                 let _ = write!(out, "DCGM_FR_UNKNOWN({})", self.error_code);
@@ -65,7 +61,7 @@ impl HealthVerdict {
 ///     incidents: vec![Incident {
 ///         system: HealthSystems::MEM,
 ///         result: HealthResult::Fail,
-///         error_code: dcgm::sys::DCGM_FR_VOLATILE_DBE_DETECTED,
+///         error_code: 4, // DCGM_FR_VOLATILE_DBE_DETECTED
 ///         error_name: None,
 ///         category: None,
 ///         severity: None,
