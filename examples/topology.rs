@@ -42,10 +42,7 @@ fn main() {
             Ok(t) => t,
             // DCGM has no topology for a lone GPU: the matrix is just that GPU, and its CPU
             // affinity comes from the kernel when the GPU is local.
-            Err(e)
-                if gpus.len() == 1
-                    && e.code().map(|c| c.0) == Some(dcgm::sys::DCGM_ST_NOT_SUPPORTED) =>
-            {
+            Err(e) if gpus.len() == 1 && e.code() == Some(dcgm::ReturnCode::NotSupported) => {
                 lone_gpu_topology(&handle, g)
             }
             Err(e) => common::fail(e),

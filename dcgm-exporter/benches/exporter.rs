@@ -84,7 +84,7 @@ fn snapshot(counters: &[Counter], ids: &[EntityIdentity]) -> Snapshot {
                     field: FieldId(f.0),
                     timestamp_us: 1_700_000_000_000_000,
                     value,
-                    status: 0,
+                    status: dcgm::ReturnCode::Ok,
                 },
             );
         }

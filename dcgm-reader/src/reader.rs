@@ -596,9 +596,12 @@ impl Reader {
                 } else if let Plan::Fast { fresh, per_pair } = s.since.plan(&latest)
                     && let Some(extra) = per_pair_samples(&s.handle, &s.since, &latest, &per_pair)?
                 {
-                    for v in fresh.iter().map(|&i| &latest[i]).chain(&extra) {
+                    for v in fresh.iter().map(|&i| &latest[i]) {
                         s.since.delivered(v);
                         keep(v);
+                    }
+                    for v in s.since.take_new(&extra) {
+                        keep(&v);
                     }
                     s.since.seen(&latest);
                     s.since.fast_polls += 1;
@@ -610,12 +613,8 @@ impl Reader {
             for (fg, _) in &s.field_groups {
                 vals.extend(s.group.values_since(fg, &mut s.since.cursor())?);
             }
-            vals.sort_by_key(|v| v.timestamp_us);
-            for v in &vals {
-                if s.since.is_new(v) {
-                    s.since.delivered(v);
-                    keep(v);
-                }
+            for v in s.since.take_new(&vals) {
+                keep(&v);
             }
             s.since.seen(&vals);
             s.since.seen(&latest);
@@ -680,9 +679,10 @@ impl Iterator for Snapshots<'_> {
     }
 }
 
-/// The new samples of the pairs that may have several: one request per pair for the span
-/// after its delivered sample up to the latest read's. `None` when a span holds more samples
-/// than one request returns (the since-read then answers the poll).
+/// The samples of the pairs that may have several new ones: one request per pair for the span
+/// from its look-back (the margin behind its delivered sample) up to the latest read's; the
+/// caller keeps those not delivered yet. `None` when a span holds more samples than one
+/// request returns (the since-read then answers the poll).
 fn per_pair_samples(
     handle: &Handle,
     since: &SinceTracker,
@@ -694,22 +694,19 @@ fn per_pair_samples(
     let mut out = Vec::new();
     for &i in per_pair {
         let v = &latest[i];
-        let p = since.newest(v).unwrap_or(i64::MIN);
+        let from = since.lookback(v);
         // One past the latest sample: whether the library's end is inclusive or not.
         let Some(mut samples) = handle.field_samples(
             v.entity.id,
             v.field,
-            p.saturating_add(1),
+            from.max(1),
             v.timestamp_us.saturating_add(1),
             MAX,
         )?
         else {
             return Ok(None);
         };
-        let floor = since.floor();
-        samples.retain(|s| {
-            s.timestamp_us > p && s.timestamp_us >= floor && s.timestamp_us <= v.timestamp_us
-        });
+        samples.retain(|s| s.timestamp_us >= from && s.timestamp_us <= v.timestamp_us);
         samples.sort_by_key(|s| s.timestamp_us);
         if samples
             .last()

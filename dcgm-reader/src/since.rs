@@ -38,6 +38,10 @@ const GAP_DEN: i64 = 2;
 pub(crate) struct SinceTracker {
     /// Newest sample delivered, µs.
     newest: HashMap<(Entity, FieldId), i64>,
+    /// Time stamps delivered within the margin behind the newest, with how many samples at
+    /// each: a sample the library stores after a newer one of the same pair (seen with fields
+    /// it stores several times per update) is still delivered, once.
+    recent: HashMap<(Entity, FieldId), Vec<(i64, u32)>>,
     /// Sampling interval, µs, as the cache reported it (or lower, from observed samples).
     interval: HashMap<(Entity, FieldId), i64>,
     checked_at: Option<Instant>,
@@ -170,8 +174,60 @@ impl SinceTracker {
         self.newest.get(&(v.entity, v.field)).copied()
     }
 
+    /// Where a pair's look-back starts: samples older than this were settled by earlier
+    /// polls.
+    pub(crate) fn lookback(&self, v: &FieldValue) -> i64 {
+        self.newest(v).map_or(self.floor(), |p| {
+            p.saturating_sub(self.margin_us).max(self.floor())
+        })
+    }
+
+    /// The samples of `vals` that no poll delivered yet, in time order, recorded as delivered:
+    /// at or after the floor, and newer than the pair's newest delivered sample or, within
+    /// the margin behind it, not delivered before (counting samples that share a time stamp).
+    pub(crate) fn take_new(&mut self, vals: &[FieldValue]) -> Vec<FieldValue> {
+        let mut order: Vec<&FieldValue> = vals.iter().collect();
+        order.sort_by_key(|v| v.timestamp_us);
+        let floor = self.floor();
+        let mut seen_here: HashMap<((Entity, FieldId), i64), u32> = HashMap::new();
+        let mut out = Vec::new();
+        for v in order {
+            let key = (v.entity, v.field);
+            let ts = v.timestamp_us;
+            if ts < floor {
+                continue;
+            }
+            let k = seen_here.entry((key, ts)).or_insert(0);
+            *k += 1;
+            let nth = *k;
+            let fresh = match self.newest.get(&key) {
+                None => true,
+                Some(&p) if ts > p => true,
+                Some(&p) if ts < p.saturating_sub(self.margin_us) => false,
+                Some(_) => {
+                    let before = self
+                        .recent
+                        .get(&key)
+                        .and_then(|r| r.iter().find(|(t, _)| *t == ts).map(|(_, n)| *n));
+                    nth > before.unwrap_or(0)
+                }
+            };
+            if fresh {
+                self.delivered(v);
+                out.push(v.clone());
+            }
+        }
+        out
+    }
+
     /// Records a delivered sample.
     pub(crate) fn delivered(&mut self, v: &FieldValue) {
+        let key = (v.entity, v.field);
+        let recent = self.recent.entry(key).or_default();
+        match recent.iter_mut().find(|(t, _)| *t == v.timestamp_us) {
+            Some((_, n)) => *n += 1,
+            None => recent.push((v.timestamp_us, 1)),
+        }
         let key = (v.entity, v.field);
         let slot = self.newest.entry(key).or_insert(i64::MIN);
         if v.timestamp_us > *slot {
@@ -184,16 +240,10 @@ impl SinceTracker {
             }
             *slot = v.timestamp_us;
         }
-    }
-
-    /// Whether a sample from the since-read is new (not delivered by an earlier poll, and at
-    /// or after the floor).
-    pub(crate) fn is_new(&self, v: &FieldValue) -> bool {
-        v.timestamp_us >= self.floor()
-            && self
-                .newest
-                .get(&(v.entity, v.field))
-                .is_none_or(|&p| v.timestamp_us > p)
+        let settled = slot.saturating_sub(self.margin_us);
+        if let Some(r) = self.recent.get_mut(&key) {
+            r.retain(|(t, _)| *t >= settled);
+        }
     }
 
     /// Reads the sampling interval of every pair of `latest` from the field cache.

@@ -19,7 +19,7 @@ fn put(snap: &mut Snapshot, e: Entity, f: FieldId, v: Value) {
         field: f,
         timestamp_us: 1,
         value: v,
-        status: 0,
+        status: dcgm::ReturnCode::Ok,
     };
     snap.entry(e).or_default().insert(f, fv);
 }

@@ -63,7 +63,7 @@ impl System {
             // An older library (no `_v2`) or host engine (v2 struct unknown): ask for v1.
             Err(e)
                 if matches!(e, Error::SymbolNotAvailable { .. })
-                    || e.code() == Some(ReturnCode(DCGM_ST_VER_MISMATCH)) => {}
+                    || e.code() == Some(ReturnCode::from_raw(DCGM_ST_VER_MISMATCH)) => {}
             Err(e) => return Err(e),
         }
         let mut h1 = dcgmCpuHierarchy_v1::boxed_versioned();

@@ -4,32 +4,159 @@ use std::fmt;
 
 use dcgm_sys::*;
 
-/// A `dcgmReturn_t` status code.
-///
-/// ```
-/// use dcgm::ReturnCode;
-/// let rc = ReturnCode(dcgm_sys::DCGM_ST_NOT_SUPPORTED);
-/// assert_eq!(rc.name(), "DCGM_ST_NOT_SUPPORTED");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ReturnCode(pub dcgmReturn_t);
+macro_rules! return_code_enum {
+    ($(#[$meta:meta])* $( $variant:ident = $c:ident, )*) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        #[non_exhaustive]
+        pub enum ReturnCode {
+            /// `DCGM_ST_OK`: success.
+            #[default]
+            Ok,
+            $(
+                #[doc = concat!("`", stringify!($c), "`.")]
+                $variant,
+            )*
+            /// A code DCGM 4.6 does not define.
+            Other(i32),
+        }
+
+        impl ReturnCode {
+            /// The code for a C value.
+            pub fn from_raw(v: dcgmReturn_t) -> Self {
+                match v {
+                    DCGM_ST_OK => Self::Ok,
+                    $( $c => Self::$variant, )*
+                    other => Self::Other(other),
+                }
+            }
+
+            /// The C value.
+            pub fn raw(self) -> dcgmReturn_t {
+                match self {
+                    Self::Ok => DCGM_ST_OK,
+                    $( Self::$variant => $c, )*
+                    Self::Other(v) => v,
+                }
+            }
+        }
+    };
+}
+
+return_code_enum! {
+    /// The status a DCGM call returned (`dcgmReturn_t`), one variant per code DCGM 4.6 defines;
+    /// a code it does not define is [`ReturnCode::Other`]. Compare it with the C constants too
+    /// (`code == DCGM_ST_NO_DATA`), through [`ReturnCode::raw`] or directly.
+    ///
+    /// ```
+    /// use dcgm::ReturnCode;
+    /// let rc = ReturnCode::from_raw(-6);
+    /// assert_eq!(rc, ReturnCode::NotSupported);
+    /// assert_eq!(rc.name(), "DCGM_ST_NOT_SUPPORTED");
+    /// assert_eq!(rc.raw(), -6);
+    /// assert_eq!(ReturnCode::from_raw(-1000), ReturnCode::Other(-1000));
+    /// ```
+    BadParam = DCGM_ST_BADPARAM,
+    GenericError = DCGM_ST_GENERIC_ERROR,
+    Memory = DCGM_ST_MEMORY,
+    NotConfigured = DCGM_ST_NOT_CONFIGURED,
+    NotSupported = DCGM_ST_NOT_SUPPORTED,
+    InitError = DCGM_ST_INIT_ERROR,
+    NvmlError = DCGM_ST_NVML_ERROR,
+    Pending = DCGM_ST_PENDING,
+    Uninitialized = DCGM_ST_UNINITIALIZED,
+    Timeout = DCGM_ST_TIMEOUT,
+    VerMismatch = DCGM_ST_VER_MISMATCH,
+    UnknownField = DCGM_ST_UNKNOWN_FIELD,
+    NoData = DCGM_ST_NO_DATA,
+    StaleData = DCGM_ST_STALE_DATA,
+    NotWatched = DCGM_ST_NOT_WATCHED,
+    NoPermission = DCGM_ST_NO_PERMISSION,
+    GpuIsLost = DCGM_ST_GPU_IS_LOST,
+    ResetRequired = DCGM_ST_RESET_REQUIRED,
+    FunctionNotFound = DCGM_ST_FUNCTION_NOT_FOUND,
+    ConnectionNotValid = DCGM_ST_CONNECTION_NOT_VALID,
+    GpuNotSupported = DCGM_ST_GPU_NOT_SUPPORTED,
+    GroupIncompatible = DCGM_ST_GROUP_INCOMPATIBLE,
+    MaxLimit = DCGM_ST_MAX_LIMIT,
+    LibraryNotFound = DCGM_ST_LIBRARY_NOT_FOUND,
+    DuplicateKey = DCGM_ST_DUPLICATE_KEY,
+    GpuInSyncBoostGroup = DCGM_ST_GPU_IN_SYNC_BOOST_GROUP,
+    GpuNotInSyncBoostGroup = DCGM_ST_GPU_NOT_IN_SYNC_BOOST_GROUP,
+    RequiresRoot = DCGM_ST_REQUIRES_ROOT,
+    NvvsError = DCGM_ST_NVVS_ERROR,
+    InsufficientSize = DCGM_ST_INSUFFICIENT_SIZE,
+    FieldUnsupportedByApi = DCGM_ST_FIELD_UNSUPPORTED_BY_API,
+    ModuleNotLoaded = DCGM_ST_MODULE_NOT_LOADED,
+    InUse = DCGM_ST_IN_USE,
+    GroupIsEmpty = DCGM_ST_GROUP_IS_EMPTY,
+    ProfilingNotSupported = DCGM_ST_PROFILING_NOT_SUPPORTED,
+    ProfilingLibraryError = DCGM_ST_PROFILING_LIBRARY_ERROR,
+    ProfilingMultiPass = DCGM_ST_PROFILING_MULTI_PASS,
+    DiagAlreadyRunning = DCGM_ST_DIAG_ALREADY_RUNNING,
+    DiagBadJson = DCGM_ST_DIAG_BAD_JSON,
+    DiagBadLaunch = DCGM_ST_DIAG_BAD_LAUNCH,
+    DiagUnused = DCGM_ST_DIAG_UNUSED,
+    DiagThresholdExceeded = DCGM_ST_DIAG_THRESHOLD_EXCEEDED,
+    InsufficientDriverVersion = DCGM_ST_INSUFFICIENT_DRIVER_VERSION,
+    InstanceNotFound = DCGM_ST_INSTANCE_NOT_FOUND,
+    ComputeInstanceNotFound = DCGM_ST_COMPUTE_INSTANCE_NOT_FOUND,
+    ChildNotKilled = DCGM_ST_CHILD_NOT_KILLED,
+    ThirdPartyLibraryError = DCGM_ST_3RD_PARTY_LIBRARY_ERROR,
+    InsufficientResources = DCGM_ST_INSUFFICIENT_RESOURCES,
+    PluginException = DCGM_ST_PLUGIN_EXCEPTION,
+    NvvsIsolateError = DCGM_ST_NVVS_ISOLATE_ERROR,
+    NvvsBinaryNotFound = DCGM_ST_NVVS_BINARY_NOT_FOUND,
+    NvvsKilled = DCGM_ST_NVVS_KILLED,
+    Paused = DCGM_ST_PAUSED,
+    AlreadyInitialized = DCGM_ST_ALREADY_INITIALIZED,
+    NvmlNotLoaded = DCGM_ST_NVML_NOT_LOADED,
+    NvmlDriverTimeout = DCGM_ST_NVML_DRIVER_TIMEOUT,
+    NvvsNoAvailableTest = DCGM_ST_NVVS_NO_AVAILABLE_TEST,
+    MndiagConnectionNotAvailable = DCGM_ST_MNDIAG_CONNECTION_NOT_AVAILABLE,
+    MndiagConnectionUnauthorized = DCGM_ST_MNDIAG_CONNECTION_UNAUTHORIZED,
+    RemoteSshConnectionFailed = DCGM_ST_REMOTE_SSH_CONNECTION_FAILED,
+    ChildSpawnFailed = DCGM_ST_CHILD_SPAWN_FAILED,
+    FileIoError = DCGM_ST_FILE_IO_ERROR,
+    ChildSignalReceived = DCGM_ST_CHILD_SIGNAL_RECEIVED,
+    CallerAlreadyStopped = DCGM_ST_CALLER_ALREADY_STOPPED,
+    DiagStopped = DCGM_ST_DIAG_STOPPED,
+    GpusDetached = DCGM_ST_GPUS_DETACHED,
+}
 
 impl ReturnCode {
-    /// The C name (`DCGM_ST_BADPARAM`), or `DCGM_ST_UNKNOWN(n)` style text for codes DCGM 4.6
-    /// does not define.
+    /// The C name (`DCGM_ST_BADPARAM`), or `DCGM_ST_<unknown>` for codes DCGM 4.6 does not
+    /// define.
     pub fn name(self) -> &'static str {
-        return_code_name(self.0).unwrap_or("DCGM_ST_<unknown>")
+        return_code_name(self.raw()).unwrap_or("DCGM_ST_<unknown>")
     }
 
     /// This crate's one-line description of the code.
     pub fn description(self) -> &'static str {
-        return_code_description(self.0).unwrap_or("Unknown DCGM status code.")
+        return_code_description(self.raw()).unwrap_or("Unknown DCGM status code.")
+    }
+
+    /// Whether it is `DCGM_ST_OK`.
+    pub fn is_ok(self) -> bool {
+        self == Self::Ok
+    }
+}
+
+impl From<dcgmReturn_t> for ReturnCode {
+    fn from(v: dcgmReturn_t) -> Self {
+        Self::from_raw(v)
+    }
+}
+
+impl PartialEq<dcgmReturn_t> for ReturnCode {
+    fn eq(&self, other: &dcgmReturn_t) -> bool {
+        self.raw() == *other
     }
 }
 
 impl fmt::Display for ReturnCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.name(), self.0)
+        write!(f, "{} ({})", self.name(), self.raw())
     }
 }
 
@@ -95,12 +222,14 @@ impl Error {
         match self {
             Error::Dcgm { code, .. } => Some(*code),
             Error::ConnectionLost { .. } | Error::ConnectFailed { .. } => {
-                Some(ReturnCode(DCGM_ST_CONNECTION_NOT_VALID))
+                Some(ReturnCode::from_raw(DCGM_ST_CONNECTION_NOT_VALID))
             }
-            Error::LibraryNotFound(_) => Some(ReturnCode(DCGM_ST_LIBRARY_NOT_FOUND)),
-            Error::SymbolNotAvailable { .. } => Some(ReturnCode(DCGM_ST_FUNCTION_NOT_FOUND)),
-            Error::InvalidArgument(_) => Some(ReturnCode(DCGM_ST_BADPARAM)),
-            Error::SimulatorNotFound(_) => Some(ReturnCode(DCGM_ST_LIBRARY_NOT_FOUND)),
+            Error::LibraryNotFound(_) => Some(ReturnCode::from_raw(DCGM_ST_LIBRARY_NOT_FOUND)),
+            Error::SymbolNotAvailable { .. } => {
+                Some(ReturnCode::from_raw(DCGM_ST_FUNCTION_NOT_FOUND))
+            }
+            Error::InvalidArgument(_) => Some(ReturnCode::from_raw(DCGM_ST_BADPARAM)),
+            Error::SimulatorNotFound(_) => Some(ReturnCode::from_raw(DCGM_ST_LIBRARY_NOT_FOUND)),
         }
     }
 
@@ -115,7 +244,7 @@ impl Error {
 
 /// What to do about a code returned by `call`, where there is something to say.
 fn hint_for(code: ReturnCode, call: &str) -> Option<&'static str> {
-    Some(match code.0 {
+    Some(match code.raw() {
         DCGM_ST_IN_USE | DCGM_ST_PROFILING_LIBRARY_ERROR if call.starts_with("dcgmProf") => {
             "another client (dcgm-exporter, Nsight, a CUPTI profiler or a second DCGM engine) \
                  holds the profiling module: stop it, or use dcgmProfPause/Resume in that client"

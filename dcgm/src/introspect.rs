@@ -29,7 +29,7 @@ pub struct CpuUtilization {
 /// The call succeeded but carried no usable figure.
 fn no_figure(call: &'static str) -> Error {
     Error::Dcgm {
-        code: ReturnCode(DCGM_ST_NO_DATA),
+        code: ReturnCode::from_raw(DCGM_ST_NO_DATA),
         call,
         message: Some("the host engine has no figure yet: retry in a second".into()),
     }

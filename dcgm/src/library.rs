@@ -47,7 +47,7 @@ impl Lib {
             (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
         });
         Err(Error::Dcgm {
-            code: ReturnCode(rc),
+            code: ReturnCode::from_raw(rc),
             call,
             message,
         })

@@ -63,7 +63,7 @@ impl<'a> Status<'a> {
                     .ok()
                     .filter(|f| *f != 0)
                     .map(FieldId),
-                code: ReturnCode(e.status),
+                code: ReturnCode::from_raw(e.status),
             });
         }
         out

@@ -249,7 +249,7 @@ impl System {
                     return Ok(buf.into_iter().map(|id| Entity::new(group, id)).collect());
                 }
                 Err(Error::Dcgm { code, .. })
-                    if code.0 == DCGM_ST_INSUFFICIENT_SIZE
+                    if code.raw() == DCGM_ST_INSUFFICIENT_SIZE
                         && (n as usize) > cap
                         && cap < 1 << 20 =>
                 {
@@ -282,7 +282,7 @@ impl System {
         // as the bad parameter it is, as other calls given an unknown GPU do.
         if id.uuid[0] == 0 {
             return Err(Error::Dcgm {
-                code: ReturnCode(DCGM_ST_BADPARAM),
+                code: ReturnCode::from_raw(DCGM_ST_BADPARAM),
                 call: "dcgmGetDeviceAttributes",
                 message: Some(format!(
                     "no GPU with id {gpu} (the library returned empty attributes)"

@@ -8,6 +8,7 @@ use dcgm_sys::*;
 pub use dcgm_sys::BlankKind;
 
 use crate::entity::{Entity, EntityGroup};
+use crate::error::ReturnCode;
 use crate::field::{FieldId, FieldType};
 
 /// A value, or why there is none.
@@ -106,7 +107,7 @@ pub struct FieldValue {
     /// The value, or why there is none.
     pub value: Value,
     /// The library's per-value status (`DCGM_ST_OK` when there is a sample).
-    pub status: dcgmReturn_t,
+    pub status: ReturnCode,
 }
 
 impl FieldValue {
@@ -129,7 +130,7 @@ impl FieldValue {
             field: FieldId(v.fieldId),
             timestamp_us: v.ts,
             value: decode(v.fieldId, v.fieldType, v.status, &v.value),
-            status: v.status,
+            status: ReturnCode::from_raw(v.status),
         }
     }
 
@@ -140,7 +141,7 @@ impl FieldValue {
             field: FieldId(v.fieldId),
             timestamp_us: v.ts,
             value: decode(v.fieldId, v.fieldType, v.status, &v.value),
-            status: v.status,
+            status: ReturnCode::from_raw(v.status),
         }
     }
 }

@@ -26,7 +26,7 @@ fn open(mode: OperationMode) -> Handle {
 }
 
 fn code(e: &Error) -> dcgmReturn_t {
-    e.code().expect("an error with a code").0
+    e.code().expect("an error with a code").raw()
 }
 
 /// Sleeps until `ms` milliseconds after `t0`.

@@ -30,7 +30,7 @@ pub fn raise(py: Python<'_>, code: i32, message: String, hint: Option<&str>) -> 
 
 /// The Python exception of a `dcgm::Error`.
 pub fn to_py(py: Python<'_>, e: &dcgm::Error) -> PyErr {
-    let code = e.code().map_or(DCGM_ST_GENERIC_ERROR, |c| c.0);
+    let code = e.code().map_or(DCGM_ST_GENERIC_ERROR, |c| c.raw());
     match e {
         // The Python-side way to the simulator is `simulate=True`: say so where it matters.
         dcgm::Error::LibraryNotFound(_) => raise(

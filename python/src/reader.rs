@@ -470,7 +470,7 @@ impl PyReader {
                                 field: f,
                                 timestamp_us: s.timestamp_us,
                                 value: s.value,
-                                status,
+                                status: dcgm::ReturnCode::from_raw(status),
                             }),
                         )
                     })

@@ -398,7 +398,7 @@ impl PyFieldValue {
     /// of `Reader.since_last_call`, which come without one, it is derived from `blank`.
     #[getter]
     fn status(&self) -> i32 {
-        self.inner.status
+        self.inner.status.raw()
     }
 
     /// pydcgm's `DcgmFieldValue.ts`.

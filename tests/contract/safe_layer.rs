@@ -89,7 +89,7 @@ fn fid(name: &str) -> FieldId {
 }
 
 fn code(e: &Error) -> i32 {
-    e.code().map(|c| c.0).unwrap_or(0)
+    e.code().map_or(0, |c| c.raw())
 }
 
 fn first_gpu(h: &Handle) -> u32 {

@@ -51,7 +51,7 @@ struct LabelRow {
 /// let mut r = Renderer::new(&counters, vec![gpu0], opts);
 /// let mut snap = Snapshot::new();
 /// let v = FieldValue { entity: Entity::gpu(0), field: FieldId(150), timestamp_us: 0,
-///                      value: Value::Int(41), status: 0 };
+///                      value: Value::Int(41), status: dcgm::ReturnCode::Ok };
 /// snap.entry(Entity::gpu(0)).or_default().insert(FieldId(150), v);
 /// let mut text = String::new();
 /// r.render(&snap, &[], &mut text);
@@ -74,7 +74,7 @@ struct LabelRow {
 /// let f = FieldId::parse("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS").unwrap();
 /// let mut snap = Snapshot::new();
 /// snap.entry(e).or_default().insert(f, FieldValue { entity: e, field: f, timestamp_us: 0,
-///                                                  value: Value::Int(47), status: 0 });
+///                                                  value: Value::Int(47), status: dcgm::ReturnCode::Ok });
 /// let mut text = String::new();
 /// r.render(&snap, &[], &mut text);
 /// assert!(text.contains("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS{nvswitch=\"nvswitch2\"} 47\n"));
