@@ -11,7 +11,7 @@ use std::ffi::{c_int, c_void};
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::{FieldGroup, FieldId, Group, Handle, OperationMode, WatchOptions};
 use dcgm_reader::{Connection, DEFAULT_FIELD_IDS, Reader};
 
@@ -63,7 +63,7 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("latest_30_fields_8_gpus");
 
-    let lib = handle.library();
+    let lib = dcgm::raw::library(&handle);
     let f = lib.dcgmGetLatestValues_v2().unwrap();
     let mut raw: Vec<RawOut> = Vec::with_capacity(240);
     g.bench_function("raw_dcgm_sys", |b| {
@@ -72,9 +72,9 @@ fn bench(c: &mut Criterion) {
             // SAFETY: the callback matches the type; `raw` outlives the call.
             let rc = unsafe {
                 f(
-                    handle.raw(),
+                    dcgm::raw::handle(&handle),
                     DCGM_GROUP_ALL_GPUS,
-                    fg.id(),
+                    dcgm::raw::field_group_id(&fg),
                     Some(raw_cb),
                     (&mut raw as *mut Vec<RawOut>).cast(),
                 )

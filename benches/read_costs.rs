@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::{FieldGroup, FieldId, Group, Handle, SinceCursor, WatchOptions};
 use dcgm_reader::{Connection, DEFAULT_FIELD_IDS, Reader};
 
@@ -125,7 +125,7 @@ fn main() {
         fields.len()
     );
     let mut rows: Vec<(&str, Duration)> = Vec::new();
-    let l = handle.library();
+    let l = dcgm::raw::library(&handle);
     let raw_latest = l.dcgmGetLatestValues_v2().unwrap();
     rows.push((
         "raw dcgmGetLatestValues_v2",
@@ -135,9 +135,9 @@ fn main() {
             // `n` outlives the call.
             let rc = unsafe {
                 raw_latest(
-                    handle.raw(),
-                    gpus.id(),
-                    fg.id(),
+                    dcgm::raw::handle(&handle),
+                    dcgm::raw::group_id(&gpus),
+                    dcgm::raw::field_group_id(&fg),
                     Some(count_cb),
                     (&mut n as *mut usize).cast(),
                 )

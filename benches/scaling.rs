@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use dcgm::sys::FIELD_TABLE;
+use dcgm::raw::sys::FIELD_TABLE;
 use dcgm::{Entity, EntityGroup, FieldGroup, FieldId, Group, Handle, OperationMode, WatchOptions};
 
 fn bench(c: &mut Criterion) {

@@ -82,7 +82,7 @@ fn main() {
     }
     let metas: Vec<FieldMeta> = fields
         .iter()
-        .map(|f| FieldMeta::from_table(f.info().expect("parsed fields are known")))
+        .map(|f| f.meta().expect("parsed fields are known"))
         .collect();
     // The user's own spelling titles every format, so a column is found under what was typed.
     let names: Vec<String> = cli
@@ -166,7 +166,7 @@ fn cell(v: Option<&Value>) -> String {
 /// The unit of a column. libdcgm's own table leaves it empty for many fields (utilisation,
 /// clocks, framebuffer), whose 4.6 names or meaning still say it.
 fn unit(m: &FieldMeta) -> &'static str {
-    let info = m.id.info().expect("parsed fields are known");
+    let info = dcgm::raw::sys::field_by_id(m.id.0).expect("parsed fields are known");
     if !info.unit.is_empty() {
         return info.unit;
     }

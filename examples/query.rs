@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clap::Parser;
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::{FieldGroup, FieldId, Group, Handle, SinceCursor, Value, WatchOptions};
 
 #[derive(Debug, Parser)]

@@ -129,3 +129,5 @@ kill "$exp_pid"; wait "$exp_pid" 2>/dev/null || true
 awk -v c="$((c1 - c0))" -v t="$ticks" -v s="$seconds" -v r0="$r0" -v r1="$r1" -v via="${host:-embedded}" 'BEGIN {
     printf "Exporter (%s), 1 s collection interval over %d s: %.2f ms CPU per collection, RSS %d KiB -> %d KiB\n",
         via, s, c / t * 1000 / s, r0, r1 }'
+# Its state as it logged it (a host engine it cannot reach shows here, not as a failure).
+tail -n 3 "$scratch/exporter.log" | sed 's/^/  exporter: /'

@@ -234,7 +234,7 @@ pub enum CountersErrorKind {
         /// What the line said.
         given: String,
         /// The field's `DCGM_FI_*` name to write instead.
-        name: &'static str,
+        name: String,
     },
     /// Not gauge, counter, histogram, summary or label.
     #[error("unknown metric type {0:?} (expected gauge, counter, histogram, summary or label)")]
@@ -340,12 +340,12 @@ fn resolve_field(name: &str) -> Result<CounterField, CountersErrorKind> {
         .parse::<u16>()
         .ok()
         .map(FieldId)
-        .filter(|f| f.info().is_some())
+        .filter(|f| f.is_known())
         .or_else(|| FieldId::by_tag(name));
-    match by_other.and_then(FieldId::info) {
+    match by_other {
         Some(f) => Err(CountersErrorKind::NotAFieldName {
             given: name.to_string(),
-            name: f.name,
+            name: f.name(),
         }),
         None => Err(CountersErrorKind::UnknownField(name.to_string())),
     }

@@ -244,7 +244,7 @@ impl ReaderBuilder {
                     "update intervals must be above zero".into(),
                 ));
             }
-            if let Some(bad) = fs.iter().find(|f| f.info().is_none()) {
+            if let Some(bad) = fs.iter().find(|f| !f.is_known()) {
                 return Err(Error::InvalidArgument(format!(
                     "unknown field id {}",
                     bad.0

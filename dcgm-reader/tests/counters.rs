@@ -5,7 +5,7 @@ use dcgm_reader::counters::{is_label_name, is_metric_name};
 use dcgm_reader::*;
 
 fn fid(name: &str) -> FieldId {
-    FieldId(dcgm::sys::field_by_name(name).unwrap().id)
+    FieldId(dcgm::raw::sys::field_by_name(name).unwrap().id)
 }
 
 fn err(text: &str) -> CountersError {
@@ -221,7 +221,7 @@ fn unknown_fields_and_duplicates_report_their_line_number() {
         e.reason,
         CountersErrorKind::NotAFieldName {
             given: "gpu_temp".into(),
-            name: "DCGM_FI_DEV_GPU_TEMP_CELSIUS"
+            name: "DCGM_FI_DEV_GPU_TEMP_CELSIUS".into()
         }
     );
     let e = err("150, gauge, x\n");

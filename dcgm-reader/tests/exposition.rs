@@ -10,7 +10,7 @@ use dcgm_reader::exposition::{CLOCK_EVENT_REASONS, escape_help, escape_label_val
 use dcgm_reader::*;
 
 fn fid(name: &str) -> FieldId {
-    FieldId(dcgm::sys::field_by_name(name).unwrap().id)
+    FieldId(dcgm::raw::sys::field_by_name(name).unwrap().id)
 }
 
 fn put(snap: &mut Snapshot, e: Entity, f: FieldId, v: Value) {
@@ -1055,7 +1055,7 @@ fn incident(gpu: u32, system: HealthSystems, result: HealthResult, code: u32) ->
 fn health_status_rows_per_gpu_and_watch() {
     let mut h = GpuHealth::new([7, 0, 1, 0]);
     assert_eq!(h.gpus().collect::<Vec<_>>(), [0, 1, 7]);
-    use dcgm::sys::{
+    use dcgm::raw::sys::{
         DCGM_FR_TEMP_VIOLATION, DCGM_FR_VOLATILE_DBE_DETECTED, DCGM_FR_VOLATILE_SBE_DETECTED,
     };
     let report = HealthReport {

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::testing::{SimulatorLock, simulator_path};
 use dcgm::{BlankKind, Entity, EntityGroup, FieldId, OperationMode, Value};
 use dcgm_reader::*;

@@ -4,6 +4,32 @@
 
 use dcgm_sys::{fp64_blank_kind, int32_blank_kind, int64_blank_kind, str_blank_kind};
 
+/// Which kind of "no value" a blank stands for: DCGM marks a value it does not have with a
+/// sentinel number, which this crate never shows as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BlankKind {
+    /// No value.
+    Blank,
+    /// The entity was not found.
+    NotFound,
+    /// The field is not supported on this entity.
+    NotSupported,
+    /// The caller may not read this field.
+    NotPermissioned,
+}
+
+impl From<dcgm_sys::BlankKind> for BlankKind {
+    fn from(k: dcgm_sys::BlankKind) -> Self {
+        match k {
+            dcgm_sys::BlankKind::Blank => Self::Blank,
+            dcgm_sys::BlankKind::NotFound => Self::NotFound,
+            dcgm_sys::BlankKind::NotSupported => Self::NotSupported,
+            dcgm_sys::BlankKind::NotPermissioned => Self::NotPermissioned,
+        }
+    }
+}
+
 /// A value that DCGM can leave blank.
 pub(crate) trait NonBlank: Sized {
     /// The value, or `None` for any of DCGM's blank sentinels.

@@ -158,7 +158,7 @@ impl Group {
         let r = unsafe {
             ffi!(
                 lib,
-                dcgmConfigSet(h.raw(), self.id(), &mut raw, status.raw())
+                dcgmConfigSet(h.raw(), self.raw_id(), &mut raw, status.raw())
             )
         };
         status.finish("dcgmConfigSet", r)
@@ -190,7 +190,7 @@ impl Group {
                 lib,
                 dcgmConfigGet(
                     h.raw(),
-                    self.id(),
+                    self.raw_id(),
                     kind,
                     n as c_int,
                     list.as_mut_ptr(),
@@ -212,7 +212,7 @@ impl Group {
         let (h, lib) = (self.handle(), self.handle().lib());
         let status = Status::new(lib)?;
         // SAFETY: plain arguments and a live status handle.
-        let r = unsafe { ffi!(lib, dcgmConfigEnforce(h.raw(), self.id(), status.raw())) };
+        let r = unsafe { ffi!(lib, dcgmConfigEnforce(h.raw(), self.raw_id(), status.raw())) };
         status.finish("dcgmConfigEnforce", r)
     }
 }

@@ -28,7 +28,7 @@ pub enum DiagLevel {
 
 impl DiagLevel {
     /// The `dcgmRunDiagnostic` level.
-    pub fn raw(self) -> dcgmDiagnosticLevel_t {
+    pub(crate) fn raw(self) -> dcgmDiagnosticLevel_t {
         match self {
             Self::Short => DCGM_DIAG_LVL_SHORT,
             Self::Medium => DCGM_DIAG_LVL_MED,
@@ -65,13 +65,24 @@ pub enum DiagResult {
 
 impl DiagResult {
     /// From the C value.
-    pub fn from_raw(v: dcgmDiagResult_t) -> Self {
+    pub(crate) fn from_raw(v: dcgmDiagResult_t) -> Self {
         match v {
             DCGM_DIAG_RESULT_PASS => Self::Pass,
             DCGM_DIAG_RESULT_SKIP => Self::Skip,
             DCGM_DIAG_RESULT_WARN => Self::Warn,
             DCGM_DIAG_RESULT_FAIL => Self::Fail,
             _ => Self::NotRun,
+        }
+    }
+
+    /// The C value (`NotRun` for codes this crate does not know).
+    pub(crate) fn raw(self) -> dcgmDiagResult_t {
+        match self {
+            Self::Pass => DCGM_DIAG_RESULT_PASS,
+            Self::Skip => DCGM_DIAG_RESULT_SKIP,
+            Self::Warn => DCGM_DIAG_RESULT_WARN,
+            Self::Fail => DCGM_DIAG_RESULT_FAIL,
+            Self::NotRun => DCGM_DIAG_RESULT_NOT_RUN,
         }
     }
 
@@ -468,7 +479,7 @@ impl Group {
         unsafe {
             ffi!(
                 lib,
-                dcgmRunDiagnostic(h.raw(), self.id(), level.raw(), &mut *resp)
+                dcgmRunDiagnostic(h.raw(), self.raw_id(), level.raw(), &mut *resp)
             )
         }?;
         Ok(DiagResponse::from_raw(&resp))
@@ -482,7 +493,7 @@ impl Group {
     /// `DCGM_ST_DIAG_ALREADY_RUNNING`; `DCGM_ST_GROUP_IS_EMPTY` for an empty group.
     #[doc(alias = "dcgmActionValidate_v2")]
     pub fn run_diag(&self, request: &DiagRequest) -> Result<DiagResponse> {
-        let mut rd = request.to_raw(self.id())?;
+        let mut rd = request.to_raw(self.raw_id())?;
         let mut resp = dcgmDiagResponse_v12::boxed_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a filled, versioned run request and a zeroed, versioned response, both valid

@@ -34,7 +34,7 @@ pub enum EntityGroup {
 
 impl EntityGroup {
     /// From the C value.
-    pub fn from_raw(v: dcgm_field_entity_group_t) -> Self {
+    pub(crate) fn from_raw(v: dcgm_field_entity_group_t) -> Self {
         match v {
             DCGM_FE_NONE => Self::None,
             DCGM_FE_GPU => Self::Gpu,
@@ -51,7 +51,7 @@ impl EntityGroup {
     }
 
     /// The C value.
-    pub fn raw(self) -> dcgm_field_entity_group_t {
+    pub(crate) fn raw(self) -> dcgm_field_entity_group_t {
         match self {
             Self::None => DCGM_FE_NONE,
             Self::Gpu => DCGM_FE_GPU,
@@ -113,7 +113,7 @@ impl Entity {
     }
 
     /// The C pair.
-    pub fn raw(self) -> dcgmGroupEntityPair_t {
+    pub(crate) fn raw(self) -> dcgmGroupEntityPair_t {
         dcgmGroupEntityPair_t {
             entityGroupId: self.group.raw(),
             entityId: self.id,
@@ -121,7 +121,7 @@ impl Entity {
     }
 
     /// From the C pair.
-    pub fn from_raw(p: dcgmGroupEntityPair_t) -> Self {
+    pub(crate) fn from_raw(p: dcgmGroupEntityPair_t) -> Self {
         Self {
             group: EntityGroup::from_raw(p.entityGroupId),
             id: p.entityId,

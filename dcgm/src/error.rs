@@ -23,7 +23,7 @@ macro_rules! return_code_enum {
 
         impl ReturnCode {
             /// The code for a C value.
-            pub fn from_raw(v: dcgmReturn_t) -> Self {
+            pub fn from_raw(v: i32) -> Self {
                 match v {
                     DCGM_ST_OK => Self::Ok,
                     $( $c => Self::$variant, )*
@@ -32,7 +32,7 @@ macro_rules! return_code_enum {
             }
 
             /// The C value.
-            pub fn raw(self) -> dcgmReturn_t {
+            pub fn raw(self) -> i32 {
                 match self {
                     Self::Ok => DCGM_ST_OK,
                     $( Self::$variant => $c, )*

@@ -42,9 +42,25 @@ impl FieldId {
             })
     }
 
-    /// The registry entry, if DCGM 4.6 knows this id.
-    pub fn info(self) -> Option<&'static FieldInfo> {
+    /// The registry entry, if DCGM 4.6 knows this id (outside this crate:
+    /// `dcgm::raw::sys::field_by_id`).
+    pub(crate) fn info(self) -> Option<&'static FieldInfo> {
         field_by_id(self.0)
+    }
+
+    /// Whether DCGM 4.6 knows this id.
+    pub fn is_known(self) -> bool {
+        self.info().is_some()
+    }
+
+    /// The lowest entity level the field can be read at, if DCGM 4.6 knows this id.
+    pub fn entity_level(self) -> Option<EntityGroup> {
+        self.info().map(|f| EntityGroup::from_raw(f.entity_level))
+    }
+
+    /// The field's metadata from DCGM 4.6's registry (no library needed), if it knows this id.
+    pub fn meta(self) -> Option<FieldMeta> {
+        self.info().map(FieldMeta::from_table)
     }
 
     /// The field with this DCGM 4.6 C name (`DCGM_FI_DEV_GPU_TEMP_CELSIUS`, or an older
@@ -174,7 +190,7 @@ impl FieldMeta {
     }
 
     /// The same facts from the crate's own field table (no library needed).
-    pub fn from_table(f: &FieldInfo) -> Self {
+    pub(crate) fn from_table(f: &FieldInfo) -> Self {
         Self {
             id: FieldId(f.id),
             tag: f.tag.to_string(),

@@ -56,6 +56,37 @@ impl std::fmt::Debug for FieldGroup {
     }
 }
 
+/// The id of a field group on its host engine (`dcgmFieldGrp_t`), as other clients and tools name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FieldGroupId(u64);
+
+impl FieldGroupId {
+    /// The number.
+    pub fn value(self) -> u64 {
+        self.0
+    }
+
+    pub(crate) fn from_raw(v: dcgmFieldGrp_t) -> Self {
+        Self(v as u64)
+    }
+
+    pub(crate) fn raw(self) -> dcgmFieldGrp_t {
+        self.0 as dcgmFieldGrp_t
+    }
+}
+
+impl std::fmt::Display for FieldGroupId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl From<u64> for FieldGroupId {
+    fn from(v: u64) -> Self {
+        Self(v)
+    }
+}
+
 /// Most fields one field group can hold.
 pub const MAX_FIELDS_PER_FIELD_GROUP: usize = DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP - 1;
 
@@ -117,7 +148,8 @@ impl FieldGroup {
 
     /// Loads an existing field group by id (not destroyed on drop).
     #[doc(alias = "dcgmFieldGroupGetInfo")]
-    pub fn from_id(handle: &Handle, id: dcgmFieldGrp_t) -> Result<Self> {
+    pub fn from_id(handle: &Handle, id: FieldGroupId) -> Result<Self> {
+        let id = id.raw();
         let mut info = dcgmFieldGroupInfo_v1::new_versioned();
         info.fieldGroupId = id;
         let lib = handle.lib();
@@ -135,8 +167,12 @@ impl FieldGroup {
         })
     }
 
-    /// The raw id.
-    pub fn id(&self) -> dcgmFieldGrp_t {
+    /// Its id on the host engine.
+    pub fn id(&self) -> FieldGroupId {
+        FieldGroupId::from_raw(self.inner.id)
+    }
+
+    pub(crate) fn raw_id(&self) -> dcgmFieldGrp_t {
         self.inner.id
     }
 
@@ -158,7 +194,7 @@ impl FieldGroup {
 
 /// Every field group on the host engine: `(id, name, fields)`.
 #[doc(alias = "dcgmFieldGroupGetAll")]
-pub fn all_field_groups(handle: &Handle) -> Result<Vec<(dcgmFieldGrp_t, String, Vec<FieldId>)>> {
+pub fn all_field_groups(handle: &Handle) -> Result<Vec<(FieldGroupId, String, Vec<FieldId>)>> {
     let mut all = dcgmAllFieldGroup_v1::boxed_versioned();
     let lib = handle.lib();
     // SAFETY: a versioned struct valid for the call.
@@ -169,7 +205,7 @@ pub fn all_field_groups(handle: &Handle) -> Result<Vec<(dcgmFieldGrp_t, String, 
         .map(|g| {
             let k = (g.numFieldIds as usize).min(g.fieldIds.len());
             (
-                g.fieldGroupId,
+                FieldGroupId::from_raw(g.fieldGroupId),
                 c_buf(&g.fieldGroupName),
                 g.fieldIds[..k].iter().map(|f| FieldId(*f)).collect(),
             )

@@ -92,6 +92,37 @@ impl std::fmt::Debug for Group {
     }
 }
 
+/// The id of a group on its host engine (`dcgmGpuGrp_t`), as other clients and tools name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupId(u64);
+
+impl GroupId {
+    /// The number.
+    pub fn value(self) -> u64 {
+        self.0
+    }
+
+    pub(crate) fn from_raw(v: dcgmGpuGrp_t) -> Self {
+        Self(v as u64)
+    }
+
+    pub(crate) fn raw(self) -> dcgmGpuGrp_t {
+        self.0 as dcgmGpuGrp_t
+    }
+}
+
+impl std::fmt::Display for GroupId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl From<u64> for GroupId {
+    fn from(v: u64) -> Self {
+        Self(v)
+    }
+}
+
 /// Most entities one group holds (`DCGM_GROUP_MAX_ENTITIES_V2`).
 pub const MAX_ENTITIES_PER_GROUP: usize = DCGM_GROUP_MAX_ENTITIES_V2;
 
@@ -174,7 +205,7 @@ impl Drop for Watch {
         let _ = unsafe {
             ffi!(
                 lib,
-                dcgmUnwatchFields(h.raw(), self.group.id(), self.fields.id())
+                dcgmUnwatchFields(h.raw(), self.group.raw_id(), self.fields.raw_id())
             )
         };
     }
@@ -237,8 +268,8 @@ impl Group {
 
     /// An existing group by id (created elsewhere, e.g. by another client of the host
     /// engine); it is not destroyed when dropped. Fails if the id is unknown.
-    pub fn from_id(handle: &Handle, id: dcgmGpuGrp_t) -> Result<Self> {
-        let g = Self::special(handle, id);
+    pub fn from_id(handle: &Handle, id: GroupId) -> Result<Self> {
+        let g = Self::special(handle, id.raw());
         g.info()?;
         Ok(g)
     }
@@ -258,8 +289,12 @@ impl Group {
         }
     }
 
-    /// The raw id.
-    pub fn id(&self) -> dcgmGpuGrp_t {
+    /// Its id on the host engine.
+    pub fn id(&self) -> GroupId {
+        GroupId::from_raw(self.inner.id)
+    }
+
+    pub(crate) fn raw_id(&self) -> dcgmGpuGrp_t {
         self.inner.id
     }
 
@@ -281,7 +316,7 @@ impl Group {
         unsafe {
             ffi!(
                 lib,
-                dcgmGroupAddEntity(h.raw(), self.id(), e.group.raw(), e.id)
+                dcgmGroupAddEntity(h.raw(), self.raw_id(), e.group.raw(), e.id)
             )
         }
     }
@@ -299,7 +334,7 @@ impl Group {
         unsafe {
             ffi!(
                 lib,
-                dcgmGroupRemoveEntity(h.raw(), self.id(), e.group.raw(), e.id)
+                dcgmGroupRemoveEntity(h.raw(), self.raw_id(), e.group.raw(), e.id)
             )
         }
     }
@@ -310,7 +345,7 @@ impl Group {
         let mut info = dcgmGroupInfo_v3::boxed_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmGroupGetInfo(h.raw(), self.id(), &mut *info)) }?;
+        unsafe { ffi!(lib, dcgmGroupGetInfo(h.raw(), self.raw_id(), &mut *info)) }?;
         let n = (info.count as usize).min(info.entityList.len());
         Ok(GroupInfo {
             name: c_buf(&info.groupName),
@@ -376,8 +411,8 @@ impl Group {
                 lib,
                 dcgmWatchFields(
                     h.raw(),
-                    self.id(),
-                    fields.id(),
+                    self.raw_id(),
+                    fields.raw_id(),
                     freq,
                     options.max_keep_age.as_secs_f64(),
                     samples
@@ -416,8 +451,8 @@ impl Group {
                 lib,
                 dcgmGetLatestValues_v2(
                     h.raw(),
-                    self.id(),
-                    fields.id(),
+                    self.raw_id(),
+                    fields.raw_id(),
                     Some(collect_values),
                     (&mut sink as *mut Sink).cast::<c_void>()
                 )
@@ -451,8 +486,8 @@ impl Group {
                 lib,
                 dcgmGetValuesSince_v2(
                     h.raw(),
-                    self.id(),
-                    fields.id(),
+                    self.raw_id(),
+                    fields.raw_id(),
                     cursor.0,
                     &mut next,
                     Some(collect_values),

@@ -149,13 +149,13 @@ impl Handle {
         Self::builder().connect(address)
     }
 
-    /// The raw `dcgmHandle_t`, for calls this crate does not wrap.
-    pub fn raw(&self) -> dcgmHandle_t {
+    /// The raw `dcgmHandle_t` ([`crate::raw::handle`] outside this crate).
+    pub(crate) fn raw(&self) -> dcgmHandle_t {
         self.inner.raw
     }
 
-    /// The loaded library.
-    pub fn library(&self) -> &DcgmLibrary {
+    /// The loaded library ([`crate::raw::library`] outside this crate).
+    pub(crate) fn library(&self) -> &DcgmLibrary {
         &self.inner.lib.raw
     }
 

@@ -66,6 +66,10 @@ pub enum HealthResult {
 }
 
 impl HealthResult {
+    pub(crate) fn raw(self) -> dcgmHealthWatchResults_t {
+        self.code()
+    }
+
     /// DCGM's number for it (`dcgmHealthWatchResults_t`): 0 pass, 10 warn, 20 fail, the value
     /// dcgm-exporter exports.
     pub fn code(self) -> u32 {
@@ -77,7 +81,7 @@ impl HealthResult {
     }
 
     /// From the C value; values DCGM 4.6 does not define count as the next worse result.
-    pub fn from_raw(v: dcgmHealthWatchResults_t) -> Self {
+    pub(crate) fn from_raw(v: dcgmHealthWatchResults_t) -> Self {
         match v {
             DCGM_HEALTH_RESULT_PASS => Self::Pass,
             1..=DCGM_HEALTH_RESULT_WARN => Self::Warn,
@@ -169,7 +173,7 @@ impl Group {
     pub fn health_set(&self, systems: HealthSystems) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: plain arguments on a live handle and group.
-        unsafe { ffi!(lib, dcgmHealthSet(h.raw(), self.id(), systems.bits())) }
+        unsafe { ffi!(lib, dcgmHealthSet(h.raw(), self.raw_id(), systems.bits())) }
     }
 
     /// Watches these subsystems, sampling every `update_interval` and keeping samples for
@@ -190,7 +194,7 @@ impl Group {
         let interval = i64::try_from(update_interval.as_micros())
             .map_err(|_| Error::InvalidArgument("health update interval too long".into()))?;
         let mut p = dcgmHealthSetParams_v2::new_versioned();
-        p.groupId = self.id();
+        p.groupId = self.raw_id();
         p.systems = systems.bits();
         p.updateInterval = interval;
         p.maxKeepAge = max_keep_age.as_secs_f64();
@@ -205,7 +209,7 @@ impl Group {
         let mut systems: dcgmHealthSystems_t = 0;
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a valid out-pointer.
-        unsafe { ffi!(lib, dcgmHealthGet(h.raw(), self.id(), &mut systems)) }?;
+        unsafe { ffi!(lib, dcgmHealthGet(h.raw(), self.raw_id(), &mut systems)) }?;
         Ok(HealthSystems::from_bits_retain(systems))
     }
 
@@ -221,7 +225,7 @@ impl Group {
         let mut r = dcgmHealthResponse_v5::boxed_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a zeroed, versioned response valid for the call.
-        unsafe { ffi!(lib, dcgmHealthCheck(h.raw(), self.id(), &mut *r)) }?;
+        unsafe { ffi!(lib, dcgmHealthCheck(h.raw(), self.raw_id(), &mut *r)) }?;
         let n = (r.incidentCount as usize).min(r.incidents.len());
         let incidents: Vec<Incident> = r.incidents[..n]
             .iter()

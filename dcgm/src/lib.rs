@@ -57,6 +57,7 @@ mod policy;
 mod policy_stream;
 mod process;
 mod prof;
+pub mod raw;
 mod reachability;
 mod stats;
 mod status;
@@ -69,9 +70,9 @@ mod value;
 pub use entity::{Entity, EntityGroup};
 pub use error::{Error, Result, ReturnCode};
 pub use field::{FieldId, FieldMeta, FieldType};
-pub use field_group::{FieldGroup, MAX_FIELDS_PER_FIELD_GROUP, all_field_groups};
+pub use field_group::{FieldGroup, FieldGroupId, MAX_FIELDS_PER_FIELD_GROUP, all_field_groups};
 pub use group::{
-    Group, GroupInfo, GroupType, MAX_ENTITIES_PER_GROUP, SinceCursor, Watch, WatchOptions,
+    Group, GroupId, GroupInfo, GroupType, MAX_ENTITIES_PER_GROUP, SinceCursor, Watch, WatchOptions,
 };
 pub use handle::{
     ConnectionKind, DCGM_SIM_LIB_ENV, Handle, HandleBuilder, LogSeverity, OperationMode,
@@ -104,5 +105,3 @@ pub use stats::{
     ViolationTimes,
 };
 pub use topology::{DeviceTopology, GpuPath, GroupTopology, PciPath};
-
-pub use dcgm_sys as sys;

@@ -40,7 +40,7 @@ pub enum Module {
 impl Module {
     /// From the C id.
     #[allow(non_upper_case_globals)] // DCGM's C names
-    pub fn from_raw(id: dcgmModuleId_t) -> Self {
+    pub(crate) fn from_raw(id: dcgmModuleId_t) -> Self {
         match id {
             DcgmModuleIdCore => Self::Core,
             DcgmModuleIdNvSwitch => Self::NvSwitch,
@@ -58,7 +58,7 @@ impl Module {
     }
 
     /// The C id (for [`crate::HandleBuilder::deny_modules`], for example).
-    pub fn raw(self) -> dcgmModuleId_t {
+    pub(crate) fn raw(self) -> dcgmModuleId_t {
         match self {
             Self::Core => DcgmModuleIdCore,
             Self::NvSwitch => DcgmModuleIdNvSwitch,

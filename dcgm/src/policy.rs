@@ -478,7 +478,7 @@ impl PolicyRegistration {
         let r = unsafe {
             ffi!(
                 lib,
-                dcgmPolicyUnregister(h.raw(), self.group.id(), self.conditions.bits())
+                dcgmPolicyUnregister(h.raw(), self.group.raw_id(), self.conditions.bits())
             )
         };
         registry().remove(&self.key);
@@ -503,7 +503,7 @@ impl Group {
         let r = unsafe {
             ffi!(
                 lib,
-                dcgmPolicySet(h.raw(), self.id(), &mut raw, status.raw())
+                dcgmPolicySet(h.raw(), self.raw_id(), &mut raw, status.raw())
             )
         };
         status.finish("dcgmPolicySet", r)
@@ -528,7 +528,7 @@ impl Group {
                 lib,
                 dcgmPolicyGet(
                     h.raw(),
-                    self.id(),
+                    self.raw_id(),
                     list.len() as c_int,
                     list.as_mut_ptr(),
                     status.raw()
@@ -618,7 +618,7 @@ impl Group {
             dropped,
             lib: std::ptr::from_ref(lib) as usize,
             handle: h.raw(),
-            group: self.id(),
+            group: self.raw_id(),
             conditions: conditions.bits(),
         });
         let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
@@ -634,7 +634,7 @@ impl Group {
                 return Err(Error::InvalidArgument(format!(
                     "group {} already has a policy registration for {}: DCGM unregisters per group and \
                      condition, so register once with the union of the conditions, or use another group",
-                    self.id(),
+                    self.raw_id(),
                     PolicyCondition::from_bits_retain(e.conditions & entry.conditions)
                 )));
             }
@@ -647,7 +647,7 @@ impl Group {
                 lib,
                 dcgmPolicyRegister_v2(
                     h.raw(),
-                    self.id(),
+                    self.raw_id(),
                     conditions.bits(),
                     Some(on_violation),
                     key

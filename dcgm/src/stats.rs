@@ -419,7 +419,7 @@ impl Group {
         unsafe {
             ffi!(
                 lib,
-                dcgmWatchPidFields(h.raw(), self.id(), freq, age, samples)
+                dcgmWatchPidFields(h.raw(), self.raw_id(), freq, age, samples)
             )
         }
     }
@@ -431,7 +431,7 @@ impl Group {
         info.pid = pid;
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmGetPidInfo(h.raw(), self.id(), &mut *info)) }?;
+        unsafe { ffi!(lib, dcgmGetPidInfo(h.raw(), self.raw_id(), &mut *info)) }?;
         let n = usize::try_from(info.numGpus)
             .unwrap_or(0)
             .min(info.gpus.len());
@@ -454,7 +454,7 @@ impl Group {
         unsafe {
             ffi!(
                 lib,
-                dcgmWatchJobFields(h.raw(), self.id(), freq, age, samples)
+                dcgmWatchJobFields(h.raw(), self.raw_id(), freq, age, samples)
             )
         }
     }
@@ -465,7 +465,12 @@ impl Group {
         let mut buf = job_id(id)?;
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a NUL-terminated buffer valid for the call.
-        unsafe { ffi!(lib, dcgmJobStartStats(h.raw(), self.id(), buf.as_mut_ptr())) }
+        unsafe {
+            ffi!(
+                lib,
+                dcgmJobStartStats(h.raw(), self.raw_id(), buf.as_mut_ptr())
+            )
+        }
     }
 }
 

@@ -195,7 +195,7 @@ impl System {
 
     /// Ids of every group created on the host engine (by any client).
     #[doc(alias = "dcgmGroupGetAllIds")]
-    pub fn group_ids(&self) -> Result<Vec<dcgmGpuGrp_t>> {
+    pub fn group_ids(&self) -> Result<Vec<crate::GroupId>> {
         let mut ids = [0 as dcgmGpuGrp_t; DCGM_MAX_NUM_GROUPS];
         let mut n = 0u32;
         let lib = self.lib();
@@ -206,11 +206,14 @@ impl System {
                 dcgmGroupGetAllIds(self.handle.raw(), ids.as_mut_ptr(), &mut n)
             )
         }?;
-        Ok(ids[..(n as usize).min(ids.len())].to_vec())
+        Ok(ids[..(n as usize).min(ids.len())]
+            .iter()
+            .map(|&id| crate::GroupId::from_raw(id))
+            .collect())
     }
 
     /// The id of the field group with this name, if there is one.
-    pub fn field_group_id_by_name(&self, name: &str) -> Result<Option<dcgmFieldGrp_t>> {
+    pub fn field_group_id_by_name(&self, name: &str) -> Result<Option<crate::FieldGroupId>> {
         Ok(crate::all_field_groups(&self.handle)?
             .into_iter()
             .find(|(_, n, _)| n == name)

@@ -256,7 +256,7 @@ pub fn create_fake_compute_instances(
 /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// let h = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded().unwrap();
 /// let gpu = dcgm::testing::create_fake_gpus(&h, 1).unwrap()[0];
-/// let temp = FieldId(dcgm::sys::DCGM_FI_DEV_GPU_TEMP_CELSIUS);
+/// let temp = FieldId(dcgm::raw::sys::DCGM_FI_DEV_GPU_TEMP_CELSIUS);
 /// let at = SystemTime::now() - Duration::from_secs(1);
 /// dcgm::testing::inject_value(&h, Entity::gpu(gpu), temp, 95i64, Some(at)).unwrap();
 /// let v = &h.system().entities_latest_values(&[Entity::gpu(gpu)], &[temp]).unwrap()[0];
@@ -331,7 +331,7 @@ pub fn inject_value(
 /// ```
 /// use dcgm::{Entity, FieldId};
 /// let h = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded().unwrap();
-/// let temp = FieldId(dcgm::sys::DCGM_FI_DEV_GPU_TEMP_CELSIUS);
+/// let temp = FieldId(dcgm::raw::sys::DCGM_FI_DEV_GPU_TEMP_CELSIUS);
 /// dcgm::testing::inject_value(&h, Entity::gpu(0), temp, 80i64, None).unwrap();
 /// dcgm::testing::empty_cache(&h).unwrap();
 /// let v = &h.system().entities_latest_values(&[Entity::gpu(0)], &[temp]).unwrap()[0];

@@ -209,7 +209,7 @@ impl Group {
         let mut t = dcgmGroupTopology_v2::new_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmGetGroupTopology(h.raw(), self.id(), &mut t)) }?;
+        unsafe { ffi!(lib, dcgmGetGroupTopology(h.raw(), self.raw_id(), &mut t)) }?;
         Ok(GroupTopology {
             cpu_affinity: cpus(&t.groupCpuAffinityMask),
             numa_optimal: t.numaOptimalFlag != 0,

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use dcgm_sys::*;
 
-pub use dcgm_sys::BlankKind;
+pub use crate::blank::BlankKind;
 
 use crate::entity::{Entity, EntityGroup};
 use crate::error::ReturnCode;
@@ -117,7 +117,7 @@ impl FieldValue {
     }
 
     /// Decodes a C value record of an entity.
-    pub fn from_raw_v1(group: u32, id: u32, v: &dcgmFieldValue_v1) -> Self {
+    pub(crate) fn from_raw_v1(group: u32, id: u32, v: &dcgmFieldValue_v1) -> Self {
         Self::from_raw_v1_of(Entity::new(EntityGroup::from_raw(group), id), v)
     }
 
@@ -135,7 +135,7 @@ impl FieldValue {
     }
 
     /// Decodes a C value record that carries its entity.
-    pub fn from_raw_v2(v: &dcgmFieldValue_v2) -> Self {
+    pub(crate) fn from_raw_v2(v: &dcgmFieldValue_v2) -> Self {
         Self {
             entity: Entity::new(EntityGroup::from_raw(v.entityGroupId), v.entityId),
             field: FieldId(v.fieldId),
@@ -160,7 +160,7 @@ pub(crate) fn decode(
         // SAFETY: the record's type says the union holds an int64.
         let i = unsafe { v.i64_ };
         return match int64_blank_kind(i) {
-            Some(k) => Value::Blank(k),
+            Some(k) => Value::Blank(k.into()),
             None => Value::Int(i),
         };
     }
@@ -183,7 +183,7 @@ pub(crate) fn decode(
             // SAFETY: the record's type says the union holds an int64.
             let i = unsafe { v.i64_ };
             match int64_blank_kind(i) {
-                Some(k) => Value::Blank(k),
+                Some(k) => Value::Blank(k.into()),
                 None => Value::Int(i),
             }
         }
@@ -191,7 +191,7 @@ pub(crate) fn decode(
             // SAFETY: the record's type says the union holds a double.
             let d = unsafe { v.dbl };
             match fp64_blank_kind(d) {
-                Some(k) => Value::Blank(k),
+                Some(k) => Value::Blank(k.into()),
                 None => Value::Double(d),
             }
         }
@@ -199,7 +199,7 @@ pub(crate) fn decode(
             // SAFETY: any byte pattern is a valid c_char array.
             let s = crate::library::c_buf(unsafe { &v.str_ });
             match str_blank_kind(&s) {
-                Some(k) => Value::Blank(k),
+                Some(k) => Value::Blank(k.into()),
                 None => Value::String(s),
             }
         }

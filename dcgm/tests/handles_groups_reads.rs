@@ -3,11 +3,12 @@
 
 mod common;
 
+use dcgm::BlankKind;
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use common::*;
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::*;
 
 fn fid(name: &str) -> FieldId {
@@ -69,7 +70,7 @@ fn missing_library_lists_every_path_tried() {
     // The loader's error stays in the chain.
     let source = std::error::Error::source(&err).expect("a source");
     assert!(
-        source.downcast_ref::<dcgm::sys::LoadError>().is_some(),
+        source.downcast_ref::<dcgm::raw::sys::LoadError>().is_some(),
         "{source:?}"
     );
     let text = err.to_string();
@@ -165,7 +166,7 @@ fn group_outlives_its_handle_variable_and_objects_are_released() {
 fn field_group_limits_are_typed_errors() {
     let s = Sim::new(None);
     let h = s.handle(OperationMode::Auto);
-    let many: Vec<FieldId> = sys::FIELD_TABLE
+    let many: Vec<FieldId> = dcgm::raw::sys::FIELD_TABLE
         .iter()
         .take(128)
         .map(|f| FieldId(f.id))
@@ -432,7 +433,7 @@ fn existing_groups_and_field_groups_can_be_found_and_bound() {
         1,
         "a bound group is not destroyed on drop"
     );
-    assert!(Group::from_id(&h, 4242).is_err());
+    assert!(Group::from_id(&h, dcgm::GroupId::from(4242)).is_err());
     let loaded = FieldGroup::from_id(&h, fg.id()).unwrap();
     assert_eq!(loaded.fields(), &[fid("gpu_temp")]);
 }

@@ -5,11 +5,12 @@
 //! next `dcgmInit`: every test takes the simulator lock, configures, opens its handle, and
 //! closes every handle before returning.
 
+use dcgm::raw::Binding;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::*;
 
 /// Takes the simulator for one test and configures it (`None`: the default node).
@@ -595,12 +596,7 @@ fn profiling_metric_groups_and_pause() {
     let groups = Group::all_gpus(&h).profiling_metric_groups().unwrap();
     assert!(!groups.is_empty());
     assert!(groups.iter().all(|g| !g.fields.is_empty()));
-    assert!(
-        groups
-            .iter()
-            .flat_map(|g| &g.fields)
-            .all(|f| f.info().is_some())
-    );
+    assert!(groups.iter().flat_map(|g| &g.fields).all(|f| f.is_known()));
     assert_eq!(h.system().profiling_metric_groups(3).unwrap(), groups);
     let empty = Group::create(&h, "beyond-prof-empty", GroupType::Empty).unwrap();
     assert!(matches!(

@@ -4,7 +4,7 @@
 
 use std::ffi::CString;
 
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::{Handle, testing};
 
 fn open(keep: bool) -> Handle {
@@ -21,14 +21,23 @@ fn raw_group(h: &Handle, name: &str) -> dcgmGpuGrp_t {
     let mut id = 0;
     // SAFETY: a live handle, a C string and an out-pointer.
     let rc = unsafe {
-        h.library().dcgmGroupCreate().unwrap()(h.raw(), DCGM_GROUP_EMPTY, c.as_ptr(), &mut id)
+        dcgm::raw::library(h).dcgmGroupCreate().unwrap()(
+            dcgm::raw::handle(h),
+            DCGM_GROUP_EMPTY,
+            c.as_ptr(),
+            &mut id,
+        )
     };
     assert_eq!(rc, DCGM_ST_OK);
     id
 }
 
 fn group_exists(h: &Handle, id: dcgmGpuGrp_t) -> bool {
-    h.system().group_ids().unwrap().contains(&id)
+    h.system()
+        .group_ids()
+        .unwrap()
+        .iter()
+        .any(|g| dcgm::raw::Binding::raw(g) == id)
 }
 
 #[test]

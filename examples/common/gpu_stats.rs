@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::{FieldGroup, FieldId, Group, Handle, SinceCursor, Value, Watch, WatchOptions};
 
 use super::process;

@@ -2,6 +2,7 @@
 //! metric groups, topology, NVLink, MIG and CPU hierarchies, host-engine introspection,
 //! modules and GPU status.
 
+use dcgm::raw::Binding;
 use dcgm::{ComputeMode, ConfigKind, GpuConfig, Group, MetricGroup, Module, PciPath, System};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};

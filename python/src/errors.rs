@@ -2,7 +2,7 @@
 //! `dcgm.structs.DCGMError_<Name>` subclass of its return code, carrying the code, the message
 //! and the hint.
 
-use dcgm::sys::{
+use dcgm::raw::sys::{
     DCGM_ST_BADPARAM, DCGM_ST_GENERIC_ERROR, DCGM_ST_UNINITIALIZED, DCGM_ST_UNKNOWN_FIELD,
 };
 use pyo3::exceptions::PyRuntimeError;

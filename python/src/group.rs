@@ -40,7 +40,7 @@ impl PyGroup {
     /// The DCGM group id.
     #[getter]
     fn id(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.get(py)?.id() as u64)
+        Ok(self.get(py)?.id().value())
     }
 
     /// The group's name.
@@ -393,7 +393,7 @@ impl PyFieldGroup {
     /// The DCGM field group id.
     #[getter]
     fn id(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.get(py)?.id() as u64)
+        Ok(self.get(py)?.id().value())
     }
 
     #[getter]

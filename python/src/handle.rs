@@ -1,5 +1,6 @@
 //! `dcgm.Handle` and `dcgm.System`.
 
+use dcgm::raw::Binding;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -108,7 +109,10 @@ impl PyHandle {
             }
             let ids = mods
                 .iter()
-                .map(|m| crate::config_topology_hierarchy::module(py, m).map(dcgm::Module::raw))
+                .map(|m| {
+                    crate::config_topology_hierarchy::module(py, m)
+                        .map(|m| dcgm::raw::Binding::raw(&m))
+                })
                 .collect::<PyResult<Vec<u32>>>()?;
             b = b.deny_modules(&ids);
         }
@@ -167,7 +171,10 @@ impl PyHandle {
     /// The libdcgm file in use.
     #[getter]
     fn library_path(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.get(py)?.library().path().display().to_string())
+        Ok(dcgm::raw::library(&self.get(py)?)
+            .path()
+            .display()
+            .to_string())
     }
 
     /// Whether `close()` was called.
@@ -314,7 +321,7 @@ impl PyHandle {
                     ConnectionKind::Embedded => "embedded".to_string(),
                     ConnectionKind::Standalone(a) => format!("standalone {a:?}"),
                 },
-                h.library().path().display().to_string(),
+                dcgm::raw::library(h).path().display().to_string(),
                 if h.is_simulated() { ", simulated" } else { "" }
             ),
         })

@@ -24,20 +24,20 @@ mod value;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DCGM_FE_COUNT", tables::ENTITY_GROUP_COUNT)?;
-    m.add("DCGM_FI_MAX_FIELDS", dcgm::sys::DCGM_FI_MAX_FIELDS)?;
+    m.add("DCGM_FI_MAX_FIELDS", dcgm::raw::sys::DCGM_FI_MAX_FIELDS)?;
     m.add("DEFAULT_FIELD_IDS", dcgm_reader::DEFAULT_FIELD_IDS.to_vec())?;
     // For dcgm.structs_internal (the pydcgm-compatible test-API structs).
     m.add(
         "DCGM_MAX_HIERARCHY_INFO",
-        dcgm::sys::DCGM_MAX_HIERARCHY_INFO,
+        dcgm::raw::sys::DCGM_MAX_HIERARCHY_INFO,
     )?;
     m.add(
         "dcgmCreateFakeEntities_version2",
-        dcgm::sys::dcgmCreateFakeEntities_version2,
+        dcgm::raw::sys::dcgmCreateFakeEntities_version2,
     )?;
     m.add(
         "dcgmInjectFieldValue_version1",
-        dcgm::sys::dcgmInjectFieldValue_version1,
+        dcgm::raw::sys::dcgmInjectFieldValue_version1,
     )?;
     m.add_class::<handle::PyHandle>()?;
     m.add_class::<handle::PySystem>()?;

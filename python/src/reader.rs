@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use dcgm::sys::{
+use dcgm::raw::sys::{
     DCGM_ST_BADPARAM, DCGM_ST_NO_DATA, DCGM_ST_NO_PERMISSION, DCGM_ST_NOT_SUPPORTED, DCGM_ST_OK,
 };
 use dcgm::{BlankKind, EntityGroup, FieldId, FieldValue, OperationMode, Value};

@@ -2,7 +2,8 @@
 //! `dcgm-sys/data/fields.tsv` through `dcgm_sys::FIELD_TABLE`), return codes and entity groups,
 //! plus argument conversion for fields and entities.
 
-use dcgm::sys::{self as sys, FieldInfo};
+use dcgm::raw::Binding;
+use dcgm::raw::sys::{self as sys, FieldInfo};
 use dcgm::{Entity, EntityGroup, FieldId};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -63,7 +64,7 @@ impl PyFieldMeta {
 
     /// What the library reported, completed from the table where the library says nothing.
     pub fn from_meta(m: &dcgm::FieldMeta) -> Self {
-        let info = m.id.info();
+        let info = sys::field_by_id(m.id.0);
         let field_type = match m.field_type {
             dcgm::FieldType::Int64 => 'i',
             dcgm::FieldType::Double => 'd',
@@ -170,7 +171,7 @@ fn lookup_field(key: &Bound<'_, PyAny>) -> PyResult<Option<&'static FieldInfo>> 
     }
     if let Ok(s) = key.cast::<PyString>() {
         let s = s.to_cow()?;
-        return Ok(FieldId::parse(&s).ok().and_then(|f| f.info()));
+        return Ok(FieldId::parse(&s).ok().and_then(|f| sys::field_by_id(f.0)));
     }
     Err(PyTypeError::new_err(format!(
         "a field is an int id or a str name/tag, not {}",

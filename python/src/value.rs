@@ -4,7 +4,8 @@
 //! `dcgm.RunningProcess`, `DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS` into `dcgm.AccountingStats`;
 //! other blobs (and blobs that do not decode) stay `bytes`.
 
-use dcgm::sys::{
+use dcgm::raw::Binding;
+use dcgm::raw::sys::{
     DCGM_FI_DEV_COMPUTE_PIDS, DCGM_FI_DEV_GRAPHICS_PIDS, DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS,
     dcgmDevicePidAccountingStats_version1, dcgmRunningProcess_version1,
 };
@@ -29,6 +30,7 @@ pub fn blank_member(py: Python<'_>, kind: BlankKind) -> PyResult<Py<PyAny>> {
         BlankKind::NotFound => "NOT_FOUND",
         BlankKind::NotSupported => "NOT_SUPPORTED",
         BlankKind::NotPermissioned => "NOT_PERMISSIONED",
+        _ => "BLANK",
     };
     Ok(blank.bind(py).getattr(name)?.unbind())
 }
@@ -422,9 +424,7 @@ impl PyFieldValue {
     /// pydcgm's `DcgmFieldValue.fieldType` (`'i'`, `'d'`, `'s'`, `'b'` or `'t'`).
     #[getter(fieldType)]
     fn field_type_upstream(&self) -> String {
-        self.inner
-            .field
-            .info()
+        dcgm::raw::sys::field_by_id(self.inner.field.0)
             .map_or('i', |f| char::from(f.field_type))
             .to_string()
     }

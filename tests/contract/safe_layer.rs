@@ -137,7 +137,7 @@ fn attributes_carry_no_sentinel(t: &Target) {
 fn unknown_gpu_is_a_typed_error(t: &Target) {
     let h = t.embedded();
     let e = h.system().device_attributes(9999).unwrap_err();
-    assert_eq!(code(&e), dcgm::sys::DCGM_ST_BADPARAM, "{e:?}");
+    assert_eq!(code(&e), dcgm::raw::sys::DCGM_ST_BADPARAM, "{e:?}");
     assert!(Group::with_gpus(&h, "contract-bad-gpu", &[9999]).is_err());
 }
 
@@ -185,7 +185,7 @@ fn group_limit_is_a_typed_error(t: &Target) {
         }
         assert!(made.len() < 200, "no group limit within 200 groups");
     };
-    assert_eq!(code(&err), dcgm::sys::DCGM_ST_MAX_LIMIT, "{err}");
+    assert_eq!(code(&err), dcgm::raw::sys::DCGM_ST_MAX_LIMIT, "{err}");
     let n = made.len();
     drop(made);
     // Every group was destroyed: the same number can be made again.
@@ -201,9 +201,9 @@ fn field_group_limits_and_duplicates(t: &Target) {
     let fg = FieldGroup::create(&h, "contract-fg", &[temp]).unwrap();
     assert_eq!(fg.fields(), &[temp]);
     let dup = FieldGroup::create(&h, "contract-fg", &[temp]).unwrap_err();
-    assert_eq!(code(&dup), dcgm::sys::DCGM_ST_DUPLICATE_KEY, "{dup}");
+    assert_eq!(code(&dup), dcgm::raw::sys::DCGM_ST_DUPLICATE_KEY, "{dup}");
     let many: Vec<FieldId> = (1..1000u16)
-        .filter(|id| dcgm::sys::field_by_id(*id).is_some())
+        .filter(|id| dcgm::raw::sys::field_by_id(*id).is_some())
         .take(MAX_FIELDS_PER_FIELD_GROUP + 1)
         .map(FieldId)
         .collect();
@@ -284,7 +284,7 @@ fn read_before_watch_is_not_watched(t: &Target) {
     let vals = g.latest_values(&fg).unwrap();
     assert!(!vals.is_empty());
     for v in vals {
-        assert_eq!(v.status, dcgm::sys::DCGM_ST_NOT_WATCHED, "{v:?}");
+        assert_eq!(v.status, dcgm::raw::sys::DCGM_ST_NOT_WATCHED, "{v:?}");
         assert!(matches!(v.value, Value::Blank(_)), "{v:?}");
     }
 }
@@ -299,7 +299,7 @@ fn since_reads_never_repeat(t: &Target) {
         h.update_all_fields(true).unwrap();
         // Records with a non-OK status say a field has no samples (NO_DATA); they are not samples.
         for v in g.values_since(&fg, &mut cursor).unwrap() {
-            if v.status != dcgm::sys::DCGM_ST_OK {
+            if v.status != dcgm::raw::sys::DCGM_ST_OK {
                 assert!(matches!(v.value, Value::Blank(_)), "{v:?}");
                 continue;
             }
@@ -387,7 +387,7 @@ fn topology_of_a_gpu(t: &Target) {
         // One GPU: nothing to connect; the library says so.
         Err(e) => {
             assert_eq!(gpus.len(), 1, "{e}");
-            assert_eq!(code(&e), dcgm::sys::DCGM_ST_NOT_SUPPORTED, "{e}");
+            assert_eq!(code(&e), dcgm::raw::sys::DCGM_ST_NOT_SUPPORTED, "{e}");
         }
     }
 }
@@ -445,7 +445,7 @@ fn pid_stats_before_watch_and_unknown_pid(t: &Target) {
     g.watch_pid_fields(WatchOptions::default()).unwrap();
     h.update_all_fields(true).unwrap();
     let e = g.pid_info(0x7fff_0001).unwrap_err();
-    assert_eq!(code(&e), dcgm::sys::DCGM_ST_NO_DATA, "{e}");
+    assert_eq!(code(&e), dcgm::raw::sys::DCGM_ST_NO_DATA, "{e}");
 }
 
 fn diagnostics_run_or_typed_error(t: &Target) {
@@ -459,7 +459,11 @@ fn diagnostics_run_or_typed_error(t: &Target) {
         Err(e) => {
             // The real build has no nvvs.
             assert_eq!(t.kind, Kind::Real, "{e}");
-            assert_eq!(code(&e), dcgm::sys::DCGM_ST_NVVS_BINARY_NOT_FOUND, "{e}");
+            assert_eq!(
+                code(&e),
+                dcgm::raw::sys::DCGM_ST_NVVS_BINARY_NOT_FOUND,
+                "{e}"
+            );
             assert!(e.hint().is_some(), "{e}");
         }
     }
@@ -467,7 +471,7 @@ fn diagnostics_run_or_typed_error(t: &Target) {
 
 fn errors_carry_codes_and_messages(t: &Target) {
     let h = t.embedded();
-    let e = Group::from_id(&h, 4_000_000)
+    let e = Group::from_id(&h, dcgm::GroupId::from(4_000_000))
         .and_then(|g| g.info())
         .unwrap_err();
     assert!(e.code().is_some(), "{e:?}");

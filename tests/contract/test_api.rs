@@ -11,7 +11,7 @@
 use std::ffi::{c_int, c_void};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use dcgm::sys::*;
+use dcgm::raw::sys::*;
 use dcgm::testing::{create_fake_gpu_instances, create_fake_gpus, empty_cache, inject_value};
 use dcgm::*;
 
@@ -88,23 +88,35 @@ fn int_value(field: u16, value: i64, ts: i64) -> dcgmInjectFieldValue_t {
 }
 
 fn inject_raw(h: &Handle, gpu: u32, v: *mut dcgmInjectFieldValue_t) -> dcgmReturn_t {
-    let f = h.library().dcgmInjectFieldValue().unwrap();
+    let f = dcgm::raw::library(h).dcgmInjectFieldValue().unwrap();
     // SAFETY: `v` is NULL or a live value for the call.
-    unsafe { f(h.raw(), gpu, v) }
+    unsafe { f(dcgm::raw::handle(h), gpu, v) }
 }
 
 fn latest(h: &Handle, gpu: u32, field: u16) -> dcgmFieldValue_v1 {
-    let f = h.library().dcgmGetLatestValuesForFields().unwrap();
+    let f = dcgm::raw::library(h)
+        .dcgmGetLatestValuesForFields()
+        .unwrap();
     let mut ids = [field];
     let mut out: dcgmFieldValue_v1 = zeroed();
     // SAFETY: one id and room for one value.
-    let rc = unsafe { f(h.raw(), gpu as c_int, ids.as_mut_ptr(), 1, &mut out) };
+    let rc = unsafe {
+        f(
+            dcgm::raw::handle(h),
+            gpu as c_int,
+            ids.as_mut_ptr(),
+            1,
+            &mut out,
+        )
+    };
     assert_eq!(rc, DCGM_ST_OK);
     out
 }
 
 fn cache_info(h: &Handle, gpu: u32, field: u16) -> (dcgmReturn_t, dcgmCacheManagerFieldInfo_v4_t) {
-    let f = h.library().dcgmGetCacheManagerFieldInfo().unwrap();
+    let f = dcgm::raw::library(h)
+        .dcgmGetCacheManagerFieldInfo()
+        .unwrap();
     let mut info: dcgmCacheManagerFieldInfo_v4_t = zeroed();
     // Any version works: the client library sets its own.
     info.version = 0;
@@ -112,7 +124,7 @@ fn cache_info(h: &Handle, gpu: u32, field: u16) -> (dcgmReturn_t, dcgmCacheManag
     info.entityId = gpu;
     info.fieldId = field;
     // SAFETY: a live struct for the call.
-    let rc = unsafe { f(h.raw(), &mut info) };
+    let rc = unsafe { f(dcgm::raw::handle(h), &mut info) };
     (rc, info)
 }
 
@@ -132,9 +144,9 @@ fn fake_request(entries: &[(u32, u32, u32)]) -> Box<dcgmCreateFakeEntities_v2> {
 }
 
 fn create_raw(h: &Handle, req: *mut dcgmCreateFakeEntities_v2) -> dcgmReturn_t {
-    let f = h.library().dcgmCreateFakeEntities().unwrap();
+    let f = dcgm::raw::library(h).dcgmCreateFakeEntities().unwrap();
     // SAFETY: `req` is NULL or a live request.
-    unsafe { f(h.raw(), req) }
+    unsafe { f(dcgm::raw::handle(h), req) }
 }
 
 fn fake_gpu_is_discovered_and_read(t: &Target) {
@@ -150,10 +162,13 @@ fn fake_gpu_is_discovered_and_read(t: &Target) {
             .unwrap()
             .contains(&Entity::gpu(id))
     );
-    let status = h.library().dcgmGetGpuStatus().unwrap();
+    let status = dcgm::raw::library(&h).dcgmGetGpuStatus().unwrap();
     let mut st = 0;
     // SAFETY: plain ids and a writable status.
-    assert_eq!(unsafe { status(h.raw(), id, &mut st) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { status(dcgm::raw::handle(&h), id, &mut st) },
+        DCGM_ST_OK
+    );
     assert_eq!(st, DcgmEntityStatusFake);
 
     // An injected value is the latest, with its timestamp, without a watch.
@@ -227,11 +242,13 @@ fn fake_mig_instances(t: &Target) {
         assert!(listed.contains(&Entity::new(EntityGroup::GpuInstance, *gi)));
     }
     // The hierarchy lists them under their parents.
-    let f = h.library().dcgmGetGpuInstanceHierarchy().unwrap();
+    let f = dcgm::raw::library(&h)
+        .dcgmGetGpuInstanceHierarchy()
+        .unwrap();
     let mut hier: Box<dcgmMigHierarchy_v2> = Box::new(zeroed());
     hier.version = dcgmMigHierarchy_version2;
     // SAFETY: a live versioned struct.
-    assert_eq!(unsafe { f(h.raw(), &mut *hier) }, DCGM_ST_OK);
+    assert_eq!(unsafe { f(dcgm::raw::handle(&h), &mut *hier) }, DCGM_ST_OK);
     let entries = &hier.entityList[..hier.count as usize];
     let find = |group: u32, id: u32| {
         entries
@@ -306,12 +323,18 @@ fn injection_return_codes(t: &Target) {
     assert_eq!(unsafe { got.value.i64_ }, 61);
     assert!(got.ts >= before - 1_000_000 && got.ts <= now_us() + 1_000_000);
     // Any entity, by the exported name.
-    let f = h.library().dcgmInjectEntityFieldValue().unwrap();
+    let f = dcgm::raw::library(&h).dcgmInjectEntityFieldValue().unwrap();
     let mut v = int_value(TEMP, 62, now_us());
     // SAFETY: a live value.
-    assert_eq!(unsafe { f(h.raw(), DCGM_FE_GPU, gpu, &mut v) }, DCGM_ST_OK);
+    assert_eq!(
+        unsafe { f(dcgm::raw::handle(&h), DCGM_FE_GPU, gpu, &mut v) },
+        DCGM_ST_OK
+    );
     // SAFETY: as above.
-    assert_eq!(unsafe { f(h.raw(), 99, 0, &mut v) }, DCGM_ST_BADPARAM);
+    assert_eq!(
+        unsafe { f(dcgm::raw::handle(&h), 99, 0, &mut v) },
+        DCGM_ST_BADPARAM
+    );
 }
 
 fn cache_info_and_empty_cache(t: &Target) {
@@ -332,10 +355,12 @@ fn cache_info_and_empty_cache(t: &Target) {
     assert_eq!(info.newestTimestamp, t0 + 1_000_000);
     assert_eq!(cache_info(&h, gpu, SM_CLOCK).0, DCGM_ST_NOT_WATCHED);
     assert_eq!(cache_info(&h, gpu, 9999).0, DCGM_ST_BADPARAM);
-    let f = h.library().dcgmGetCacheManagerFieldInfo().unwrap();
+    let f = dcgm::raw::library(&h)
+        .dcgmGetCacheManagerFieldInfo()
+        .unwrap();
     // SAFETY: NULL is the case under test.
     assert_eq!(
-        unsafe { f(h.raw(), std::ptr::null_mut()) },
+        unsafe { f(dcgm::raw::handle(&h), std::ptr::null_mut()) },
         DCGM_ST_BADPARAM
     );
 
@@ -352,12 +377,12 @@ fn cache_info_and_empty_cache(t: &Target) {
 fn single_field_watch(t: &Target) {
     let h = t.embedded();
     let gpu = create_fake_gpus(&h, 1).unwrap()[0];
-    let lib = h.library();
+    let lib = dcgm::raw::library(&h);
     let watch = lib.dcgmWatchFieldValue().unwrap();
     let unwatch = lib.dcgmUnwatchFieldValue().unwrap();
     // SAFETY: (every call below) plain arguments.
     let w = |gpu: c_int, field: u16, freq: i64, age: f64, samples: c_int| unsafe {
-        watch(h.raw(), gpu, field, freq, age, samples)
+        watch(dcgm::raw::handle(&h), gpu, field, freq, age, samples)
     };
     assert_eq!(w(gpu as c_int, POWER, 100_000, 30.0, 0), DCGM_ST_OK);
     let (rc, info) = cache_info(&h, gpu, POWER);
@@ -377,7 +402,7 @@ fn single_field_watch(t: &Target) {
     assert_eq!(w(9999, POWER, 100_000, 30.0, 0), DCGM_ST_GENERIC_ERROR);
 
     // SAFETY: (every call below) plain arguments.
-    let u = |gpu: c_int, field: u16| unsafe { unwatch(h.raw(), gpu, field, 0) };
+    let u = |gpu: c_int, field: u16| unsafe { unwatch(dcgm::raw::handle(&h), gpu, field, 0) };
     assert_eq!(u(gpu as c_int, POWER), DCGM_ST_OK);
     let (rc, info) = cache_info(&h, gpu, POWER);
     assert_eq!(rc, DCGM_ST_OK);
@@ -416,14 +441,14 @@ fn since(
     from: i64,
     fields: &[u16],
 ) -> (dcgmReturn_t, i64, Delivered) {
-    let f = h.library().dcgmGetFieldValuesSince().unwrap();
+    let f = dcgm::raw::library(h).dcgmGetFieldValuesSince().unwrap();
     let mut ids = fields.to_vec();
     let mut got: Delivered = Vec::new();
     let mut next = from;
     // SAFETY: `ids` and `next` live for the call; the callback matches the userData type.
     let rc = unsafe {
         f(
-            h.raw(),
+            dcgm::raw::handle(h),
             group,
             from,
             ids.as_mut_ptr(),
@@ -445,7 +470,7 @@ fn since_reads_include_injected_values(t: &Target) {
         let mut v = int_value(TEMP, value, t0 + i as i64 * 1_000_000);
         assert_eq!(inject_raw(&h, gpu, &mut v), DCGM_ST_OK);
     }
-    let (rc, next, got) = since(&h, g.id(), 0, &[TEMP]);
+    let (rc, next, got) = since(&h, dcgm::raw::group_id(&g), 0, &[TEMP]);
     assert_eq!(rc, DCGM_ST_OK);
     assert_eq!(
         got,
@@ -455,11 +480,13 @@ fn since_reads_include_injected_values(t: &Target) {
         ]
     );
     assert!(next > t0 + 1_000_000);
-    let (rc, _, got) = since(&h, g.id(), t0 + 1, &[TEMP]);
+    let (rc, _, got) = since(&h, dcgm::raw::group_id(&g), t0 + 1, &[TEMP]);
     assert_eq!(rc, DCGM_ST_OK);
     assert_eq!(got.len(), 1);
     // The injected samples are in the time-range read too, oldest or newest first.
-    let multiple = h.library().dcgmGetMultipleValuesForField().unwrap();
+    let multiple = dcgm::raw::library(&h)
+        .dcgmGetMultipleValuesForField()
+        .unwrap();
     for (order, cap, want) in [
         (DCGM_ORDER_ASCENDING, 4, vec![40, 41]),
         (DCGM_ORDER_DESCENDING, 1, vec![41]),
@@ -469,7 +496,7 @@ fn since_reads_include_injected_values(t: &Target) {
         // SAFETY: `out` has room for `n` values.
         let rc = unsafe {
             multiple(
-                h.raw(),
+                dcgm::raw::handle(&h),
                 gpu as c_int,
                 TEMP,
                 &mut n,
@@ -488,19 +515,22 @@ fn since_reads_include_injected_values(t: &Target) {
         assert_eq!(got, want, "order {order}");
     }
     // A field without cache entry ends the call after what came before it.
-    let (rc, next2, got) = since(&h, g.id(), 0, &[TEMP, SM_CLOCK]);
+    let (rc, next2, got) = since(&h, dcgm::raw::group_id(&g), 0, &[TEMP, SM_CLOCK]);
     assert_eq!(rc, DCGM_ST_NOT_WATCHED);
     assert_eq!(next2, 0);
     assert_eq!(got.len(), 2);
-    assert_eq!(since(&h, g.id(), 0, &[]).0, DCGM_ST_BADPARAM);
-    let f = h.library().dcgmGetFieldValuesSince().unwrap();
+    assert_eq!(
+        since(&h, dcgm::raw::group_id(&g), 0, &[]).0,
+        DCGM_ST_BADPARAM
+    );
+    let f = dcgm::raw::library(&h).dcgmGetFieldValuesSince().unwrap();
     let mut ids = [TEMP];
     let mut next = 0;
     // SAFETY: a NULL callback is the case under test.
     let rc = unsafe {
         f(
-            h.raw(),
-            g.id(),
+            dcgm::raw::handle(&h),
+            dcgm::raw::group_id(&g),
             0,
             ids.as_mut_ptr(),
             1,
@@ -571,11 +601,11 @@ fn injected_xid_raises_policy_and_health(t: &Target) {
 }
 
 fn core_status(h: &Handle) -> dcgmModuleStatus_t {
-    let f = h.library().dcgmModuleGetStatuses().unwrap();
+    let f = dcgm::raw::library(h).dcgmModuleGetStatuses().unwrap();
     let mut st: dcgmModuleGetStatuses_t = zeroed();
     st.version = dcgmModuleGetStatuses_version1;
     // SAFETY: a live versioned struct.
-    assert_eq!(unsafe { f(h.raw(), &mut st) }, DCGM_ST_OK);
+    assert_eq!(unsafe { f(dcgm::raw::handle(h), &mut st) }, DCGM_ST_OK);
     st.statuses[..st.numStatuses as usize]
         .iter()
         .find(|s| s.id == DcgmModuleIdCore)
@@ -585,17 +615,17 @@ fn core_status(h: &Handle) -> dcgmModuleStatus_t {
 
 fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
     let h = t.embedded();
-    let lib = h.library();
+    let lib = dcgm::raw::library(&h);
     // SAFETY: (the calls of this block) a plain handle.
     unsafe {
         let pause = lib.dcgmPauseTelemetryForDiag().unwrap();
         let resume = lib.dcgmResumeTelemetryForDiag().unwrap();
         for _ in 0..2 {
-            assert_eq!(pause(h.raw()), DCGM_ST_OK);
+            assert_eq!(pause(dcgm::raw::handle(&h)), DCGM_ST_OK);
         }
         assert_eq!(core_status(&h), DcgmModuleStatusPaused);
         for _ in 0..2 {
-            assert_eq!(resume(h.raw()), DCGM_ST_OK);
+            assert_eq!(resume(dcgm::raw::handle(&h)), DCGM_ST_OK);
         }
         assert_eq!(core_status(&h), DcgmModuleStatusLoaded);
     }
@@ -607,11 +637,14 @@ fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
     };
     // SAFETY: (the calls of this block) NULL or a live struct.
     unsafe {
-        assert_eq!(mark(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
-        assert_eq!(mark(h.raw(), &mut m), DCGM_ST_OK);
+        assert_eq!(
+            mark(dcgm::raw::handle(&h), std::ptr::null_mut()),
+            DCGM_ST_BADPARAM
+        );
+        assert_eq!(mark(dcgm::raw::handle(&h), &mut m), DCGM_ST_OK);
         assert_eq!(m.moduleMask & 1, 1, "the core module is loaded");
         m.version = 0;
-        assert_eq!(mark(h.raw(), &mut m), DCGM_ST_VER_MISMATCH);
+        assert_eq!(mark(dcgm::raw::handle(&h), &mut m), DCGM_ST_VER_MISMATCH);
     }
 
     let set = lib.dcgmSetEntityNvLinkLinkState().unwrap();
@@ -625,21 +658,24 @@ fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
     };
     // SAFETY: (the calls of this block) NULL or a live struct.
     unsafe {
-        assert_eq!(set(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
+        assert_eq!(
+            set(dcgm::raw::handle(&h), std::ptr::null_mut()),
+            DCGM_ST_BADPARAM
+        );
         let mut bad = state(DCGM_FE_GPU, 0, 0, DcgmNvLinkLinkStateDown);
         bad.version = 0;
-        assert_eq!(set(h.raw(), &mut bad), DCGM_ST_VER_MISMATCH);
+        assert_eq!(set(dcgm::raw::handle(&h), &mut bad), DCGM_ST_VER_MISMATCH);
         // Well-formed requests return OK even for what does not exist.
         let mut s = state(DCGM_FE_GPU, 9999, 0, DcgmNvLinkLinkStateDown);
-        assert_eq!(set(h.raw(), &mut s), DCGM_ST_OK);
+        assert_eq!(set(dcgm::raw::handle(&h), &mut s), DCGM_ST_OK);
         let mut s = state(DCGM_FE_SWITCH, 9999, 0, DcgmNvLinkLinkStateDown);
-        assert_eq!(set(h.raw(), &mut s), DCGM_ST_OK);
+        assert_eq!(set(dcgm::raw::handle(&h), &mut s), DCGM_ST_OK);
     }
     if !t.is_real() {
         // The simulator's GPU 0 has NVLinks: a forced state shows in the link status.
         let mut s = state(DCGM_FE_GPU, 0, 1, DcgmNvLinkLinkStateDown);
         // SAFETY: a live struct.
-        assert_eq!(unsafe { set(h.raw(), &mut s) }, DCGM_ST_OK);
+        assert_eq!(unsafe { set(dcgm::raw::handle(&h), &mut s) }, DCGM_ST_OK);
         let st = h.system().nvlink_status().unwrap();
         let (_, links) = st.gpus.iter().find(|(g, _)| *g == 0).unwrap();
         assert_eq!(links[1], LinkState::Down);
@@ -663,64 +699,93 @@ fn pause_reloadable_nvlink_and_mig_requests(t: &Target) {
     };
     // SAFETY: (the calls of this block) NULL or live structs.
     unsafe {
-        assert_eq!(create(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
+        assert_eq!(
+            create(dcgm::raw::handle(&h), std::ptr::null_mut()),
+            DCGM_ST_BADPARAM
+        );
         let mut c = cme(DcgmMigCreateGpuInstance, DcgmMigProfileGpuInstanceSlice1);
         c.version = 0;
-        assert_eq!(create(h.raw(), &mut c), DCGM_ST_VER_MISMATCH);
+        assert_eq!(create(dcgm::raw::handle(&h), &mut c), DCGM_ST_VER_MISMATCH);
         let mut c = cme(DcgmMigCreateGpuInstance, 0);
-        assert_eq!(create(h.raw(), &mut c), DCGM_ST_BADPARAM);
+        assert_eq!(create(dcgm::raw::handle(&h), &mut c), DCGM_ST_BADPARAM);
         let mut c = cme(DcgmMigCreateGpuInstance, DcgmMigProfileGpuInstanceSlice1GFX);
-        assert_eq!(create(h.raw(), &mut c), DCGM_ST_BADPARAM);
+        assert_eq!(create(dcgm::raw::handle(&h), &mut c), DCGM_ST_BADPARAM);
         let mut c = cme(
             DcgmMigCreateComputeInstance,
             DcgmMigProfileGpuInstanceSlice1,
         );
-        assert_eq!(create(h.raw(), &mut c), DCGM_ST_BADPARAM);
+        assert_eq!(create(dcgm::raw::handle(&h), &mut c), DCGM_ST_BADPARAM);
         let mut c = cme(5, 0);
-        assert_eq!(create(h.raw(), &mut c), DCGM_ST_OK);
+        assert_eq!(create(dcgm::raw::handle(&h), &mut c), DCGM_ST_OK);
 
-        assert_eq!(delete(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
+        assert_eq!(
+            delete(dcgm::raw::handle(&h), std::ptr::null_mut()),
+            DCGM_ST_BADPARAM
+        );
         let mut d = dme(DCGM_FE_GPU_I, 255);
         d.version = 0;
-        assert_eq!(delete(h.raw(), &mut d), DCGM_ST_VER_MISMATCH);
+        assert_eq!(delete(dcgm::raw::handle(&h), &mut d), DCGM_ST_VER_MISMATCH);
         let mut d = dme(DCGM_FE_GPU_I, 255);
-        assert_eq!(delete(h.raw(), &mut d), DCGM_ST_INSTANCE_NOT_FOUND);
+        assert_eq!(
+            delete(dcgm::raw::handle(&h), &mut d),
+            DCGM_ST_INSTANCE_NOT_FOUND
+        );
         let mut d = dme(DCGM_FE_GPU_I, 256);
-        assert_eq!(delete(h.raw(), &mut d), DCGM_ST_BADPARAM);
+        assert_eq!(delete(dcgm::raw::handle(&h), &mut d), DCGM_ST_BADPARAM);
         let mut d = dme(DCGM_FE_GPU, 0);
-        assert_eq!(delete(h.raw(), &mut d), DCGM_ST_BADPARAM);
+        assert_eq!(delete(dcgm::raw::handle(&h), &mut d), DCGM_ST_BADPARAM);
     }
 }
 
 fn nvml_injection_argument_checks(t: &Target) {
     let h = t.embedded();
-    let lib = h.library();
+    let lib = dcgm::raw::library(&h);
     let bogus = c"GPU-bogus";
     // SAFETY: (the calls of this block) plain ids, NULL, a live string or a live value.
     unsafe {
         let create = lib.dcgmCreateNvmlInjectionGpu().unwrap();
-        assert_eq!(create(h.raw(), 31), DCGM_ST_BADPARAM, "not the next index");
+        assert_eq!(
+            create(dcgm::raw::handle(&h), 31),
+            DCGM_ST_BADPARAM,
+            "not the next index"
+        );
         let reset = lib.dcgmInjectedNvmlDeviceReset().unwrap();
-        assert_eq!(reset(h.raw(), 9999), DCGM_ST_OK);
+        assert_eq!(reset(dcgm::raw::handle(&h), 9999), DCGM_ST_OK);
         let remove = lib.dcgmRemoveNvmlInjectedGpu().unwrap();
-        assert_eq!(remove(h.raw(), bogus.as_ptr()), DCGM_ST_BADPARAM);
+        assert_eq!(
+            remove(dcgm::raw::handle(&h), bogus.as_ptr()),
+            DCGM_ST_BADPARAM
+        );
         let restore = lib.dcgmRestoreNvmlInjectedGpu().unwrap();
-        assert_eq!(restore(h.raw(), bogus.as_ptr()), DCGM_ST_BADPARAM);
+        assert_eq!(
+            restore(dcgm::raw::handle(&h), bogus.as_ptr()),
+            DCGM_ST_BADPARAM
+        );
         let counts = lib.dcgmGetNvmlInjectFuncCallCount().unwrap();
-        assert_eq!(counts(h.raw(), std::ptr::null_mut()), DCGM_ST_BADPARAM);
+        assert_eq!(
+            counts(dcgm::raw::handle(&h), std::ptr::null_mut()),
+            DCGM_ST_BADPARAM
+        );
         let reset_counts = lib.dcgmResetNvmlInjectFuncCallCount().unwrap();
-        assert_eq!(reset_counts(h.raw()), DCGM_ST_OK);
+        assert_eq!(reset_counts(dcgm::raw::handle(&h)), DCGM_ST_OK);
         let to_nvml = lib.dcgmInjectEntityFieldValueToNvml().unwrap();
         let mut v = int_value(TEMP, 50, now_us());
         v.version = 0;
         assert_eq!(
-            to_nvml(h.raw(), DCGM_FE_GPU, 0, &mut v),
+            to_nvml(dcgm::raw::handle(&h), DCGM_FE_GPU, 0, &mut v),
             DCGM_ST_VER_MISMATCH
         );
         let inject = lib.dcgmInjectNvmlDevice().unwrap();
         let ret: Box<injectNvmlRet_t> = Box::new(zeroed());
         assert_eq!(
-            inject(h.raw(), 0, std::ptr::null(), std::ptr::null(), 0, &*ret),
+            inject(
+                dcgm::raw::handle(&h),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+                &*ret
+            ),
             DCGM_ST_BADPARAM,
             "NULL key"
         );

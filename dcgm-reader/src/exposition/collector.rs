@@ -575,6 +575,5 @@ fn resolve_profiles(renderer: &mut Renderer, snap: &Snapshot, name_field: FieldI
 
 fn is_profiling(c: &Counter) -> bool {
     c.field_id()
-        .and_then(|f| f.info())
-        .is_some_and(|i| i.name.starts_with("DCGM_FI_PROF_"))
+        .is_some_and(|f| f.is_known() && f.name().starts_with("DCGM_FI_PROF_"))
 }

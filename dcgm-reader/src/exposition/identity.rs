@@ -256,7 +256,7 @@ impl OtherEntity {
 /// # Ok::<(), dcgm::Error>(())
 /// ```
 pub fn row_entity_group(field: FieldId) -> EntityGroup {
-    match field.info().map(|f| EntityGroup::from_raw(f.entity_level)) {
+    match field.entity_level() {
         Some(
             g @ (EntityGroup::Switch | EntityGroup::Link | EntityGroup::Cpu | EntityGroup::CpuCore),
         ) => g,

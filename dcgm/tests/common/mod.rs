@@ -33,11 +33,13 @@ impl Sim {
 
 /// Number of groups and field groups the engine holds (for leak checks).
 pub fn object_counts(h: &Handle) -> (usize, usize) {
-    let lib = h.library();
+    let lib = dcgm::raw::library(h);
     let mut ids = [0usize; 64];
     let mut n = 0u32;
     // SAFETY: room for 64 ids and a valid count pointer.
-    let rc = unsafe { lib.dcgmGroupGetAllIds().unwrap()(h.raw(), ids.as_mut_ptr(), &mut n) };
+    let rc = unsafe {
+        lib.dcgmGroupGetAllIds().unwrap()(dcgm::raw::handle(h), ids.as_mut_ptr(), &mut n)
+    };
     assert_eq!(rc, 0);
     (n as usize, dcgm::all_field_groups(h).unwrap().len())
 }
