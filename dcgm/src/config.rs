@@ -144,6 +144,12 @@ impl GpuConfig {
 impl Group {
     /// Applies the settings that are `Some` to every GPU of the group. Errors for single GPUs
     /// are listed in the returned error's message.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when the configuration sets nothing or a value lies in the range DCGM
+    /// reserves for blanks; a GPU that refuses a setting fails the call with that GPU's code,
+    /// every GPU's error listed in the message; `ConnectionLost`.
     #[doc(alias = "dcgmConfigSet")]
     pub fn config_set(&self, config: &GpuConfig) -> Result<()> {
         if config.is_empty() {
@@ -165,6 +171,12 @@ impl Group {
     }
 
     /// The target or current configuration of each GPU of the group.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_CONFIGURED` for a group the host engine no longer has (an empty group is `Ok`
+    /// with no entry); a GPU whose configuration cannot be read fails the call with its code, every
+    /// GPU's error listed in the message; `ConnectionLost`.
     #[doc(alias = "dcgmConfigGet")]
     pub fn config_get(&self, kind: ConfigKind) -> Result<Vec<GpuConfig>> {
         let n = self.gpu_ids()?.len();
@@ -207,6 +219,11 @@ impl Group {
     }
 
     /// Re-applies the target configuration (after a GPU reset, for example).
+    ///
+    /// # Errors
+    ///
+    /// A GPU that refuses the target configuration fails the call with its code, every GPU's error
+    /// listed in the message; `ConnectionLost`.
     #[doc(alias = "dcgmConfigEnforce")]
     pub fn config_enforce(&self) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());

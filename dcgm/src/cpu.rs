@@ -42,6 +42,12 @@ fn cores(bitmask: &[u64]) -> Vec<u32> {
 impl System {
     /// The node's CPUs and their cores; with serial numbers when the library has
     /// `dcgmGetCpuHierarchy_v2`.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_MODULE_NOT_LOADED` on a node without supported CPUs (DCGM's sysmon module, which
+    /// serves CPUs, is then not loaded); `ConnectionLost`. A library without `_v2` is asked with
+    /// `dcgmGetCpuHierarchy` instead: `SymbolNotAvailable` only for a library with neither.
     #[doc(alias = "dcgmGetCpuHierarchy_v2")]
     #[doc(alias = "dcgmGetCpuHierarchy")]
     pub fn cpu_hierarchy(&self) -> Result<Vec<Cpu>> {

@@ -471,6 +471,12 @@ fn check_text(what: &str, s: &str, cap: usize) -> Result<()> {
 impl Group {
     /// Runs a diagnostic level on the group and waits for it (`dcgmRunDiagnostic`). This can
     /// take minutes to hours depending on the level.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NVVS_BINARY_NOT_FOUND` where the DCGM diagnostic package is not installed;
+    /// `DCGM_ST_GROUP_IS_EMPTY` for an empty group; `DCGM_ST_MODULE_NOT_LOADED` when the diag
+    /// module is denylisted; `DCGM_ST_DIAG_ALREADY_RUNNING`; `ConnectionLost`.
     #[doc(alias = "dcgmRunDiagnostic")]
     pub fn run_diagnostic(&self, level: DiagLevel) -> Result<DiagResponse> {
         let mut resp = dcgmDiagResponse_v12::boxed_versioned();
@@ -505,6 +511,10 @@ impl Group {
 
 impl Handle {
     /// Stops the diagnostic running on this host engine (its `run_*` call then returns).
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmStopDiagnostic")]
     pub fn stop_diagnostic(&self) -> Result<()> {
         let lib = self.lib();

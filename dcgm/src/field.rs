@@ -23,6 +23,11 @@ impl FieldId {
     /// assert!(FieldId::parse("no_such_field").is_err());
     /// # Ok::<(), dcgm::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a name, tag or number that DCGM 4.6's field table does not know (the
+    /// table is built into this crate: no library is asked).
     pub fn parse(s: &str) -> Result<Self> {
         let s = s.trim();
         if let Ok(n) = s.parse::<u16>() {

@@ -147,6 +147,11 @@ impl FieldGroup {
     }
 
     /// Loads an existing field group by id (not destroyed on drop).
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NO_DATA` for an id the host engine has no field group for (libdcgm 4.6.0 answers
+    /// so); `ConnectionLost`.
     #[doc(alias = "dcgmFieldGroupGetInfo")]
     pub fn from_id(handle: &Handle, id: FieldGroupId) -> Result<Self> {
         let id = id.raw();
@@ -193,6 +198,10 @@ impl FieldGroup {
 }
 
 /// Every field group on the host engine: `(id, name, fields)`.
+///
+/// # Errors
+///
+/// `ConnectionLost` when the host engine went away.
 #[doc(alias = "dcgmFieldGroupGetAll")]
 pub fn all_field_groups(handle: &Handle) -> Result<Vec<(FieldGroupId, String, Vec<FieldId>)>> {
     let mut all = dcgmAllFieldGroup_v1::boxed_versioned();

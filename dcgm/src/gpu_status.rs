@@ -109,6 +109,11 @@ impl System {
     /// println!("GPU 0 is a {} part", sys.chip_architecture(0)?);
     /// # Ok(()) }
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away. A GPU id the node does not have is not an
+    /// error: libdcgm 4.6.0 reports it as [`GpuStatus::Unknown`].
     #[doc(alias = "dcgmGetGpuStatus")]
     pub fn gpu_status(&self, gpu: u32) -> Result<GpuStatus> {
         let mut s: DcgmEntityStatus_t = DcgmEntityStatusUnknown;
@@ -119,6 +124,10 @@ impl System {
     }
 
     /// A GPU's chip architecture.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_BADPARAM` for a GPU id the node does not have; `ConnectionLost`.
     #[doc(alias = "dcgmGetGpuChipArchitecture")]
     pub fn chip_architecture(&self, gpu: u32) -> Result<ChipArchitecture> {
         let mut a: dcgmChipArchitecture_t = DCGM_CHIP_ARCH_UNKNOWN;

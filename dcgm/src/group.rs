@@ -253,6 +253,11 @@ impl Group {
     }
 
     /// A group of these entities.
+    ///
+    /// # Errors
+    ///
+    /// As [`Group::create`], and `DCGM_ST_BADPARAM` for an entity the node does not have or one
+    /// listed twice.
     pub fn with_entities(handle: &Handle, name: &str, entities: &[Entity]) -> Result<Self> {
         let g = Self::create(handle, name, GroupType::Empty)?;
         for &e in entities {
@@ -268,6 +273,10 @@ impl Group {
 
     /// An existing group by id (created elsewhere, e.g. by another client of the host
     /// engine); it is not destroyed when dropped. Fails if the id is unknown.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_CONFIGURED` for an id the host engine has no group for; `ConnectionLost`.
     pub fn from_id(handle: &Handle, id: GroupId) -> Result<Self> {
         let g = Self::special(handle, id.raw());
         g.info()?;
@@ -304,11 +313,23 @@ impl Group {
     }
 
     /// Adds a GPU.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_BADPARAM` for a GPU id the node does not have or a GPU already in the group;
+    /// `DCGM_ST_NOT_CONFIGURED` for a group the host engine no longer has; `ConnectionLost`.
+    #[doc(alias = "dcgmGroupAddEntity")]
     pub fn add_gpu(&self, gpu: u32) -> Result<()> {
         self.add_entity(Entity::gpu(gpu))
     }
 
     /// Adds any entity.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_BADPARAM` for an entity the node does not have (an NvSwitch, MIG instance or CPU
+    /// on a node without them, say) or one already in the group; `DCGM_ST_NOT_CONFIGURED` for a
+    /// group the host engine no longer has; `ConnectionLost`.
     #[doc(alias = "dcgmGroupAddEntity")]
     pub fn add_entity(&self, e: Entity) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -322,11 +343,22 @@ impl Group {
     }
 
     /// Removes a GPU.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_BADPARAM` for a GPU that is not in the group (unknown GPU ids included);
+    /// `ConnectionLost`.
+    #[doc(alias = "dcgmGroupRemoveEntity")]
     pub fn remove_gpu(&self, gpu: u32) -> Result<()> {
         self.remove_entity(Entity::gpu(gpu))
     }
 
     /// Removes any entity.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_BADPARAM` for an entity that is not in the group (libdcgm 4.6.0 answers so for
+    /// GPUs); `ConnectionLost`.
     #[doc(alias = "dcgmGroupRemoveEntity")]
     pub fn remove_entity(&self, e: Entity) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -340,6 +372,11 @@ impl Group {
     }
 
     /// Name and entities.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_CONFIGURED` for a group the host engine no longer has (another client
+    /// destroyed it); `ConnectionLost`.
     #[doc(alias = "dcgmGroupGetInfo")]
     pub fn info(&self) -> Result<GroupInfo> {
         let mut info = dcgmGroupInfo_v3::boxed_versioned();
@@ -357,11 +394,19 @@ impl Group {
     }
 
     /// The entities.
+    ///
+    /// # Errors
+    ///
+    /// As [`Group::info`].
     pub fn entities(&self) -> Result<Vec<Entity>> {
         Ok(self.info()?.entities)
     }
 
     /// The GPU members only.
+    ///
+    /// # Errors
+    ///
+    /// As [`Group::info`].
     pub fn gpu_ids(&self) -> Result<Vec<u32>> {
         Ok(self
             .entities()?
@@ -373,6 +418,11 @@ impl Group {
 
     /// Destroys the group now and reports errors (dropping it swallows them). Does nothing
     /// while other clones or watches still use it.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_CONFIGURED` when the group is already gone from the host engine (another
+    /// client destroyed it); `ConnectionLost`.
     #[doc(alias = "dcgmGroupDestroy")]
     pub fn destroy(self) -> Result<()> {
         match Arc::try_unwrap(self.inner) {
@@ -427,6 +477,11 @@ impl Group {
     }
 
     /// The latest value of every field for every entity of the group.
+    ///
+    /// # Errors
+    ///
+    /// As [`Group::latest_values_into`].
+    #[doc(alias = "dcgmGetLatestValues_v2")]
     pub fn latest_values(&self, fields: &FieldGroup) -> Result<Vec<FieldValue>> {
         let mut out = Vec::new();
         self.latest_values_into(fields, &mut out)?;

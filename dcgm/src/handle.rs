@@ -139,12 +139,24 @@ impl Handle {
     }
 
     /// Starts (or shares) the embedded engine, with the default library search.
+    ///
+    /// # Errors
+    ///
+    /// As [`HandleBuilder::embedded`]: `LibraryNotFound` when no libdcgm loads;
+    /// `DCGM_ST_INIT_ERROR` when DCGM cannot start; `InvalidArgument` when this process's embedded
+    /// engine already runs in manual mode.
     pub fn embedded() -> Result<Self> {
         Self::builder().embedded()
     }
 
     /// Connects to an nv-hostengine: `host`, `host:port`, `/path/to/socket`, or a connection
     /// string `tcp://…`, `unix://…`, `vsock://…`.
+    ///
+    /// # Errors
+    ///
+    /// As [`HandleBuilder::connect`]: `ConnectFailed` naming the address and why;
+    /// `LibraryNotFound`; `SymbolNotAvailable` for a `vsock://` address on a library without
+    /// `dcgmConnect_v3`; `InvalidArgument` for an address with a NUL byte.
     pub fn connect(address: &str) -> Result<Self> {
         Self::builder().connect(address)
     }
@@ -177,6 +189,11 @@ impl Handle {
     /// Closes the connection now and reports any error that dropping the handle would swallow.
     /// Objects still holding a clone keep the connection open until they are dropped; then
     /// this returns `Ok` without doing anything.
+    ///
+    /// # Errors
+    ///
+    /// The library's code when stopping the embedded engine (`dcgmStopEmbedded`), disconnecting
+    /// (`dcgmDisconnect`) or the final `dcgmShutdown` fails; the handle is released either way.
     pub fn close(self) -> Result<()> {
         match Arc::try_unwrap(self.inner) {
             Ok(inner) => inner.release(),
@@ -185,6 +202,10 @@ impl Handle {
     }
 
     /// `dcgmUpdateAllFields`: samples every watched field now; with `wait`, returns once done.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmUpdateAllFields")]
     pub fn update_all_fields(&self, wait: bool) -> Result<()> {
         let lib = self.lib();
@@ -248,6 +269,10 @@ impl Drop for HandleInner {
 
 /// Where the simulator library is, if it can be found: `DCGM_SIM_LIB`, then next to the
 /// running program (cargo's target directory layout), then inside the Python package.
+///
+/// # Errors
+///
+/// `SimulatorNotFound` listing every path tried, when no dcgm-sim library is found.
 pub fn find_simulator() -> Result<PathBuf> {
     let mut tried = Vec::new();
     if let Some(p) = std::env::var_os(DCGM_SIM_LIB_ENV).filter(|v| !v.is_empty()) {

@@ -169,6 +169,11 @@ impl HealthReport {
 
 impl Group {
     /// Watches these subsystems of the group's entities, with DCGM's default sampling.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_CONFIGURED` for a group the host engine no longer has; `ConnectionLost`. Bits
+    /// DCGM does not define are not an error (libdcgm 4.6.0 keeps them and reports them back).
     #[doc(alias = "dcgmHealthSet")]
     pub fn health_set(&self, systems: HealthSystems) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
@@ -178,6 +183,11 @@ impl Group {
 
     /// Watches these subsystems, sampling every `update_interval` and keeping samples for
     /// `max_keep_age` (`dcgmHealthSet_v2`).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a zero `update_interval` or one too long for DCGM's microsecond
+    /// count; `ConnectionLost`.
     #[doc(alias = "dcgmHealthSet_v2")]
     pub fn health_set_with(
         &self,
@@ -204,6 +214,10 @@ impl Group {
     }
 
     /// The subsystems watched.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmHealthGet")]
     pub fn health_get(&self) -> Result<HealthSystems> {
         let mut systems: dcgmHealthSystems_t = 0;

@@ -37,6 +37,11 @@ fn no_figure(call: &'static str) -> Error {
 
 impl System {
     /// Memory the host engine uses, in bytes (waits for a first sample if there is none).
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NO_DATA` when the host engine has no usable figure yet (this crate turns a blank or
+    /// negative answer into that code); `ConnectionLost`.
     #[doc(alias = "dcgmIntrospectGetHostengineMemoryUsage")]
     pub fn hostengine_memory_bytes(&self) -> Result<u64> {
         let mut m = dcgmIntrospectMemory_v1::new_versioned();
@@ -56,6 +61,11 @@ impl System {
     }
 
     /// CPU time the host engine uses (waits for a first sample if there is none).
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NO_DATA` when the host engine has no usable figure yet (this crate turns a blank or
+    /// non-finite answer into that code); `ConnectionLost`.
     #[doc(alias = "dcgmIntrospectGetHostengineCpuUtilization")]
     pub fn hostengine_cpu_utilization(&self) -> Result<CpuUtilization> {
         let mut c = dcgmIntrospectCpuUtil_v1::new_versioned();

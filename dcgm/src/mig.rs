@@ -65,6 +65,11 @@ pub struct MigGpu {
 impl System {
     /// The MIG tree of the node: GPUs in MIG mode, their GPU instances and compute
     /// instances. GPUs without MIG are left out.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away. A node without MIG is not an error: the
+    /// list is empty (libdcgm 4.6.0).
     #[doc(alias = "dcgmGetGpuInstanceHierarchy")]
     pub fn mig_hierarchy(&self) -> Result<Vec<MigGpu>> {
         let mut h = dcgmMigHierarchy_v2::boxed_versioned();

@@ -133,6 +133,10 @@ impl System {
     /// }
     /// # Ok(()) }
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmModuleGetStatuses")]
     pub fn module_statuses(&self) -> Result<Vec<(Module, ModuleStatus)>> {
         let mut s = dcgmModuleGetStatuses_v1::new_versioned();
@@ -148,6 +152,10 @@ impl System {
 
     /// Keeps a module from loading; its calls then fail with `DCGM_ST_MODULE_NOT_LOADED`.
     /// Only works before the module has loaded.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_BADPARAM` for the core module, which cannot be denied; `ConnectionLost`.
     #[doc(alias = "dcgmModuleDenylist")]
     pub fn module_denylist(&self, module: Module) -> Result<()> {
         let lib = self.handle().lib();

@@ -139,6 +139,10 @@ pub struct GpuP2pStatus {
 
 impl System {
     /// The state of every NVLink of every GPU and NvSwitch.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmGetNvLinkLinkStatus")]
     pub fn nvlink_status(&self) -> Result<NvLinkStatus> {
         let mut s = dcgmNvLinkStatus_v5::boxed_versioned();
@@ -160,6 +164,10 @@ impl System {
     }
 
     /// NVLink peer-to-peer status between every pair of GPUs.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmGetNvLinkP2PStatus")]
     pub fn nvlink_p2p_status(&self) -> Result<Vec<GpuP2pStatus>> {
         let mut s = dcgmNvLinkP2PStatus_v1::boxed_versioned();

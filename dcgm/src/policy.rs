@@ -464,6 +464,12 @@ impl PolicyRegistration {
     }
 
     /// Unregisters now and reports errors (dropping the registration swallows them).
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_IN_USE` while a policy callback is running; `ConnectionLost`. The registration
+    /// leaves this crate's registry either way, so its callback is not called again.
+    #[doc(alias = "dcgmPolicyUnregister")]
     pub fn unregister(mut self) -> Result<()> {
         self.release()
     }
@@ -494,6 +500,11 @@ impl Drop for PolicyRegistration {
 
 impl Group {
     /// Sets the group's policy. Errors for single GPUs are listed in the returned error.
+    ///
+    /// # Errors
+    ///
+    /// A GPU that refuses the policy fails the call with its code, every GPU's error listed in the
+    /// message; `ConnectionLost`.
     #[doc(alias = "dcgmPolicySet")]
     pub fn policy_set(&self, policy: &Policy) -> Result<()> {
         let mut raw = policy.to_raw();
@@ -510,6 +521,12 @@ impl Group {
     }
 
     /// The policy of each GPU of the group: `(gpu id, policy)`.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_CONFIGURED` for a group the host engine no longer has (an empty group is `Ok`
+    /// with no entry); a GPU whose policy cannot be read fails the call with its code;
+    /// `ConnectionLost`.
     #[doc(alias = "dcgmPolicyGet")]
     pub fn policy_get(&self) -> Result<Vec<(u32, Policy)>> {
         let gpus = self.gpu_ids()?;
@@ -549,6 +566,13 @@ impl Group {
     /// DCGM unregisters per group and condition, so a second registration on the same group
     /// with an overlapping condition is refused: register once with the union, or use
     /// another group.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for no condition, a bit DCGM does not define, or a condition this group
+    /// already has a registration for on this handle; the library's code when DCGM refuses the
+    /// registration; `ConnectionLost`.
+    #[doc(alias = "dcgmPolicyRegister_v2")]
     pub fn policy_register<F>(
         &self,
         conditions: PolicyCondition,
@@ -563,6 +587,11 @@ impl Group {
     /// Like [`Group::policy_register`], delivering into a bounded channel of
     /// [`DEFAULT_POLICY_CHANNEL_CAPACITY`] violations; when it is full, violations are dropped
     /// and counted ([`PolicyRegistration::dropped`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Group::policy_register`].
+    #[doc(alias = "dcgmPolicyRegister_v2")]
     pub fn policy_subscribe(
         &self,
         conditions: PolicyCondition,
@@ -571,6 +600,11 @@ impl Group {
     }
 
     /// Like [`Group::policy_subscribe`] with a channel of `capacity` violations.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a zero `capacity`; otherwise as [`Group::policy_register`].
+    #[doc(alias = "dcgmPolicyRegister_v2")]
     pub fn policy_subscribe_with_capacity(
         &self,
         conditions: PolicyCondition,
@@ -671,6 +705,10 @@ impl Group {
 impl Handle {
     /// Runs the policy checks now (`dcgmPolicyTrigger`): needed in
     /// [`crate::OperationMode::Manual`], where DCGM does not check on its own.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmPolicyTrigger")]
     pub fn policy_trigger(&self) -> Result<()> {
         let lib = self.lib();

@@ -56,6 +56,12 @@ fn metric_groups(handle: &Handle, gpu: u32) -> Result<Vec<MetricGroup>> {
 impl Group {
     /// The metric groups of the group's first GPU (all GPUs of a group should be the same
     /// model).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a group without a GPU; `DCGM_ST_NOT_CONFIGURED` for a group the host
+    /// engine no longer has; otherwise as [`System::profiling_metric_groups`].
+    #[doc(alias = "dcgmProfGetSupportedMetricGroups")]
     pub fn profiling_metric_groups(&self) -> Result<Vec<MetricGroup>> {
         let Some(&gpu) = self.gpu_ids()?.first() else {
             return Err(Error::InvalidArgument(
@@ -68,6 +74,13 @@ impl Group {
 
 impl System {
     /// The metric groups of one GPU.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_IN_USE` or `DCGM_ST_PROFILING_LIBRARY_ERROR` when another client holds the
+    /// profiling counters (the error's hint says so); `DCGM_ST_NOT_SUPPORTED` for a GPU without
+    /// profiling support; `DCGM_ST_BADPARAM` for a GPU id the node does not have; `ConnectionLost`.
+    #[doc(alias = "dcgmProfGetSupportedMetricGroups")]
     pub fn profiling_metric_groups(&self, gpu: u32) -> Result<Vec<MetricGroup>> {
         metric_groups(self.handle(), gpu)
     }
@@ -76,6 +89,10 @@ impl System {
 impl Handle {
     /// Pauses profiling so another tool (Nsight, a CUPTI profiler) can use the counters;
     /// profiling fields read blank until [`Handle::profiling_resume`].
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmProfPause")]
     pub fn profiling_pause(&self) -> Result<()> {
         let lib = self.lib();
@@ -84,6 +101,10 @@ impl Handle {
     }
 
     /// Resumes profiling after [`Handle::profiling_pause`].
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmProfResume")]
     pub fn profiling_resume(&self) -> Result<()> {
         let lib = self.lib();

@@ -411,6 +411,12 @@ fn watch_args(o: WatchOptions) -> Result<(i64, f64, c_int)> {
 impl Group {
     /// Starts the watches process statistics need (`dcgmWatchPidFields`). Needs root on a
     /// real node, to enable accounting mode.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a zero or overlong update interval, or `max_keep_samples` above
+    /// `i32::MAX`; `DCGM_ST_REQUIRES_ROOT` when accounting mode cannot be enabled (not root);
+    /// `ConnectionLost`.
     #[doc(alias = "dcgmWatchPidFields")]
     pub fn watch_pid_fields(&self, options: WatchOptions) -> Result<()> {
         let (freq, age, samples) = watch_args(options)?;
@@ -425,6 +431,11 @@ impl Group {
     }
 
     /// What process `pid` did on the group's GPUs. Call [`Group::watch_pid_fields`] first.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_WATCHED` before [`Group::watch_pid_fields`]; `DCGM_ST_NO_DATA` for a pid that
+    /// never ran on the group's GPUs; `ConnectionLost`.
     #[doc(alias = "dcgmGetPidInfo")]
     pub fn pid_info(&self, pid: u32) -> Result<PidInfo> {
         let mut info = dcgmPidInfo_v2::boxed_versioned();
@@ -446,6 +457,11 @@ impl Group {
     }
 
     /// Starts the watches job statistics need (`dcgmWatchJobFields`).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a zero or overlong update interval, or `max_keep_samples` above
+    /// `i32::MAX`; `ConnectionLost`.
     #[doc(alias = "dcgmWatchJobFields")]
     pub fn watch_job_fields(&self, options: WatchOptions) -> Result<()> {
         let (freq, age, samples) = watch_args(options)?;
@@ -460,6 +476,11 @@ impl Group {
     }
 
     /// Starts recording job `id` (at most 63 bytes) on the group's GPUs.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for an id that is empty, longer than [`MAX_JOB_ID_LEN`] bytes or holds a
+    /// NUL byte; `DCGM_ST_DUPLICATE_KEY` for an id already started; `ConnectionLost`.
     #[doc(alias = "dcgmJobStartStats")]
     pub fn job_start(&self, id: &str) -> Result<()> {
         let mut buf = job_id(id)?;
@@ -476,6 +497,11 @@ impl Group {
 
 impl Handle {
     /// Stops recording job `id`; its statistics stay until removed.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for an id that is empty, longer than [`MAX_JOB_ID_LEN`] bytes or holds a
+    /// NUL byte; `ConnectionLost`.
     #[doc(alias = "dcgmJobStopStats")]
     pub fn job_stop(&self, id: &str) -> Result<()> {
         let mut buf = job_id(id)?;
@@ -485,6 +511,11 @@ impl Handle {
     }
 
     /// The statistics of job `id` (running or stopped).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for an id as [`Handle::job_stop`] rejects it; `DCGM_ST_NO_DATA` for an
+    /// unknown or removed job; `ConnectionLost`.
     #[doc(alias = "dcgmJobGetStats")]
     pub fn job_stats(&self, id: &str) -> Result<JobStats> {
         let mut buf = job_id(id)?;
@@ -510,6 +541,11 @@ impl Handle {
     }
 
     /// Forgets job `id`.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for an id as [`Handle::job_stop`] rejects it; `DCGM_ST_NO_DATA` for an
+    /// unknown or already removed job; `ConnectionLost`.
     #[doc(alias = "dcgmJobRemove")]
     pub fn job_remove(&self, id: &str) -> Result<()> {
         let mut buf = job_id(id)?;
@@ -519,6 +555,10 @@ impl Handle {
     }
 
     /// Forgets every job.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmJobRemoveAll")]
     pub fn job_remove_all(&self) -> Result<()> {
         let lib = self.lib();

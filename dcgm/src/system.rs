@@ -135,6 +135,11 @@ impl System {
     }
 
     /// Version of the client library.
+    ///
+    /// # Errors
+    ///
+    /// Only the library's own code, as `Error::Dcgm`: the call reads the loaded client library
+    /// and involves no host engine.
     #[doc(alias = "dcgmVersionInfo")]
     pub fn library_version(&self) -> Result<VersionInfo> {
         let mut v = dcgmVersionInfo_v2::new_versioned();
@@ -145,6 +150,10 @@ impl System {
     }
 
     /// Version of the host engine this handle talks to.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmHostengineVersionInfo")]
     pub fn hostengine_version(&self) -> Result<VersionInfo> {
         let mut v = dcgmVersionInfo_v2::new_versioned();
@@ -155,6 +164,11 @@ impl System {
     }
 
     /// Whether the host engine reports itself healthy.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away. An engine reporting itself unhealthy is
+    /// `Ok(false)`, not an error.
     #[doc(alias = "dcgmHostengineIsHealthy")]
     pub fn hostengine_healthy(&self) -> Result<bool> {
         let mut v = dcgmHostengineHealth_v1::new_versioned();
@@ -174,6 +188,11 @@ impl System {
     }
 
     /// GPU ids DCGM supports.
+    ///
+    /// # Errors
+    ///
+    /// As [`System::gpu_ids`]: `ConnectionLost` when the host engine went away.
+    #[doc(alias = "dcgmGetAllSupportedDevices")]
     pub fn supported_gpu_ids(&self) -> Result<Vec<u32>> {
         self.device_list(true)
     }
@@ -194,6 +213,10 @@ impl System {
     }
 
     /// Ids of every group created on the host engine (by any client).
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmGroupGetAllIds")]
     pub fn group_ids(&self) -> Result<Vec<crate::GroupId>> {
         let mut ids = [0 as dcgmGpuGrp_t; DCGM_MAX_NUM_GROUPS];
@@ -213,6 +236,11 @@ impl System {
     }
 
     /// The id of the field group with this name, if there is one.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::all_field_groups`]; a name no field group has is `Ok(None)`.
+    #[doc(alias = "dcgmFieldGroupGetAll")]
     pub fn field_group_id_by_name(&self, name: &str) -> Result<Option<crate::FieldGroupId>> {
         Ok(crate::all_field_groups(&self.handle)?
             .into_iter()
@@ -221,6 +249,12 @@ impl System {
     }
 
     /// Entities of one entity group.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_SUPPORTED` for `None`, `Vgpu` and unknown kinds, and for `Link` on the one-GPU
+    /// node recorded (libdcgm 4.6.0); `DCGM_ST_MODULE_NOT_LOADED` for `Cpu` and `CpuCore` on a node
+    /// without supported CPUs; `ConnectionLost`. A kind the node has none of is an empty list.
     #[doc(alias = "dcgmGetEntityGroupEntities")]
     pub fn entities(&self, group: EntityGroup, only_supported: bool) -> Result<Vec<Entity>> {
         let flags = if only_supported {
@@ -324,6 +358,11 @@ impl System {
     }
 
     /// Field metadata as the library reports it, copied out (`None` for an unknown id).
+    ///
+    /// # Errors
+    ///
+    /// Only `SymbolNotAvailable`, for a library that does not export `DcgmFieldGetById`; an id the
+    /// library does not know is `Ok(None)`.
     #[doc(alias = "DcgmFieldGetById")]
     pub fn field_meta(&self, field: FieldId) -> Result<Option<FieldMeta>> {
         let lib = self.lib();
@@ -337,6 +376,11 @@ impl System {
 
     /// Field metadata by tag (`gpu_temp`) as the library reports it, or by 4.6 name / pre-4.6
     /// alias through the crate's field table.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a name with a NUL byte; `SymbolNotAvailable` for a library without
+    /// `DcgmFieldGetById` or `DcgmFieldGetByTag`; a name the library does not know is `Ok(None)`.
     #[doc(alias = "DcgmFieldGetByTag")]
     pub fn field_meta_by_name(&self, name: &str) -> Result<Option<FieldMeta>> {
         if let Ok(id) = FieldId::parse(name) {
@@ -352,6 +396,11 @@ impl System {
     }
 
     /// `dcgmUpdateAllFields`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Handle::update_all_fields`]: `ConnectionLost` when the host engine went away.
+    #[doc(alias = "dcgmUpdateAllFields")]
     pub fn update_all_fields(&self, wait: bool) -> Result<()> {
         self.handle.update_all_fields(wait)
     }
@@ -359,6 +408,11 @@ impl System {
     /// Latest values of `fields` for any list of entities, in one call (the fields must be
     /// watched). Entities that do not exist come back blank with a `NOT_WATCHED` status (as
     /// libdcgm 4.6.0 answers).
+    ///
+    /// # Errors
+    ///
+    /// As [`System::entities_latest_values_into`].
+    #[doc(alias = "dcgmEntitiesGetLatestValues")]
     pub fn entities_latest_values(
         &self,
         entities: &[Entity],
@@ -370,6 +424,12 @@ impl System {
     }
 
     /// Like [`System::entities_latest_values`], reusing `out` (and a per-thread raw buffer).
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away. Unknown entities and unwatched fields are
+    /// not errors: their values are blank with the reason in `status` (`DCGM_ST_NOT_WATCHED` on
+    /// libdcgm 4.6.0); empty lists give an empty result without asking DCGM.
     #[doc(alias = "dcgmEntitiesGetLatestValues")]
     pub fn entities_latest_values_into(
         &self,

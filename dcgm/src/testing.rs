@@ -7,10 +7,23 @@ use std::path::PathBuf;
 ///
 /// # Panics
 ///
-/// If the simulator has not been built (`cargo build -p dcgm-sim`).
+/// If the simulator has not been built (`cargo build -p dcgm-sim`); [`try_simulator_path`]
+/// says so as an error instead.
 pub fn simulator_path() -> PathBuf {
+    match try_simulator_path() {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Like [`simulator_path`], without panicking.
+///
+/// # Errors
+///
+/// `SimulatorNotFound` when dcgm-sim is not built (`cargo build -p dcgm-sim`).
+pub fn try_simulator_path() -> crate::Result<PathBuf> {
     if let Ok(p) = crate::find_simulator() {
-        return p;
+        return Ok(p);
     }
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -19,10 +32,14 @@ pub fn simulator_path() -> PathBuf {
     for profile in ["debug", "release"] {
         let p = target.join(profile).join("libdcgm_sim.so");
         if p.is_file() {
-            return p;
+            return Ok(p);
         }
     }
-    panic!("dcgm-sim is not built: run `cargo build -p dcgm-sim` first");
+    Err(crate::Error::SimulatorNotFound(format!(
+        "dcgm-sim is not built: run `cargo build -p dcgm-sim` first (looked next to this \
+         program and in {})",
+        target.display()
+    )))
 }
 
 /// Replaces the simulator's configuration (a dcgm-sim `SimConfig` as JSON; `None` returns to
@@ -37,6 +54,12 @@ pub fn simulator_path() -> PathBuf {
 /// # drop(h);
 /// # dcgm::testing::configure_simulator(None).unwrap();
 /// ```
+///
+/// # Errors
+///
+/// `SimulatorNotFound` when the simulator cannot be loaded or does not export
+/// `dcgmSimConfigure`; `InvalidArgument` for JSON with a NUL byte or a configuration the
+/// simulator rejects (it prints why on stderr).
 pub fn configure_simulator(json: Option<&str>) -> crate::Result<()> {
     use std::ffi::{CString, c_char};
     use std::sync::OnceLock;
@@ -45,7 +68,7 @@ pub fn configure_simulator(json: Option<&str>) -> crate::Result<()> {
     // and the simulator does not forget its configuration by being unloaded.
     static CONFIGURE: OnceLock<Result<(libloading::Library, ConfigureFn), String>> =
         OnceLock::new();
-    let path = simulator_path();
+    let path = try_simulator_path()?;
     let loaded = CONFIGURE.get_or_init(|| {
         // SAFETY: dcgm-sim has no initialisers with preconditions.
         let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())?;
@@ -92,6 +115,10 @@ impl std::fmt::Debug for SimulatorLock {
 
 impl SimulatorLock {
     /// Takes the lock and applies `json` (see [`configure_simulator`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`configure_simulator`].
     pub fn new(json: Option<&str>) -> crate::Result<Self> {
         static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());

@@ -135,6 +135,11 @@ pub struct GroupTopology {
 
 impl System {
     /// A GPU's CPU affinity and paths to the other GPUs.
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NOT_SUPPORTED` on a node with a single GPU, which has no path to report (libdcgm
+    /// 4.6.0 answers so for every GPU id there, unknown ones included); `ConnectionLost`.
     #[doc(alias = "dcgmGetDeviceTopology")]
     pub fn device_topology(&self, gpu: u32) -> Result<DeviceTopology> {
         let mut t = dcgmDeviceTopology_v2::new_versioned();
@@ -158,6 +163,11 @@ impl System {
 
     /// Picks `count` of `candidates` (GPU ids below 64; empty: every GPU) with the best
     /// connections between them. Unhealthy GPUs are avoided unless `ignore_health`.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a zero `count` or a candidate id of 64 or more;
+    /// `DCGM_ST_INSUFFICIENT_SIZE` when `count` exceeds the candidates; `ConnectionLost`.
     #[doc(alias = "dcgmSelectGpusByTopology")]
     pub fn select_gpus_by_topology(
         &self,
@@ -204,6 +214,10 @@ impl System {
 
 impl Group {
     /// The group's common CPU affinity and slowest path between its GPUs.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmGetGroupTopology")]
     pub fn topology(&self) -> Result<GroupTopology> {
         let mut t = dcgmGroupTopology_v2::new_versioned();
