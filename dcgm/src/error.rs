@@ -258,9 +258,13 @@ fn hint_for(code: ReturnCode, call: &str) -> Option<&'static str> {
         DCGM_ST_MODULE_NOT_LOADED => {
             "the DCGM module for this call is not loaded or was denylisted"
         }
-        DCGM_ST_NOT_WATCHED => "watch the field (Group::watch) before reading it",
+        DCGM_ST_NOT_WATCHED => {
+            "watch it before reading it (Group::watch for fields, watch_pid_fields or \
+             watch_job_fields for process and job statistics)"
+        }
         DCGM_ST_NO_DATA => {
-            "no sample yet: call update_all_fields(true) or wait for the watch interval"
+            "nothing recorded for it: a field with no sample yet (call update_all_fields(true) \
+             or wait for the watch interval), or an id (job, process, field group) DCGM does not know"
         }
         DCGM_ST_VER_MISMATCH => {
             "the library and this SDK disagree on a struct version: use a DCGM 4.x library"

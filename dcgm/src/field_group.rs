@@ -56,36 +56,12 @@ impl std::fmt::Debug for FieldGroup {
     }
 }
 
-/// The id of a field group on its host engine (`dcgmFieldGrp_t`), as other clients and tools name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FieldGroupId(u64);
-
-impl FieldGroupId {
-    /// The number.
-    pub fn value(self) -> u64 {
-        self.0
-    }
-
-    pub(crate) fn from_raw(v: dcgmFieldGrp_t) -> Self {
-        Self(v as u64)
-    }
-
-    pub(crate) fn raw(self) -> dcgmFieldGrp_t {
-        self.0 as dcgmFieldGrp_t
-    }
-}
-
-impl std::fmt::Display for FieldGroupId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-impl From<u64> for FieldGroupId {
-    fn from(v: u64) -> Self {
-        Self(v)
-    }
-}
+crate::id::id_type!(
+    /// The id of a field group on its host engine (`dcgmFieldGrp_t`), as other clients and
+    /// tools name it.
+    FieldGroupId,
+    dcgmFieldGrp_t
+);
 
 /// Most fields one field group can hold.
 pub const MAX_FIELDS_PER_FIELD_GROUP: usize = DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP - 1;

@@ -92,36 +92,11 @@ impl std::fmt::Debug for Group {
     }
 }
 
-/// The id of a group on its host engine (`dcgmGpuGrp_t`), as other clients and tools name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct GroupId(u64);
-
-impl GroupId {
-    /// The number.
-    pub fn value(self) -> u64 {
-        self.0
-    }
-
-    pub(crate) fn from_raw(v: dcgmGpuGrp_t) -> Self {
-        Self(v as u64)
-    }
-
-    pub(crate) fn raw(self) -> dcgmGpuGrp_t {
-        self.0 as dcgmGpuGrp_t
-    }
-}
-
-impl std::fmt::Display for GroupId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-impl From<u64> for GroupId {
-    fn from(v: u64) -> Self {
-        Self(v)
-    }
-}
+crate::id::id_type!(
+    /// The id of a group on its host engine (`dcgmGpuGrp_t`), as other clients and tools name it.
+    GroupId,
+    dcgmGpuGrp_t
+);
 
 /// Most entities one group holds (`DCGM_GROUP_MAX_ENTITIES_V2`).
 pub const MAX_ENTITIES_PER_GROUP: usize = DCGM_GROUP_MAX_ENTITIES_V2;

@@ -46,6 +46,7 @@ mod gpu_status;
 mod group;
 mod handle;
 mod health;
+mod id;
 mod introspect;
 mod library;
 mod mig;
