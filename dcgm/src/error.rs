@@ -160,8 +160,47 @@ impl fmt::Display for ReturnCode {
     }
 }
 
+/// One place the loader tried, and what the dynamic loader said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadAttempt {
+    /// A path, or a bare soname handed to the dynamic linker.
+    pub candidate: String,
+    /// Where the candidate came from (`DCGM_LIB_PATH`, `explicit path`, `soname search`, ...).
+    pub how: &'static str,
+    /// The loader's message.
+    pub error: String,
+}
+
+/// No libdcgm could be loaded: every place tried, in order. Its `source()` is the loader's
+/// own error.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{source}")]
+pub struct LoadFailure {
+    /// Every attempt, in order.
+    pub attempts: Vec<LoadAttempt>,
+    #[source]
+    source: LoadError,
+}
+
+impl From<LoadError> for LoadFailure {
+    fn from(e: LoadError) -> Self {
+        Self {
+            attempts: e
+                .attempts
+                .iter()
+                .map(|a| LoadAttempt {
+                    candidate: a.candidate.clone(),
+                    how: a.source,
+                    error: a.error.clone(),
+                })
+                .collect(),
+            source: e,
+        }
+    }
+}
+
 /// Everything that can go wrong. Match on the variants you handle; new ones may be added.
-/// A library that could not be loaded keeps its [`LoadError`] as the error's `source()`.
+/// A library that could not be loaded keeps the loader's error as the error's `source()`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -176,8 +215,8 @@ pub enum Error {
         message: Option<String>,
     },
     /// No libdcgm could be loaded; lists every place tried.
-    #[error("{0}")]
-    LibraryNotFound(#[from] LoadError),
+    #[error(transparent)]
+    LibraryNotFound(LoadFailure),
     /// The loaded libdcgm lacks a function this call needs.
     #[error(
         "`{symbol}` is not available in this libdcgm (version {}): upgrade DCGM",
@@ -217,6 +256,10 @@ pub enum Error {
 }
 
 impl Error {
+    pub(crate) fn library_not_found(e: LoadError) -> Self {
+        Self::LibraryNotFound(e.into())
+    }
+
     /// The DCGM return code behind this error, if there is one.
     pub fn code(&self) -> Option<ReturnCode> {
         match self {

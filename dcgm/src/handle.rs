@@ -395,11 +395,11 @@ impl HandleBuilder {
 
     fn load(&self) -> Result<(PathBuf, DcgmLibrary)> {
         let lib = if let Some(p) = &self.lib_path {
-            DcgmLibrary::open_path(p)?
+            DcgmLibrary::open_path(p).map_err(Error::library_not_found)?
         } else if self.simulator {
-            DcgmLibrary::open_path(find_simulator()?)?
+            DcgmLibrary::open_path(find_simulator()?).map_err(Error::library_not_found)?
         } else {
-            DcgmLibrary::open()?
+            DcgmLibrary::open().map_err(Error::library_not_found)?
         };
         let key = lib.path().to_path_buf();
         Ok((key, lib))

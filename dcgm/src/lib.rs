@@ -69,7 +69,7 @@ mod topology;
 mod value;
 
 pub use entity::{Entity, EntityGroup};
-pub use error::{Error, Result, ReturnCode};
+pub use error::{Error, LoadAttempt, LoadFailure, Result, ReturnCode};
 pub use field::{FieldId, FieldMeta, FieldType};
 pub use field_group::{FieldGroup, FieldGroupId, MAX_FIELDS_PER_FIELD_GROUP, all_field_groups};
 pub use group::{
