@@ -270,6 +270,8 @@ struct State {
     since: SinceTracker,
     gpus: Vec<GpuIdentity>,
     scratch: Vec<FieldValue>,
+    /// The latest read of a since-last-call poll (kept for its allocation).
+    since_latest: Vec<FieldValue>,
     /// The (entity, field) pairs the current read wrote.
     written: Vec<(Entity, FieldId)>,
 }
@@ -441,6 +443,7 @@ impl Reader {
             since: SinceTracker::new(self.intervals.keys().max().copied().unwrap_or_default()),
             gpus,
             scratch: Vec::new(),
+            since_latest: Vec::new(),
             written: Vec::new(),
         })
     }
@@ -585,7 +588,8 @@ impl Reader {
                         value: v.value.clone(),
                     });
             };
-            let mut latest = Vec::new();
+            let mut latest = std::mem::take(&mut s.since_latest);
+            latest.clear();
             if fast {
                 for (fg, _) in &s.field_groups {
                     s.group.latest_values_into(fg, &mut s.scratch)?;
@@ -605,6 +609,7 @@ impl Reader {
                     }
                     s.since.seen(&latest);
                     s.since.fast_polls += 1;
+                    s.since_latest = latest;
                     return Ok(out);
                 }
             }
@@ -619,6 +624,7 @@ impl Reader {
             s.since.seen(&vals);
             s.since.seen(&latest);
             s.since.slow_polls += 1;
+            s.since_latest = latest;
             Ok(out)
         })
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use dcgm_sys::*;
 
+use crate::blank::NonBlank;
 use crate::entity::Entity;
 use crate::error::Result;
 use crate::field::FieldId;
@@ -39,8 +40,9 @@ pub struct FieldCacheInfo {
     /// How often the field is sampled: the fastest interval among all its watchers (other
     /// clients and the host engine's own modules included). `None` when it is not watched.
     pub sample_interval: Option<Duration>,
-    /// How long samples are kept (the longest among the watchers).
-    pub max_age: Duration,
+    /// How long samples are kept (the longest among the watchers); `None` where the cache
+    /// leaves it blank.
+    pub max_age: Option<Duration>,
     /// Samples in the cache now.
     pub samples: u32,
     /// Watchers of the field (the library lists at most 8 of them).
@@ -73,11 +75,21 @@ impl Handle {
         let time = |v: i64| (v > 0 && int64_blank_kind(v).is_none()).then_some(v);
         Ok(FieldCacheInfo {
             watched,
-            sample_interval: (watched && fi.monitorIntervalUsec > 0)
-                .then(|| us(fi.monitorIntervalUsec)),
-            max_age: us(fi.maxAgeUsec),
-            samples: u32::try_from(fi.numSamples).unwrap_or(0),
-            watchers: u32::try_from(fi.numWatchers).unwrap_or(0),
+            // Blank sentinels never become numbers (a sentinel interval would read as weeks).
+            sample_interval: fi
+                .monitorIntervalUsec
+                .non_blank()
+                .filter(|&v| watched && v > 0)
+                .map(us),
+            max_age: fi.maxAgeUsec.non_blank().map(us),
+            samples: fi
+                .numSamples
+                .non_blank()
+                .map_or(0, |n| u32::try_from(n).unwrap_or(0)),
+            watchers: fi
+                .numWatchers
+                .non_blank()
+                .map_or(0, |n| u32::try_from(n).unwrap_or(0)),
             oldest_us: time(fi.oldestTimestamp),
             newest_us: time(fi.newestTimestamp),
         })
