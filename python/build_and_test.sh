@@ -81,6 +81,9 @@ names = zipfile.ZipFile(sys.argv[1]).namelist()
 for want in ("dcgm/_sim/libdcgm_sim.so", "dcgm/_native.abi3.so", "dcgm/py.typed", "dcgm/__init__.pyi"):
     if want not in names:
         sys.exit("the wheel lacks " + want)
+for want in ("LICENSE-MIT", "LICENSE-APACHE"):
+    if not any(n.endswith(".dist-info/licenses/" + want) for n in names):
+        sys.exit("the wheel's dist-info lacks licenses/" + want)
 PY
 
 step "fresh test virtualenv"
@@ -124,6 +127,71 @@ elif [[ "${DCGM_REQUIRE_REAL:-}" == 1 ]]; then
     exit 1
 else
     echo "contract pytest on the real libdcgm: SKIPPED (see the line above)"
+fi
+
+# The source distribution: what `pip install dcgm-<version>.tar.gz` does on a user's machine.
+# maturin packs the extension crate with the workspace crates it needs (dcgm, dcgm-sys with its
+# field table and build script, dcgm-reader); pip builds it in an isolated environment with
+# maturin from PyPI, in the release profile, exactly as for a user. The simulator is a separate
+# shared library a PEP 517 build of the extension does not make, so an sdist install has none;
+# the checks below hold it to a clear error for that, and run the contract pass on the real
+# libdcgm through the sdist-built package.
+step "sdist: build, contents, metadata"
+SDIST=$RUN/sdist
+(cd "$ROOT/python" && "$TOOLS/bin/maturin" sdist --out "$SDIST")
+sdist=$(ls "$SDIST"/dcgm-*.tar.gz)
+echo "sdist: $sdist ($(du -h "$sdist" | cut -f1))"
+"$TOOLS/bin/python" - "$sdist" <<'PY'
+import email, sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    meta = email.message_from_bytes(t.extractfile(t.getmember(t.getnames()[0].split("/")[0] + "/PKG-INFO")).read())
+for want in ("pyproject.toml", "Cargo.toml", "Cargo.lock", "python/Cargo.toml", "dcgm-sys/build.rs",
+             "dcgm-sys/data/fields.tsv", "dcgm/src/lib.rs", "dcgm-reader/src/lib.rs",
+             "pysrc/dcgm/__init__.py", "pysrc/dcgm/py.typed", "LICENSE-MIT", "LICENSE-APACHE"):
+    if want not in names:
+        sys.exit("the sdist lacks " + want)
+if any(n.endswith(".so") for n in names):
+    sys.exit("the sdist carries a compiled library: " + ", ".join(n for n in names if n.endswith(".so")))
+for key in ("Name", "Version", "Summary", "Requires-Python", "Description-Content-Type"):
+    if not meta.get(key):
+        sys.exit("the sdist's PKG-INFO has no " + key)
+if not (meta.get("License") or meta.get("License-Expression")) or not meta.get_all("Classifier"):
+    sys.exit("the sdist's PKG-INFO has no license or no classifiers")
+print("sdist metadata:", meta["Name"], meta["Version"], "|", meta["Summary"])
+PY
+
+step "sdist: pip install into a fresh virtualenv (isolated build, release profile)"
+SDIST_VENV=$RUN/sdist-venv
+"$PYTHON" -m venv "$SDIST_VENV"
+"$SDIST_VENV/bin/python" -m pip install --quiet "$sdist" "pytest==$PYTEST_VERSION"
+"$SDIST_VENV/bin/python" - <<'PY'
+import importlib.metadata, dcgm
+assert dcgm.__version__ == importlib.metadata.version("dcgm"), (dcgm.__version__, importlib.metadata.version("dcgm"))
+try:
+    dcgm.simulator_path()
+except dcgm.structs.DCGMError_LibraryNotFound as e:
+    assert "no simulator" in str(e), e
+else:
+    raise SystemExit("an sdist install claims a bundled simulator")
+try:
+    dcgm.Handle.embedded(simulate=True)
+except dcgm.DCGMError as e:
+    assert "no simulator" in str(e) and "library_path" in str(e), e
+else:
+    raise SystemExit("simulate=True worked without a simulator")
+print("sdist install:", dcgm.__version__, "imports; simulate=True without a simulator is a clear error")
+PY
+if real=$(bash "$ROOT/scripts/real-dcgm.sh" dir); then
+    step "sdist: contract pytest on the real libdcgm 4.6.0"
+    DCGM_CONTRACT_LIB="$real/lib/libdcgm.so.4" NVML_INJECTION_MODE=True \
+        NVML_YAML_FILE="$ROOT/../shared/fixtures/nvml-capture-h200.yaml" \
+        "$SDIST_VENV/bin/python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
+elif [[ "${DCGM_REQUIRE_REAL:-}" == 1 ]]; then
+    echo "DCGM_REQUIRE_REAL=1: the sdist's real-library contract pass must run here" >&2
+    exit 1
+else
+    echo "sdist contract pytest on the real libdcgm: SKIPPED (see the line above)"
 fi
 
 step "done"

@@ -5,27 +5,16 @@ use std::sync::Arc;
 
 use dcgm_sys::*;
 
+use crate::engine_object::{EngineId, EngineObject};
 use crate::error::{Error, Result};
 use crate::field::FieldId;
 use crate::handle::{Handle, cstring};
 use crate::library::{c_buf, ffi};
 
-struct Inner {
-    handle: Handle,
-    id: dcgmFieldGrp_t,
+/// What a field group keeps beside its id.
+struct Members {
     name: String,
     fields: Vec<FieldId>,
-    owned: bool,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if self.owned {
-            let lib = self.handle.lib();
-            // SAFETY: the id was created on this handle and is destroyed once.
-            let _ = unsafe { ffi!(lib, dcgmFieldGroupDestroy(self.handle.raw(), self.id)) };
-        }
-    }
 }
 
 /// A set of fields (at most 127, a DCGM limit). Destroyed in DCGM when the last clone drops.
@@ -43,15 +32,15 @@ impl Drop for Inner {
 /// ```
 #[derive(Clone)]
 pub struct FieldGroup {
-    inner: Arc<Inner>,
+    inner: Arc<EngineObject<FieldGroupId, Members>>,
 }
 
 impl std::fmt::Debug for FieldGroup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FieldGroup")
-            .field("id", &self.inner.id)
-            .field("name", &self.inner.name)
-            .field("fields", &self.inner.fields)
+            .field("id", &self.inner.id())
+            .field("name", &self.name())
+            .field("fields", &self.fields())
             .finish()
     }
 }
@@ -62,6 +51,14 @@ crate::id::id_type!(
     FieldGroupId,
     dcgmFieldGrp_t
 );
+
+impl EngineId for FieldGroupId {
+    fn destroy(self, handle: &Handle) -> Result<()> {
+        let lib = handle.lib();
+        // SAFETY: plain values; the engine checks the id.
+        unsafe { ffi!(lib, dcgmFieldGroupDestroy(handle.raw(), self.raw())) }
+    }
+}
 
 /// Most fields one field group can hold.
 pub const MAX_FIELDS_PER_FIELD_GROUP: usize = DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP - 1;
@@ -111,14 +108,12 @@ impl FieldGroup {
                 )
             )
         }?;
+        let members = Members {
+            name: name.to_string(),
+            fields: fields.to_vec(),
+        };
         Ok(Self {
-            inner: Arc::new(Inner {
-                handle: handle.clone(),
-                id,
-                name: name.to_string(),
-                fields: fields.to_vec(),
-                owned: true,
-            }),
+            inner: EngineObject::created(handle, FieldGroupId::from_raw(id), members),
         })
     }
 
@@ -137,39 +132,50 @@ impl FieldGroup {
         // SAFETY: a versioned info struct valid for the call.
         unsafe { ffi!(lib, dcgmFieldGroupGetInfo(handle.raw(), &mut info)) }?;
         let n = (info.numFieldIds as usize).min(info.fieldIds.len());
+        let members = Members {
+            name: c_buf(&info.fieldGroupName),
+            fields: info.fieldIds[..n].iter().map(|f| FieldId(*f)).collect(),
+        };
         Ok(Self {
-            inner: Arc::new(Inner {
-                handle: handle.clone(),
-                id,
-                name: c_buf(&info.fieldGroupName),
-                fields: info.fieldIds[..n].iter().map(|f| FieldId(*f)).collect(),
-                owned: false,
-            }),
+            inner: EngineObject::borrowed(handle, FieldGroupId::from_raw(id), members),
         })
     }
 
     /// Its id on the host engine.
     pub fn id(&self) -> FieldGroupId {
-        FieldGroupId::from_raw(self.inner.id)
+        self.inner.id()
     }
 
     pub(crate) fn raw_id(&self) -> dcgmFieldGrp_t {
-        self.inner.id
+        self.inner.id().raw()
     }
 
     /// The name.
     pub fn name(&self) -> &str {
-        &self.inner.name
+        &self.inner.data().name
     }
 
     /// The fields, in creation order.
     pub fn fields(&self) -> &[FieldId] {
-        &self.inner.fields
+        &self.inner.data().fields
     }
 
     /// The handle it belongs to.
     pub fn handle(&self) -> &Handle {
-        &self.inner.handle
+        self.inner.handle()
+    }
+
+    /// Destroys the field group now and reports errors (dropping it swallows them). Does
+    /// nothing while other clones or watches still use it, or for a field group loaded with
+    /// [`FieldGroup::from_id`].
+    ///
+    /// # Errors
+    ///
+    /// `DCGM_ST_NO_DATA` when the field group is already gone from the host engine (another
+    /// client destroyed it); `ConnectionLost`.
+    #[doc(alias = "dcgmFieldGroupDestroy")]
+    pub fn destroy(self) -> Result<()> {
+        EngineObject::destroy(self.inner)
     }
 }
 

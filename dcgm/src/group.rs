@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use dcgm_sys::*;
 
+use crate::engine_object::{EngineId, EngineObject};
 use crate::entity::{Entity, EntityGroup};
 use crate::error::{Error, Result};
 use crate::field_group::FieldGroup;
@@ -43,22 +44,6 @@ impl GroupType {
     }
 }
 
-struct Inner {
-    handle: Handle,
-    id: dcgmGpuGrp_t,
-    owned: bool,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if self.owned {
-            let lib = self.handle.lib();
-            // SAFETY: the id was created on this handle and is destroyed once.
-            let _ = unsafe { ffi!(lib, dcgmGroupDestroy(self.handle.raw(), self.id)) };
-        }
-    }
-}
-
 /// A group of entities. Cheap to clone; destroyed in DCGM when the last clone (and every
 /// [`Watch`] on it) is dropped.
 ///
@@ -80,14 +65,14 @@ impl Drop for Inner {
 /// ```
 #[derive(Clone)]
 pub struct Group {
-    inner: Arc<Inner>,
+    inner: Arc<EngineObject<GroupId>>,
 }
 
 impl std::fmt::Debug for Group {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Group")
-            .field("id", &self.inner.id)
-            .field("owned", &self.inner.owned)
+            .field("id", &self.inner.id())
+            .field("owned", &self.inner.owned())
             .finish()
     }
 }
@@ -97,6 +82,14 @@ crate::id::id_type!(
     GroupId,
     dcgmGpuGrp_t
 );
+
+impl EngineId for GroupId {
+    fn destroy(self, handle: &Handle) -> Result<()> {
+        let lib = handle.lib();
+        // SAFETY: plain values; the engine checks the id.
+        unsafe { ffi!(lib, dcgmGroupDestroy(handle.raw(), self.raw())) }
+    }
+}
 
 /// Most entities one group holds (`DCGM_GROUP_MAX_ENTITIES_V2`).
 pub const MAX_ENTITIES_PER_GROUP: usize = DCGM_GROUP_MAX_ENTITIES_V2;
@@ -206,11 +199,7 @@ impl Group {
             )
         }?;
         Ok(Self {
-            inner: Arc::new(Inner {
-                handle: handle.clone(),
-                id,
-                owned: true,
-            }),
+            inner: EngineObject::created(handle, GroupId::from_raw(id), ()),
         })
     }
 
@@ -265,26 +254,22 @@ impl Group {
 
     fn special(handle: &Handle, id: dcgmGpuGrp_t) -> Self {
         Self {
-            inner: Arc::new(Inner {
-                handle: handle.clone(),
-                id,
-                owned: false,
-            }),
+            inner: EngineObject::borrowed(handle, GroupId::from_raw(id), ()),
         }
     }
 
     /// Its id on the host engine.
     pub fn id(&self) -> GroupId {
-        GroupId::from_raw(self.inner.id)
+        self.inner.id()
     }
 
     pub(crate) fn raw_id(&self) -> dcgmGpuGrp_t {
-        self.inner.id
+        self.inner.id().raw()
     }
 
     /// The handle it belongs to.
     pub fn handle(&self) -> &Handle {
-        &self.inner.handle
+        self.inner.handle()
     }
 
     /// Adds a GPU.
@@ -400,16 +385,7 @@ impl Group {
     /// client destroyed it); `ConnectionLost`.
     #[doc(alias = "dcgmGroupDestroy")]
     pub fn destroy(self) -> Result<()> {
-        match Arc::try_unwrap(self.inner) {
-            Ok(mut inner) if inner.owned => {
-                inner.owned = false;
-                let lib = inner.handle.lib();
-                // SAFETY: the id was created on this handle; `owned` is cleared so Drop does
-                // not destroy it again.
-                unsafe { ffi!(lib, dcgmGroupDestroy(inner.handle.raw(), inner.id)) }
-            }
-            _ => Ok(()),
-        }
+        EngineObject::destroy(self.inner)
     }
 
     /// Starts watching `fields` on this group.

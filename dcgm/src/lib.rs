@@ -36,6 +36,7 @@ mod cache_info;
 mod config;
 mod cpu;
 mod diag;
+mod engine_object;
 mod entity;
 mod error;
 mod failure;
@@ -102,7 +103,7 @@ pub use policy::{
 pub use policy_stream::PolicyStream;
 pub use prof::MetricGroup;
 pub use stats::{
-    JobGpuStats, JobStats, MAX_JOB_ID_LEN, PidGpuInfo, PidInfo, ProcessUtil, StatSummary,
+    GpuUsage, JobGpuStats, JobStats, MAX_JOB_ID_LEN, PidGpuInfo, PidInfo, ProcessUtil, StatSummary,
     ViolationTimes,
 };
 pub use topology::{DeviceTopology, GpuPath, GroupTopology, PciPath};

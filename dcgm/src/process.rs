@@ -14,7 +14,7 @@ pub struct RunningProcess {
 }
 
 /// Accounting statistics of a process (field `DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AccountingStats {
     /// The process id.
     pub pid: u32,

@@ -108,22 +108,17 @@ pub struct ViolationTimes {
     pub sync_boost: Option<Duration>,
 }
 
-/// What one process did on one GPU (or, in [`PidInfo::summary`], on all of them).
+/// What a GPU did over a process's or a job's lifetime: the part process statistics
+/// ([`PidGpuInfo`]) and job statistics ([`JobGpuStats`]) have in common.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct PidGpuInfo {
-    /// The GPU (`None` in the summary).
-    pub gpu: Option<u32>,
-    /// Energy the GPU used while the process ran, in joules.
+pub struct GpuUsage {
+    /// Energy the GPU used, in joules.
     pub energy_joules: Option<f64>,
-    /// Most GPU memory the process used, in bytes.
+    /// Most GPU memory used, in bytes.
     pub max_memory_bytes: Option<u64>,
-    /// The process's own SM utilisation, in percent.
-    pub process_sm_util: Option<f64>,
-    /// The process's own memory utilisation, in percent.
-    pub process_mem_util: Option<f64>,
-    /// The GPU's SM utilisation while the process ran, in percent.
+    /// The GPU's SM utilisation, in percent.
     pub sm_util: StatSummary,
-    /// The GPU's memory utilisation while the process ran, in percent.
+    /// The GPU's memory utilisation, in percent.
     pub mem_util: StatSummary,
     /// PCIe receive bandwidth, in bytes per second.
     pub pcie_rx: StatSummary,
@@ -133,7 +128,7 @@ pub struct PidGpuInfo {
     pub sm_clock_mhz: StatSummary,
     /// Memory clock, in MHz.
     pub mem_clock_mhz: StatSummary,
-    /// When the process started.
+    /// When the process or job started.
     pub start_time: Option<SystemTime>,
     /// When it ended (`None` while it runs).
     pub end_time: Option<SystemTime>,
@@ -147,16 +142,65 @@ pub struct PidGpuInfo {
     pub xid_count: u32,
     /// When the (first ten) critical XIDs happened.
     pub xid_times: Vec<SystemTime>,
+    /// Time at reduced clocks.
+    pub violations: ViolationTimes,
+    /// The GPU's health over the lifetime.
+    pub overall_health: HealthResult,
+    /// Number of health incidents.
+    pub incident_count: u32,
+}
+
+/// Builds a [`GpuUsage`] from `dcgmPidSingleInfo_t` or `dcgmGpuUsageInfo_t`: the two C structs
+/// name their common fields alike, so one expansion serves both.
+macro_rules! gpu_usage {
+    ($c:expr) => {{
+        let c = $c;
+        let (xid_count, xid_times) = xids(c.numXidCriticalErrors, &c.xidCriticalErrorsTs);
+        GpuUsage {
+            energy_joules: energy(c.energyConsumed),
+            max_memory_bytes: unsigned(c.maxGpuMemoryUsed),
+            sm_util: StatSummary::i32(&c.smUtilization),
+            mem_util: StatSummary::i32(&c.memoryUtilization),
+            pcie_rx: StatSummary::i64(&c.pcieRxBandwidth),
+            pcie_tx: StatSummary::i64(&c.pcieTxBandwidth),
+            sm_clock_mhz: StatSummary::i32(&c.smClock),
+            mem_clock_mhz: StatSummary::i32(&c.memoryClock),
+            start_time: time(c.startTime),
+            end_time: time(c.endTime),
+            pcie_replays: unsigned(c.pcieReplays),
+            ecc_single_bit: count(c.eccSingleBit),
+            ecc_double_bit: count(c.eccDoubleBit),
+            xid_count,
+            xid_times,
+            violations: ViolationTimes {
+                power: span(c.powerViolationTime),
+                thermal: span(c.thermalViolationTime),
+                reliability: span(c.reliabilityViolationTime),
+                board_limit: span(c.boardLimitViolationTime),
+                low_utilization: span(c.lowUtilizationTime),
+                sync_boost: span(c.syncBoostTime),
+            },
+            overall_health: HealthResult::from_raw(c.overallHealth),
+            incident_count: count(c.incidentCount).unwrap_or(0),
+        }
+    }};
+}
+
+/// What one process did on one GPU (or, in [`PidInfo::summary`], on all of them).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PidGpuInfo {
+    /// The GPU (`None` in the summary).
+    pub gpu: Option<u32>,
+    /// The process's own SM utilisation, in percent.
+    pub process_sm_util: Option<f64>,
+    /// The process's own memory utilisation, in percent.
+    pub process_mem_util: Option<f64>,
     /// Other compute processes on the GPU at the same time.
     pub other_compute_pids: Vec<u32>,
     /// Other graphics processes on the GPU at the same time.
     pub other_graphics_pids: Vec<u32>,
-    /// Time at reduced clocks.
-    pub violations: ViolationTimes,
-    /// The GPU's health over the process's lifetime.
-    pub overall_health: HealthResult,
-    /// Number of health incidents.
-    pub incident_count: u32,
+    /// What the GPU did while the process ran.
+    pub usage: GpuUsage,
 }
 
 fn pids(n: i32, list: &[u32]) -> Vec<u32> {
@@ -178,38 +222,13 @@ fn xids(n: i32, ts: &[i64]) -> (u32, Vec<SystemTime>) {
 
 impl PidGpuInfo {
     fn from_raw(p: &dcgmPidSingleInfo_t, summary: bool) -> Self {
-        let (xid_count, xid_times) = xids(p.numXidCriticalErrors, &p.xidCriticalErrorsTs);
         Self {
             gpu: (!summary).then_some(p.gpuId),
-            energy_joules: energy(p.energyConsumed),
-            max_memory_bytes: unsigned(p.maxGpuMemoryUsed),
             process_sm_util: dbl(p.processUtilization.smUtil),
             process_mem_util: dbl(p.processUtilization.memUtil),
-            sm_util: StatSummary::i32(&p.smUtilization),
-            mem_util: StatSummary::i32(&p.memoryUtilization),
-            pcie_rx: StatSummary::i64(&p.pcieRxBandwidth),
-            pcie_tx: StatSummary::i64(&p.pcieTxBandwidth),
-            sm_clock_mhz: StatSummary::i32(&p.smClock),
-            mem_clock_mhz: StatSummary::i32(&p.memoryClock),
-            start_time: time(p.startTime),
-            end_time: time(p.endTime),
-            pcie_replays: unsigned(p.pcieReplays),
-            ecc_single_bit: count(p.eccSingleBit),
-            ecc_double_bit: count(p.eccDoubleBit),
-            xid_count,
-            xid_times,
             other_compute_pids: pids(p.numOtherComputePids, &p.otherComputePids),
             other_graphics_pids: pids(p.numOtherGraphicsPids, &p.otherGraphicsPids),
-            violations: ViolationTimes {
-                power: span(p.powerViolationTime),
-                thermal: span(p.thermalViolationTime),
-                reliability: span(p.reliabilityViolationTime),
-                board_limit: span(p.boardLimitViolationTime),
-                low_utilization: span(p.lowUtilizationTime),
-                sync_boost: span(p.syncBoostTime),
-            },
-            overall_health: HealthResult::from_raw(p.overallHealth),
-            incident_count: count(p.incidentCount).unwrap_or(0),
+            usage: gpu_usage!(p),
         }
     }
 }
@@ -226,7 +245,7 @@ impl PidGpuInfo {
 /// # let pid = 4242; // a process of the simulated node
 /// let info = gpus.pid_info(pid)?;
 /// for g in &info.gpus {
-///     println!("GPU {:?}: {:?} J, max {:?} bytes", g.gpu, g.energy_joules, g.max_memory_bytes);
+///     println!("GPU {:?}: {:?} J, max {:?} bytes", g.gpu, g.usage.energy_joules, g.usage.max_memory_bytes);
 /// }
 /// # Ok(()) }
 /// ```
@@ -267,83 +286,24 @@ fn procs(n: i32, list: &[dcgmProcessUtilInfo_t]) -> Vec<ProcessUtil> {
 pub struct JobGpuStats {
     /// The GPU (`None` in the summary).
     pub gpu: Option<u32>,
-    /// Energy used, in joules.
-    pub energy_joules: Option<f64>,
     /// Power draw, in watts.
     pub power_w: StatSummary,
-    /// SM utilisation, in percent.
-    pub sm_util: StatSummary,
-    /// Memory utilisation, in percent.
-    pub mem_util: StatSummary,
-    /// PCIe receive bandwidth, in bytes per second.
-    pub pcie_rx: StatSummary,
-    /// PCIe transmit bandwidth, in bytes per second.
-    pub pcie_tx: StatSummary,
-    /// SM clock, in MHz.
-    pub sm_clock_mhz: StatSummary,
-    /// Memory clock, in MHz.
-    pub mem_clock_mhz: StatSummary,
-    /// When the job started.
-    pub start_time: Option<SystemTime>,
-    /// When it stopped (`None` while it runs).
-    pub end_time: Option<SystemTime>,
-    /// PCIe replays.
-    pub pcie_replays: Option<u64>,
-    /// Correctable ECC errors.
-    pub ecc_single_bit: Option<u32>,
-    /// Uncorrectable ECC errors.
-    pub ecc_double_bit: Option<u32>,
-    /// Number of critical XID errors.
-    pub xid_count: u32,
-    /// When the (first ten) critical XIDs happened.
-    pub xid_times: Vec<SystemTime>,
     /// Compute processes that ran.
     pub compute_processes: Vec<ProcessUtil>,
     /// Graphics processes that ran.
     pub graphics_processes: Vec<ProcessUtil>,
-    /// Most GPU memory used, in bytes.
-    pub max_memory_bytes: Option<u64>,
-    /// Time at reduced clocks.
-    pub violations: ViolationTimes,
-    /// Health over the job.
-    pub overall_health: HealthResult,
-    /// Number of health incidents.
-    pub incident_count: u32,
+    /// What the GPU did during the job.
+    pub usage: GpuUsage,
 }
 
 impl JobGpuStats {
     fn from_raw(g: &dcgmGpuUsageInfo_t, summary: bool) -> Self {
-        let (xid_count, xid_times) = xids(g.numXidCriticalErrors, &g.xidCriticalErrorsTs);
         Self {
             gpu: (!summary).then_some(g.gpuId),
-            energy_joules: energy(g.energyConsumed),
             power_w: StatSummary::f64(&g.powerUsage),
-            sm_util: StatSummary::i32(&g.smUtilization),
-            mem_util: StatSummary::i32(&g.memoryUtilization),
-            pcie_rx: StatSummary::i64(&g.pcieRxBandwidth),
-            pcie_tx: StatSummary::i64(&g.pcieTxBandwidth),
-            sm_clock_mhz: StatSummary::i32(&g.smClock),
-            mem_clock_mhz: StatSummary::i32(&g.memoryClock),
-            start_time: time(g.startTime),
-            end_time: time(g.endTime),
-            pcie_replays: unsigned(g.pcieReplays),
-            ecc_single_bit: count(g.eccSingleBit),
-            ecc_double_bit: count(g.eccDoubleBit),
-            xid_count,
-            xid_times,
             compute_processes: procs(g.numComputePids, &g.computePidInfo),
             graphics_processes: procs(g.numGraphicsPids, &g.graphicsPidInfo),
-            max_memory_bytes: unsigned(g.maxGpuMemoryUsed),
-            violations: ViolationTimes {
-                power: span(g.powerViolationTime),
-                thermal: span(g.thermalViolationTime),
-                reliability: span(g.reliabilityViolationTime),
-                board_limit: span(g.boardLimitViolationTime),
-                low_utilization: span(g.lowUtilizationTime),
-                sync_boost: span(g.syncBoostTime),
-            },
-            overall_health: HealthResult::from_raw(g.overallHealth),
-            incident_count: count(g.incidentCount).unwrap_or(0),
+            usage: gpu_usage!(g),
         }
     }
 }
@@ -360,7 +320,7 @@ impl JobGpuStats {
 /// handle.update_all_fields(true)?;
 /// handle.job_stop("doc-job-1")?;
 /// let stats = handle.job_stats("doc-job-1")?;
-/// println!("{} GPUs, {:?} J", stats.gpus.len(), stats.summary.energy_joules);
+/// println!("{} GPUs, {:?} J", stats.gpus.len(), stats.summary.usage.energy_joules);
 /// handle.job_remove("doc-job-1")?;
 /// # Ok(()) }
 /// ```

@@ -463,11 +463,11 @@ fn pid_and_job_statistics() {
         (0..7).collect::<Vec<_>>()
     );
     let g0 = &p.gpus[0];
-    assert!(g0.energy_joules.is_some_and(|j| j > 0.0));
-    assert_eq!(g0.max_memory_bytes, Some(62_000 * 1024 * 1024));
-    assert!(g0.start_time.is_some());
-    assert_eq!(g0.end_time, None, "still running");
-    assert!(g0.sm_util.average.is_some());
+    assert!(g0.usage.energy_joules.is_some_and(|j| j > 0.0));
+    assert_eq!(g0.usage.max_memory_bytes, Some(62_000 * 1024 * 1024));
+    assert!(g0.usage.start_time.is_some());
+    assert_eq!(g0.usage.end_time, None, "still running");
+    assert!(g0.usage.sm_util.average.is_some());
     assert_eq!(p.summary.gpu, None);
     let e = all.pid_info(1).unwrap_err();
     assert_eq!(code(&e), DCGM_ST_NO_DATA, "{e}");
@@ -488,11 +488,11 @@ fn pid_and_job_statistics() {
     h.update_all_fields(true).unwrap();
     let running = h.job_stats("train-1").unwrap();
     assert_eq!(running.gpus.len(), 2);
-    assert_eq!(running.summary.end_time, None);
+    assert_eq!(running.summary.usage.end_time, None);
     h.job_stop("train-1").unwrap();
     let s = h.job_stats("train-1").unwrap();
-    assert!(s.summary.end_time.is_some() && s.summary.start_time.is_some());
-    assert!(s.summary.end_time >= s.summary.start_time);
+    assert!(s.summary.usage.end_time.is_some() && s.summary.usage.start_time.is_some());
+    assert!(s.summary.usage.end_time >= s.summary.usage.start_time);
     assert!(s.gpus.iter().all(|g| !g.compute_processes.is_empty()));
     h.job_remove("train-1").unwrap();
     assert_eq!(code(&h.job_stats("train-1").unwrap_err()), DCGM_ST_NO_DATA);

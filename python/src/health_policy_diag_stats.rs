@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dcgm::{
-    DiagLevel, DiagRequest, DiagResponse, DiagResult, Group, HealthSystems, JobGpuStats,
+    DiagLevel, DiagRequest, DiagResponse, DiagResult, GpuUsage, Group, HealthSystems, JobGpuStats,
     PidGpuInfo, Policy, PolicyCondition, PolicyRegistration, PolicyViolation, StatSummary,
     ViolationDetail, WatchOptions,
 };
@@ -537,34 +537,40 @@ fn violations<'py>(py: Python<'py>, v: &dcgm::ViolationTimes) -> PyResult<Bound<
     Ok(d)
 }
 
+/// Writes the fields process and job statistics share into `d`, flat (the dicts keep one level).
+fn put_usage(py: Python<'_>, d: &Bound<'_, PyDict>, u: &GpuUsage) -> PyResult<()> {
+    d.set_item("energy_joules", u.energy_joules)?;
+    d.set_item("max_memory_bytes", u.max_memory_bytes)?;
+    d.set_item("sm_util", summary(py, &u.sm_util)?)?;
+    d.set_item("mem_util", summary(py, &u.mem_util)?)?;
+    d.set_item("pcie_rx", summary(py, &u.pcie_rx)?)?;
+    d.set_item("pcie_tx", summary(py, &u.pcie_tx)?)?;
+    d.set_item("sm_clock_mhz", summary(py, &u.sm_clock_mhz)?)?;
+    d.set_item("mem_clock_mhz", summary(py, &u.mem_clock_mhz)?)?;
+    d.set_item("start_time", u.start_time.map(secs))?;
+    d.set_item("end_time", u.end_time.map(secs))?;
+    d.set_item("pcie_replays", u.pcie_replays)?;
+    d.set_item("ecc_single_bit", u.ecc_single_bit)?;
+    d.set_item("ecc_double_bit", u.ecc_double_bit)?;
+    d.set_item("xid_count", u.xid_count)?;
+    d.set_item(
+        "xid_times",
+        u.xid_times.iter().map(|t| secs(*t)).collect::<Vec<_>>(),
+    )?;
+    d.set_item("violations", violations(py, &u.violations)?)?;
+    d.set_item("overall_health", u.overall_health.to_string())?;
+    d.set_item("incident_count", u.incident_count)?;
+    Ok(())
+}
+
 fn pid_gpu<'py>(py: Python<'py>, p: &PidGpuInfo) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("gpu", p.gpu)?;
-    d.set_item("energy_joules", p.energy_joules)?;
-    d.set_item("max_memory_bytes", p.max_memory_bytes)?;
     d.set_item("process_sm_util", p.process_sm_util)?;
     d.set_item("process_mem_util", p.process_mem_util)?;
-    d.set_item("sm_util", summary(py, &p.sm_util)?)?;
-    d.set_item("mem_util", summary(py, &p.mem_util)?)?;
-    d.set_item("pcie_rx", summary(py, &p.pcie_rx)?)?;
-    d.set_item("pcie_tx", summary(py, &p.pcie_tx)?)?;
-    d.set_item("sm_clock_mhz", summary(py, &p.sm_clock_mhz)?)?;
-    d.set_item("mem_clock_mhz", summary(py, &p.mem_clock_mhz)?)?;
-    d.set_item("start_time", p.start_time.map(secs))?;
-    d.set_item("end_time", p.end_time.map(secs))?;
-    d.set_item("pcie_replays", p.pcie_replays)?;
-    d.set_item("ecc_single_bit", p.ecc_single_bit)?;
-    d.set_item("ecc_double_bit", p.ecc_double_bit)?;
-    d.set_item("xid_count", p.xid_count)?;
-    d.set_item(
-        "xid_times",
-        p.xid_times.iter().map(|t| secs(*t)).collect::<Vec<_>>(),
-    )?;
     d.set_item("other_compute_pids", p.other_compute_pids.clone())?;
     d.set_item("other_graphics_pids", p.other_graphics_pids.clone())?;
-    d.set_item("violations", violations(py, &p.violations)?)?;
-    d.set_item("overall_health", p.overall_health.to_string())?;
-    d.set_item("incident_count", p.incident_count)?;
+    put_usage(py, &d, &p.usage)?;
     Ok(d)
 }
 
@@ -588,24 +594,7 @@ pub fn pid_info<'py>(py: Python<'py>, g: Group, pid: u32) -> PyResult<Bound<'py,
 fn job_gpu<'py>(py: Python<'py>, j: &JobGpuStats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("gpu", j.gpu)?;
-    d.set_item("energy_joules", j.energy_joules)?;
     d.set_item("power_w", summary(py, &j.power_w)?)?;
-    d.set_item("sm_util", summary(py, &j.sm_util)?)?;
-    d.set_item("mem_util", summary(py, &j.mem_util)?)?;
-    d.set_item("pcie_rx", summary(py, &j.pcie_rx)?)?;
-    d.set_item("pcie_tx", summary(py, &j.pcie_tx)?)?;
-    d.set_item("sm_clock_mhz", summary(py, &j.sm_clock_mhz)?)?;
-    d.set_item("mem_clock_mhz", summary(py, &j.mem_clock_mhz)?)?;
-    d.set_item("start_time", j.start_time.map(secs))?;
-    d.set_item("end_time", j.end_time.map(secs))?;
-    d.set_item("pcie_replays", j.pcie_replays)?;
-    d.set_item("ecc_single_bit", j.ecc_single_bit)?;
-    d.set_item("ecc_double_bit", j.ecc_double_bit)?;
-    d.set_item("xid_count", j.xid_count)?;
-    d.set_item(
-        "xid_times",
-        j.xid_times.iter().map(|t| secs(*t)).collect::<Vec<_>>(),
-    )?;
     let procs = |list: &[dcgm::ProcessUtil]| -> PyResult<Bound<'py, PyList>> {
         let l = PyList::empty(py);
         for p in list {
@@ -619,10 +608,7 @@ fn job_gpu<'py>(py: Python<'py>, j: &JobGpuStats) -> PyResult<Bound<'py, PyDict>
     };
     d.set_item("compute_processes", procs(&j.compute_processes)?)?;
     d.set_item("graphics_processes", procs(&j.graphics_processes)?)?;
-    d.set_item("max_memory_bytes", j.max_memory_bytes)?;
-    d.set_item("violations", violations(py, &j.violations)?)?;
-    d.set_item("overall_health", j.overall_health.to_string())?;
-    d.set_item("incident_count", j.incident_count)?;
+    put_usage(py, &d, &j.usage)?;
     Ok(d)
 }
 

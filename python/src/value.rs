@@ -58,7 +58,7 @@ pub fn value_to_py(py: Python<'_>, field: FieldId, v: &Value) -> PyResult<Py<PyA
             }
             DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS => {
                 if let Some(a) = v.accounting_stats() {
-                    return Py::new(py, PyAccountingStats { inner: a.into() }).map(Py::into_any);
+                    return Py::new(py, PyAccountingStats { inner: a }).map(Py::into_any);
                 }
             }
             _ => {}
@@ -73,6 +73,46 @@ pub fn value_or_blank(py: Python<'_>, field: FieldId, v: &Value) -> PyResult<Py<
         Value::Blank(k) => blank_member(py, *k),
         other => value_to_py(py, field, other),
     }
+}
+
+/// Writes the `#[pymethods]` of a record class over a `dcgm` struct held in `inner`: one
+/// getter per field under its snake_case name and, after `=>`, under pydcgm's name too; a
+/// `__repr__` listing the fields; then the class's other methods. A macro because a pyo3
+/// getter has exactly one Python name, and the two names of a field must not drift apart.
+macro_rules! record_methods {
+    (
+        $class:ident as $py_name:literal {
+            $( $(#[doc = $doc:literal])* $field:ident: $ty:ty $(=> $upstream:ident)?; )*
+        }
+        $($rest:tt)*
+    ) => {
+        #[pymethods]
+        impl $class {
+            $(
+                $(#[doc = $doc])*
+                #[getter]
+                fn $field(&self) -> $ty {
+                    self.inner.$field
+                }
+
+                $(
+                    #[doc = concat!("pydcgm's `", stringify!($upstream), "`: `", stringify!($field), "`.")]
+                    #[getter]
+                    #[allow(non_snake_case)]
+                    fn $upstream(&self) -> $ty {
+                        self.inner.$field
+                    }
+                )?
+            )*
+
+            fn __repr__(&self) -> String {
+                let fields = [$(format!("{}={}", stringify!($field), self.inner.$field)),*];
+                format!("{}({})", $py_name, fields.join(", "))
+            }
+
+            $($rest)*
+        }
+    };
 }
 
 /// A process on a GPU: a value of `DCGM_FI_DEV_COMPUTE_PIDS` or `DCGM_FI_DEV_GRAPHICS_PIDS`
@@ -90,8 +130,14 @@ pub struct PyRunningProcess {
     inner: RunningProcess,
 }
 
-#[pymethods]
-impl PyRunningProcess {
+record_methods! {
+    PyRunningProcess as "RunningProcess" {
+        /// The process id.
+        pid: u32;
+        /// GPU memory the process uses, in bytes.
+        memory_used_bytes: u64 => memoryUsed;
+    }
+
     #[new]
     fn new(pid: u32, memory_used_bytes: u64) -> Self {
         Self {
@@ -112,34 +158,10 @@ impl PyRunningProcess {
             .ok_or_else(|| PyValueError::new_err("not a dcgmRunningProcess_v1 record"))
     }
 
-    #[getter]
-    fn pid(&self) -> u32 {
-        self.inner.pid
-    }
-
-    /// GPU memory the process uses, in bytes.
-    #[getter]
-    fn memory_used_bytes(&self) -> u64 {
-        self.inner.memory_used_bytes
-    }
-
-    /// pydcgm's `memoryUsed` (bytes).
-    #[getter(memoryUsed)]
-    fn memory_used_upstream(&self) -> u64 {
-        self.inner.memory_used_bytes
-    }
-
     /// pydcgm's `version`: the struct's version word.
     #[getter]
     fn version(&self) -> u32 {
         dcgmRunningProcess_version1
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "RunningProcess(pid={}, memory_used_bytes={})",
-            self.inner.pid, self.inner.memory_used_bytes
-        )
     }
 }
 
@@ -155,35 +177,25 @@ impl PyRunningProcess {
 )]
 #[derive(PartialEq, Eq, Hash)]
 pub struct PyAccountingStats {
-    inner: AccountingStatsKey,
+    inner: AccountingStats,
 }
 
-/// `AccountingStats` with `Hash`.
-#[derive(PartialEq, Eq, Hash)]
-struct AccountingStatsKey {
-    pid: u32,
-    gpu_utilization: u32,
-    memory_utilization: u32,
-    max_memory_bytes: u64,
-    start_time_us: u64,
-    active_time_us: u64,
-}
-
-impl From<AccountingStats> for AccountingStatsKey {
-    fn from(a: AccountingStats) -> Self {
-        Self {
-            pid: a.pid,
-            gpu_utilization: a.gpu_utilization,
-            memory_utilization: a.memory_utilization,
-            max_memory_bytes: a.max_memory_bytes,
-            start_time_us: a.start_time_us,
-            active_time_us: a.active_time_us,
-        }
+record_methods! {
+    PyAccountingStats as "AccountingStats" {
+        /// The process id.
+        pid: u32;
+        /// Percent of time the GPU was busy while the process ran.
+        gpu_utilization: u32 => gpuUtilization;
+        /// Percent of time the memory was busy while the process ran.
+        memory_utilization: u32 => memoryUtilization;
+        /// Peak GPU memory use, in bytes.
+        max_memory_bytes: u64 => maxMemoryUsage;
+        /// Start, in microseconds since the Unix epoch.
+        start_time_us: u64 => startTimestamp;
+        /// Run time, in microseconds.
+        active_time_us: u64 => activeTimeUsec;
     }
-}
 
-#[pymethods]
-impl PyAccountingStats {
     #[new]
     #[pyo3(signature = (pid, gpu_utilization=0, memory_utilization=0, max_memory_bytes=0, start_time_us=0, active_time_us=0))]
     fn new(
@@ -195,7 +207,7 @@ impl PyAccountingStats {
         active_time_us: u64,
     ) -> Self {
         Self {
-            inner: AccountingStatsKey {
+            inner: AccountingStats {
                 pid,
                 gpu_utilization,
                 memory_utilization,
@@ -211,93 +223,14 @@ impl PyAccountingStats {
     fn from_bytes(data: &[u8]) -> PyResult<Self> {
         Value::Bytes(data.to_vec())
             .accounting_stats()
-            .map(|a| Self { inner: a.into() })
+            .map(|inner| Self { inner })
             .ok_or_else(|| PyValueError::new_err("not a dcgmDevicePidAccountingStats_v1 record"))
-    }
-
-    #[getter]
-    fn pid(&self) -> u32 {
-        self.inner.pid
-    }
-
-    /// Percent of time the GPU was busy while the process ran.
-    #[getter]
-    fn gpu_utilization(&self) -> u32 {
-        self.inner.gpu_utilization
-    }
-
-    /// Percent of time the memory was busy while the process ran.
-    #[getter]
-    fn memory_utilization(&self) -> u32 {
-        self.inner.memory_utilization
-    }
-
-    /// Peak GPU memory use, in bytes.
-    #[getter]
-    fn max_memory_bytes(&self) -> u64 {
-        self.inner.max_memory_bytes
-    }
-
-    /// Start, in microseconds since the Unix epoch.
-    #[getter]
-    fn start_time_us(&self) -> u64 {
-        self.inner.start_time_us
-    }
-
-    /// Run time, in microseconds.
-    #[getter]
-    fn active_time_us(&self) -> u64 {
-        self.inner.active_time_us
-    }
-
-    /// pydcgm's `gpuUtilization`.
-    #[getter(gpuUtilization)]
-    fn gpu_utilization_upstream(&self) -> u32 {
-        self.inner.gpu_utilization
-    }
-
-    /// pydcgm's `memoryUtilization`.
-    #[getter(memoryUtilization)]
-    fn memory_utilization_upstream(&self) -> u32 {
-        self.inner.memory_utilization
-    }
-
-    /// pydcgm's `maxMemoryUsage` (bytes).
-    #[getter(maxMemoryUsage)]
-    fn max_memory_upstream(&self) -> u64 {
-        self.inner.max_memory_bytes
-    }
-
-    /// pydcgm's `startTimestamp` (µs since the epoch).
-    #[getter(startTimestamp)]
-    fn start_timestamp_upstream(&self) -> u64 {
-        self.inner.start_time_us
-    }
-
-    /// pydcgm's `activeTimeUsec`.
-    #[getter(activeTimeUsec)]
-    fn active_time_upstream(&self) -> u64 {
-        self.inner.active_time_us
     }
 
     /// pydcgm's `version`: the struct's version word.
     #[getter]
     fn version(&self) -> u32 {
         dcgmDevicePidAccountingStats_version1
-    }
-
-    fn __repr__(&self) -> String {
-        let a = &self.inner;
-        format!(
-            "AccountingStats(pid={}, gpu_utilization={}, memory_utilization={}, max_memory_bytes={}, \
-             start_time_us={}, active_time_us={})",
-            a.pid,
-            a.gpu_utilization,
-            a.memory_utilization,
-            a.max_memory_bytes,
-            a.start_time_us,
-            a.active_time_us
-        )
     }
 }
 

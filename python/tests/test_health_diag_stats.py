@@ -26,6 +26,15 @@ def test_diagnostic(handle: dcgm.Handle) -> None:
     assert isinstance(r["other_errors"], list)
 
 
+# Keys process and job statistics share, flat in each per-GPU dict.
+USAGE_KEYS = {
+    "energy_joules", "max_memory_bytes", "sm_util", "mem_util", "pcie_rx", "pcie_tx",
+    "sm_clock_mhz", "mem_clock_mhz", "start_time", "end_time", "pcie_replays",
+    "ecc_single_bit", "ecc_double_bit", "xid_count", "xid_times", "violations",
+    "overall_health", "incident_count",
+}
+
+
 def test_pid_and_job_stats(handle: dcgm.Handle) -> None:
     g = handle.all_gpus()
     g.watch_pid_fields(update_interval=1.0)
@@ -34,10 +43,17 @@ def test_pid_and_job_stats(handle: dcgm.Handle) -> None:
     handle.update_all_fields()
     info = g.pid_info(4242)  # a process of the default simulated node
     assert info["pid"] == 4242 and info["gpus"]
-    assert {"energy_joules", "sm_util", "violations", "overall_health"} <= set(info["gpus"][0])
+    assert set(info["gpus"][0]) == USAGE_KEYS | {
+        "gpu", "process_sm_util", "process_mem_util", "other_compute_pids", "other_graphics_pids"
+    }
+    assert info["gpus"][0]["energy_joules"] > 0 and info["summary"]["gpu"] is None
     assert set(info["gpus"][0]["sm_util"]) == {"min", "max", "average"}
     handle.job_stop("pytest-job")
     job = handle.job_stats("pytest-job")
     assert len(job["gpus"]) == 8 and "summary" in job
+    assert set(job["gpus"][0]) == USAGE_KEYS | {
+        "gpu", "power_w", "compute_processes", "graphics_processes"
+    }
+    assert job["summary"]["end_time"] >= job["summary"]["start_time"] > 0
     handle.job_remove("pytest-job")
     handle.job_remove_all()

@@ -210,6 +210,21 @@ fn field_group_limits_and_duplicates(t: &Target) {
     assert!(FieldGroup::create(&h, "contract-fg-big", &many).is_err());
     let back = FieldGroup::from_id(&h, fg.id()).unwrap();
     assert_eq!(back.fields(), &[temp]);
+
+    // Destroying: a field group loaded by id is never destroyed, nor one a clone still holds.
+    let id = fg.id();
+    back.destroy().unwrap();
+    let clone = fg.clone();
+    fg.destroy().unwrap();
+    assert!(
+        FieldGroup::from_id(&h, id).is_ok(),
+        "destroyed while a clone held it"
+    );
+    clone.destroy().unwrap();
+    let gone = FieldGroup::from_id(&h, id).unwrap_err();
+    assert_eq!(code(&gone), dcgm::raw::sys::DCGM_ST_NO_DATA, "{gone}");
+    // The name is free again.
+    FieldGroup::create(&h, "contract-fg", &[temp]).unwrap();
 }
 
 fn watched(h: &Handle, names: &[&str]) -> (Group, FieldGroup, Watch) {
