@@ -413,6 +413,14 @@ impl PyFieldGroup {
         self.inner.close(py);
     }
 
+    /// Destroys the field group in DCGM now and raises what DCGM answers (`close` does not);
+    /// does nothing while a watch still uses it.
+    fn destroy(&self, py: Python<'_>) -> PyResult<()> {
+        self.inner
+            .close_with(py, FieldGroup::destroy)
+            .map_or(Ok(()), |r| r.py(py))
+    }
+
     fn __repr__(&self) -> String {
         self.inner.peek(|g| match g {
             Some(g) => format!(

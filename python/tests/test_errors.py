@@ -58,7 +58,14 @@ def test_duplicate_field_group_name(handle: dcgm.Handle) -> None:
     a = handle.field_group("same-name", [150])
     with pytest.raises(dcgm_structs.DCGMError_DuplicateKey):
         handle.field_group("same-name", [155])
-    a.close()
+    a.destroy()
+    with pytest.raises(dcgm_structs.DCGMError_Uninitialized):
+        a.fields
+    # Destroyed in DCGM, so the name is free again.
+    b = handle.field_group("same-name", [155])
+    assert b.fields == [155]
+    a.close()  # closing a destroyed one is a no-op
+    b.close()
 
 
 def test_closed_objects_raise_uninitialized() -> None:
