@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dcgm::{
     ConnectionKind, Entity, EntityGroup, Error, FieldGroup, FieldId, FieldValue, Group, Handle,
-    HandleBuilder, LogSeverity, OperationMode, Result, Value, Watch, WatchOptions,
+    HandleBuilder, LogSeverity, OperationMode, Result, SampleBuffer, Value, Watch, WatchOptions,
 };
 
 use crate::defaults::DEFAULT_FIELD_IDS;
@@ -272,6 +272,8 @@ struct State {
     scratch: Vec<FieldValue>,
     /// The latest read of a since-last-call poll (kept for its allocation).
     since_latest: Vec<FieldValue>,
+    /// The C records of the fast path's per-pair requests (kept: about 260 KiB).
+    since_samples: SampleBuffer,
     /// The (entity, field) pairs the current read wrote.
     written: Vec<(Entity, FieldId)>,
 }
@@ -443,6 +445,7 @@ impl Reader {
             since: SinceTracker::new(self.intervals.keys().max().copied().unwrap_or_default()),
             gpus,
             scratch: Vec::new(),
+            since_samples: SampleBuffer::new(PER_PAIR_MAX),
             since_latest: Vec::new(),
             written: Vec::new(),
         })
@@ -598,7 +601,13 @@ impl Reader {
                 if s.since.stale(recheck) {
                     s.since.check_intervals(&s.handle, &latest);
                 } else if let Plan::Fast { fresh, per_pair } = s.since.plan(&latest)
-                    && let Some(extra) = per_pair_samples(&s.handle, &s.since, &latest, &per_pair)?
+                    && let Some(extra) = per_pair_samples(
+                        &s.handle,
+                        &s.since,
+                        &latest,
+                        &per_pair,
+                        &mut s.since_samples,
+                    )?
                 {
                     for v in fresh.iter().map(|&i| &latest[i]) {
                         s.since.delivered(v);
@@ -685,6 +694,10 @@ impl Iterator for Snapshots<'_> {
     }
 }
 
+/// Most samples one per-pair request of the since fast path returns. Small: the library fills
+/// (and copies) every record of the buffer, at 4 KiB a record.
+const PER_PAIR_MAX: usize = 64;
+
 /// The samples of the pairs that may have several new ones: one request per pair for the span
 /// from its look-back (the margin behind its delivered sample) up to the latest read's; the
 /// caller keeps those not delivered yet. `None` when a span holds more samples than one
@@ -694,24 +707,28 @@ fn per_pair_samples(
     since: &SinceTracker,
     latest: &[FieldValue],
     per_pair: &[usize],
+    buffer: &mut SampleBuffer,
 ) -> Result<Option<Vec<FieldValue>>> {
-    // Small: the library fills (and copies) every slot of the buffer, at 4 KiB a record.
-    const MAX: usize = 64;
     let mut out = Vec::new();
+    let mut samples = Vec::new();
     for &i in per_pair {
         let v = &latest[i];
         let from = since.lookback(v);
+        samples.clear();
         // One past the latest sample: whether the library's end is inclusive or not.
-        let Some(mut samples) = handle.field_samples(
-            v.entity.id,
-            v.field,
-            from.max(1),
-            v.timestamp_us.saturating_add(1),
-            MAX,
-        )?
-        else {
+        if handle
+            .field_samples_into(
+                v.entity.id,
+                v.field,
+                from.max(1),
+                v.timestamp_us.saturating_add(1),
+                buffer,
+                &mut samples,
+            )?
+            .is_none()
+        {
             return Ok(None);
-        };
+        }
         samples.retain(|s| s.timestamp_us >= from && s.timestamp_us <= v.timestamp_us);
         samples.sort_by_key(|s| s.timestamp_us);
         if samples

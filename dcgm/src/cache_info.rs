@@ -2,7 +2,6 @@
 //! sampled (the fastest interval of all its watchers, whoever they are), how many samples it
 //! keeps and their time span.
 
-use std::ffi::c_int;
 use std::time::Duration;
 
 use dcgm_sys::*;
@@ -93,77 +92,5 @@ impl Handle {
             oldest_us: time(fi.oldestTimestamp),
             newest_us: time(fi.newestTimestamp),
         })
-    }
-}
-
-impl Handle {
-    /// The cached samples of one GPU field with time stamps from `start_us` to `end_us`
-    /// (inclusive; 0 leaves that end open), oldest first, at most `max` of them. One request,
-    /// however many samples. Returns `None` when there may be more than `max`.
-    ///
-    /// ```
-    /// # fn main() -> dcgm::Result<()> {
-    /// # let handle = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded()?;
-    /// use dcgm::{FieldGroup, FieldId, Group, WatchOptions};
-    ///
-    /// let temp = FieldId(150);
-    /// let fields = FieldGroup::create(&handle, "field-samples-doc", &[temp])?;
-    /// let _watch = Group::all_gpus(&handle).watch(&fields, WatchOptions::default())?;
-    /// handle.update_all_fields(true)?;
-    /// let samples = handle.field_samples(0, temp, 0, 0, 100)?.expect("fewer than 100");
-    /// assert!(samples.iter().all(|s| s.field == temp && s.timestamp_us > 0));
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// `DCGM_ST_NO_DATA` when nothing was ever sampled; `DCGM_ST_NOT_WATCHED` for a field never
-    /// watched on that GPU; `DCGM_ST_BADPARAM` for an unknown GPU or field; `ConnectionLost`.
-    #[doc(alias = "dcgmGetMultipleValuesForField")]
-    pub fn field_samples(
-        &self,
-        gpu: u32,
-        field: FieldId,
-        start_us: i64,
-        end_us: i64,
-        max: usize,
-    ) -> Result<Option<Vec<crate::FieldValue>>> {
-        let gpu_id = c_int::try_from(gpu)
-            .map_err(|_| crate::Error::InvalidArgument(format!("GPU id {gpu} is out of range")))?;
-        let cap = max.clamp(1, 1 << 20);
-        let mut out: Vec<dcgmFieldValue_v1> = (0..cap + 1)
-            .map(|_| dcgmFieldValue_v1::new_versioned())
-            .collect();
-        // One more slot than asked: a full buffer means there may be more.
-        let mut count = c_int::try_from(cap + 1).unwrap_or(c_int::MAX);
-        let lib = self.lib();
-        // SAFETY: `out` has `count` initialised records and outlives the call; the library
-        // writes at most `count` of them and the number written back into `count`.
-        unsafe {
-            ffi!(
-                lib,
-                dcgmGetMultipleValuesForField(
-                    self.raw(),
-                    gpu_id,
-                    field.0,
-                    &mut count,
-                    start_us,
-                    end_us,
-                    DCGM_ORDER_ASCENDING,
-                    out.as_mut_ptr()
-                )
-            )
-        }?;
-        let n = usize::try_from(count).unwrap_or(0).min(out.len());
-        if n > cap {
-            return Ok(None);
-        }
-        let gpu = Entity::gpu(gpu);
-        Ok(Some(
-            out[..n]
-                .iter()
-                .map(|v| crate::FieldValue::from_raw_v1_of(gpu, v))
-                .collect(),
-        ))
     }
 }

@@ -29,6 +29,10 @@ pub fn cases() -> Vec<Case> {
         ),
         case("watch_then_latest_values", watch_then_latest_values),
         case(
+            "field_samples_into_a_kept_buffer",
+            field_samples_into_a_kept_buffer,
+        ),
+        case(
             "read_before_watch_is_not_watched",
             read_before_watch_is_not_watched,
         ),
@@ -284,6 +288,67 @@ fn watch_then_latest_values(t: &Target) {
     assert!(
         matches!(&name.value, Value::String(s) if !s.is_empty()),
         "{name:?}"
+    );
+}
+
+fn field_samples_into_a_kept_buffer(t: &Target) {
+    let h = t.embedded();
+    let power = fid("DCGM_FI_DEV_POWER_USAGE");
+    let (_g, _fg, _w) = watched(&h, &["DCGM_FI_DEV_POWER_USAGE"]);
+    let gpu = first_gpu(&h);
+    let mut all = Vec::new();
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(110));
+        h.update_all_fields(true).unwrap();
+        all = h.field_samples(gpu, power, 0, 0, 1000).unwrap().unwrap();
+        if all.len() >= 3 {
+            break;
+        }
+    }
+    assert!(all.len() >= 3, "{} samples after 50 updates", all.len());
+    assert!(
+        all.windows(2)
+            .all(|w| w[0].timestamp_us < w[1].timestamp_us)
+    );
+    assert!(
+        all.iter()
+            .all(|v| v.field == power && v.entity == Entity::gpu(gpu))
+    );
+    // A fixed span, so that samples the engine takes meanwhile do not change the answers.
+    let (first, last) = (all[0].timestamp_us, all[all.len() - 1].timestamp_us);
+    let mut buffer = SampleBuffer::new(all.len());
+    assert_eq!(buffer.max(), all.len());
+    let mut out = vec![all[0].clone()];
+    for _ in 0..3 {
+        out.truncate(1);
+        let n = h
+            .field_samples_into(gpu, power, first, last, &mut buffer, &mut out)
+            .unwrap();
+        assert_eq!(n, Some(all.len()), "appended after what `out` held");
+        assert_eq!(
+            &out[1..],
+            &all[..],
+            "the same samples on every use of the buffer"
+        );
+    }
+    let mut small = SampleBuffer::new(all.len() - 1);
+    let mut none = Vec::new();
+    let n = h
+        .field_samples_into(gpu, power, first, last, &mut small, &mut none)
+        .unwrap();
+    assert_eq!(n, None, "more samples than the buffer holds");
+    assert!(
+        none.is_empty(),
+        "nothing appended when the answer is partial"
+    );
+    let later = h
+        .field_samples(gpu, power, all[1].timestamp_us, last, all.len())
+        .unwrap()
+        .unwrap();
+    assert_eq!(later, all[1..], "a start time leaves older samples out");
+    assert!(
+        h.field_samples_into(9999, power, 0, 0, &mut buffer, &mut none)
+            .is_err()
     );
 }
 
