@@ -4,6 +4,8 @@
 //! directory). The collection itself (counters file, DCGM reads, exposition text) is
 //! `dcgm-reader`'s, for any custom collector to use.
 
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub mod counters_file;
 pub mod hpc;

@@ -10,6 +10,28 @@
 //! libdcgm is loaded at run time (see `dcgm_sys`): nothing links against it. Without a GPU,
 //! use the dcgm-sim library: [`HandleBuilder::simulator`], or `DCGM_LIB_PATH`.
 //!
+//! # Raw access
+//!
+//! The safe API names no type of the C bindings. [`raw`] is the one way down to them: the
+//! `dcgm-sys` C API as [`raw::sys`], the C handle and ids of safe objects, and the
+//! [`raw::Binding`] conversions between safe types and C values.
+//!
+//! # Features
+//!
+//! * `testing` (off): [`testing`], the simulator's path and configuration, DCGM's test API
+//!   (fake GPUs, injected values) and sentinel checks; for tests and examples.
+//! * `tokio` (off): policy violations as a `futures` `Stream` (`Group::policy_stream`). No
+//!   runtime is started, and blocking DCGM calls never run on async worker threads.
+//!
+//! # Rust version and dependencies
+//!
+//! The minimum Rust version is the workspace's `rust-version`, 1.95, the toolchain CI builds
+//! with; older ones are not tested. Process-wide state is a `Mutex` in a `static` (const
+//! constructors) or a `std::sync::OnceLock` (stable since 1.70), so the crate needs no
+//! `once_cell` or `lazy_static`. Errors derive with
+//! `thiserror`, flag sets ([`HealthSystems`], [`PolicyCondition`]) with `bitflags`; libdcgm is
+//! loaded by `dcgm-sys` with `libloading`.
+//!
 //! # Threads
 //!
 //! [`Handle`], [`Group`], [`FieldGroup`] and [`Watch`] are `Send` and `Sync`: DCGM's client
