@@ -116,18 +116,23 @@ step "contract pytest on dcgm-sim (python/contract)"
 "$TEST/bin/python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
 
 # The same contracts on the real libdcgm 4.6.0 beside the checkout, with DCGM's injection NVML
-# replaying the H200 capture; skipped, with the reason, where it is absent.
-if real=$(bash "$ROOT/scripts/real-dcgm.sh" dir); then
-    step "contract pytest on the real libdcgm 4.6.0"
-    DCGM_CONTRACT_LIB="$real/lib/libdcgm.so.4" NVML_INJECTION_MODE=True \
-        NVML_YAML_FILE="$ROOT/../shared/fixtures/nvml-capture-h200.yaml" \
-        "$TEST/bin/python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
-elif [[ "${DCGM_REQUIRE_REAL:-}" == 1 ]]; then
-    echo "DCGM_REQUIRE_REAL=1: the real-library contract pass must run here" >&2
-    exit 1
-else
-    echo "contract pytest on the real libdcgm: SKIPPED (see the line above)"
-fi
+# replaying the H200 capture, through the package installed in virtualenv $1 ($2 names it);
+# skipped, with the reason, where the library is absent.
+real_contract() {
+    local python=$1 what=$2 real
+    if real=$(bash "$ROOT/scripts/real-dcgm.sh" dir); then
+        step "contract pytest on the real libdcgm 4.6.0 ($what)"
+        DCGM_CONTRACT_LIB="$real/lib/libdcgm.so.4" NVML_INJECTION_MODE=True \
+            NVML_YAML_FILE="$ROOT/../shared/fixtures/nvml-capture-h200.yaml" \
+            "$python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
+    elif [[ "${DCGM_REQUIRE_REAL:-}" == 1 ]]; then
+        echo "DCGM_REQUIRE_REAL=1: the real-library contract pass ($what) must run here" >&2
+        exit 1
+    else
+        echo "contract pytest on the real libdcgm ($what): SKIPPED (see the line above)"
+    fi
+}
+real_contract "$TEST/bin/python" wheel
 
 # The source distribution: what `pip install dcgm-<version>.tar.gz` does on a user's machine.
 # maturin packs the extension crate with the workspace crates it needs (dcgm, dcgm-sys with its
@@ -182,16 +187,6 @@ else:
     raise SystemExit("simulate=True worked without a simulator")
 print("sdist install:", dcgm.__version__, "imports; simulate=True without a simulator is a clear error")
 PY
-if real=$(bash "$ROOT/scripts/real-dcgm.sh" dir); then
-    step "sdist: contract pytest on the real libdcgm 4.6.0"
-    DCGM_CONTRACT_LIB="$real/lib/libdcgm.so.4" NVML_INJECTION_MODE=True \
-        NVML_YAML_FILE="$ROOT/../shared/fixtures/nvml-capture-h200.yaml" \
-        "$SDIST_VENV/bin/python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
-elif [[ "${DCGM_REQUIRE_REAL:-}" == 1 ]]; then
-    echo "DCGM_REQUIRE_REAL=1: the sdist's real-library contract pass must run here" >&2
-    exit 1
-else
-    echo "sdist contract pytest on the real libdcgm: SKIPPED (see the line above)"
-fi
+real_contract "$SDIST_VENV/bin/python" sdist
 
 step "done"
