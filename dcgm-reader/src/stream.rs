@@ -14,8 +14,10 @@ use tokio::time::MissedTickBehavior;
 use crate::reader::{Reader, Sample, Snapshot};
 
 /// What [`Reader::since_stream`] yields: entity → field → samples since the previous item.
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub type SinceSamples = BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>>;
 
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl Reader {
     /// The latest values every `interval`, the first at once. Must be polled inside a tokio
     /// runtime (it uses tokio's timer and blocking pool).

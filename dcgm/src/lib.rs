@@ -53,6 +53,8 @@
 //! # Ok(()) }
 //! ```
 
+// On docs.rs, items behind a feature say which one.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 mod blank;
 mod cache_info;
 mod config;

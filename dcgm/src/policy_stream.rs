@@ -31,6 +31,7 @@ use crate::policy::{PolicyCondition, PolicyRegistration, PolicyViolation};
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct PolicyStream {
     registration: PolicyRegistration,
     rx: tokio::sync::mpsc::Receiver<PolicyViolation>,
@@ -56,6 +57,7 @@ impl Stream for PolicyStream {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl Group {
     /// Registers for `conditions` and returns the violations as a [`Stream`] buffering at most
     /// `capacity` of them (more are dropped and counted in [`PolicyStream::dropped`]). DCGM's
