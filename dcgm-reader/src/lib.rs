@@ -39,3 +39,8 @@ pub use reader::{
 };
 #[cfg(feature = "tokio")]
 pub use stream::SinceSamples;
+
+// The README's examples compile as doc tests (`cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -57,3 +57,8 @@ pub use return_codes::*;
 pub use types::*;
 pub use version::*;
 pub use zeroed::*;
+
+// The README's examples compile as doc tests (`cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -133,3 +133,8 @@ pub use stats::{
     ViolationTimes,
 };
 pub use topology::{DeviceTopology, GpuPath, GroupTopology, PciPath};
+
+// The README's examples compile as doc tests (`cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
