@@ -223,12 +223,6 @@ impl SinceTracker {
     /// Records a delivered sample.
     pub(crate) fn delivered(&mut self, v: &FieldValue) {
         let key = (v.entity, v.field);
-        let recent = self.recent.entry(key).or_default();
-        match recent.iter_mut().find(|(t, _)| *t == v.timestamp_us) {
-            Some((_, n)) => *n += 1,
-            None => recent.push((v.timestamp_us, 1)),
-        }
-        let key = (v.entity, v.field);
         let slot = self.newest.entry(key).or_insert(i64::MIN);
         if v.timestamp_us > *slot {
             // Two samples closer than the known interval: someone samples faster.
@@ -241,9 +235,12 @@ impl SinceTracker {
             *slot = v.timestamp_us;
         }
         let settled = slot.saturating_sub(self.margin_us);
-        if let Some(r) = self.recent.get_mut(&key) {
-            r.retain(|(t, _)| *t >= settled);
+        let recent = self.recent.entry(key).or_default();
+        match recent.iter_mut().find(|(t, _)| *t == v.timestamp_us) {
+            Some((_, n)) => *n += 1,
+            None => recent.push((v.timestamp_us, 1)),
         }
+        recent.retain(|(t, _)| *t >= settled);
     }
 
     /// Reads the sampling interval of every pair of `latest` from the field cache.
