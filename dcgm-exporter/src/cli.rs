@@ -2,12 +2,14 @@
 //! variable for it (a flag given on the command line wins).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use dcgm_reader::exposition::EntitySelection;
 use dcgm_reader::{DeviceSelection, LabelOptions, exposition};
 
 use crate::kubernetes::{DEFAULT_SOCKET, GpuIdType};
+use crate::server;
 
 /// `--log-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -239,9 +241,55 @@ pub struct Cli {
     /// Print one exposition to stdout and exit.
     #[arg(long)]
     pub once: bool,
+    /// Connections one client address may hold at once (past it, its new connections are
+    /// closed at once). Not in dcgm-exporter.
+    #[arg(
+        long = "web-max-connections-per-client",
+        value_name = "N",
+        default_value_t = server::MAX_PER_CLIENT,
+        value_parser = per_client_limit,
+    )]
+    pub web_max_per_client: usize,
+    /// Time a client has to send a whole request, head and body (e.g. `10s`, `500ms`).
+    #[arg(long = "web-request-timeout", value_name = "DURATION", default_value = "10s", value_parser = web_timeout)]
+    pub web_request_timeout: Duration,
+    /// Time a keep-alive connection may stay without a request.
+    #[arg(long = "web-idle-timeout", value_name = "DURATION", default_value = "10s", value_parser = web_timeout)]
+    pub web_idle_timeout: Duration,
+    /// Time a response may take to be written, however slowly the client reads.
+    #[arg(long = "web-write-timeout", value_name = "DURATION", default_value = "10s", value_parser = web_timeout)]
+    pub web_write_timeout: Duration,
+}
+
+/// A web timeout: from 10 ms to 1 hour.
+fn web_timeout(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e} (e.g. 10s, 500ms)"))?;
+    if d < Duration::from_millis(10) || d > Duration::from_secs(3600) {
+        return Err(format!("{s:?} is outside 10ms..1h"));
+    }
+    Ok(d)
+}
+
+/// Connections per client: from 1 to 65,536.
+fn per_client_limit(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=65_536).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?} is not a number from 1 to 65536")),
+    }
 }
 
 impl Cli {
+    /// The HTTP server's limits the flags ask for.
+    pub fn web_limits(&self) -> server::Limits {
+        server::Limits {
+            max_per_client: self.web_max_per_client,
+            request_timeout: self.web_request_timeout,
+            idle_timeout: self.web_idle_timeout,
+            write_timeout: self.web_write_timeout,
+            ..server::Limits::default()
+        }
+    }
+
     /// The label options the flags ask for.
     pub fn label_options(&self) -> LabelOptions {
         LabelOptions {

@@ -1,14 +1,21 @@
 //! The library half of the `dcgm-exporter` binary: its command line, its HTTP server (hyper 1
-//! on tokio, TLS, basic auth, gzip), its log, and the attribution of GPUs to workloads
-//! (Kubernetes pods through the kubelet's pod-resources API, HPC jobs through a mapping
-//! directory). The collection itself (counters file, DCGM reads, exposition text) is
-//! `dcgm-reader`'s, for any custom collector to use.
+//! on tokio, TLS, basic auth, gzip, the limits that keep hostile clients from locking anyone
+//! out), its log, and the attribution of GPUs to workloads (Kubernetes pods through the
+//! kubelet's pod-resources API, HPC jobs through a mapping directory). The collection itself
+//! (counters file, DCGM reads, exposition text) is `dcgm-reader`'s, for any custom collector
+//! to use.
 
 #![forbid(unsafe_code)]
 
+pub mod basic_auth;
 pub mod cli;
+pub mod client_slots;
 pub mod counters_file;
+pub mod deadline_io;
 pub mod hpc;
 pub mod kubernetes;
 pub mod logging;
+pub mod request_framing;
 pub mod server;
+pub mod throttled_log;
+pub mod web_config;

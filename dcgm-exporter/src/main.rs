@@ -168,6 +168,7 @@ fn run(cli: Cli) -> ExitCode {
         if web.is_tls() { "https" } else { "http" },
         settings.cli.collect_interval_ms
     );
+    let limits = settings.cli.web_limits();
     let p = published.clone();
     let spawned = std::thread::Builder::new()
         .name("collector".into())
@@ -175,7 +176,7 @@ fn run(cli: Cli) -> ExitCode {
     if let Err(e) = spawned {
         return fail(1, format_args!("cannot start the collector thread: {e}"));
     }
-    match server::serve(listener, Arc::new(web), published) {
+    match server::serve_with(listener, Arc::new(web), published, limits) {
         Ok(()) => fail(1, "the server stopped"),
         Err(e) => fail(1, format_args!("the server failed: {e}")),
     }

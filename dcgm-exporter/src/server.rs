@@ -1,43 +1,55 @@
 //! The exporter's HTTP(S) server: `/metrics`, `/health` and a landing page, with the
-//! Prometheus exporter-toolkit web configuration (TLS, client certificates, basic auth with
-//! bcrypt hashes, extra response headers), and gzip for scrapers that accept it.
+//! Prometheus exporter-toolkit web configuration ([`WebConfig`]: TLS, client certificates,
+//! basic auth with bcrypt hashes, security headers), and gzip for scrapers that accept it.
 //!
 //! Why this stack: request parsing and connection handling are where a hand-written HTTP/1.1
 //! server goes wrong (duplicate or signed `Content-Length`, whitespace before a header colon,
 //! slow-loris clients). hyper 1 is the maintained HTTP implementation most of the Rust
-//! ecosystem serves through (axum, tonic, reqwest); it runs on tokio and times the reading of
-//! each request head. We use it directly, not through axum, because three fixed routes need no
-//! router. tokio-rustls keeps the rustls 0.23 + ring configuration the exporter already had;
-//! flate2 is the maintained gzip encoder. Collection stays on its own blocking thread (see
-//! `exporter.rs`): the async workers only hand out the last published exposition, and bcrypt
-//! runs on tokio's blocking pool.
+//! ecosystem serves through (axum, tonic, reqwest). We use it directly, not through axum,
+//! because three fixed routes need no router. tokio-rustls keeps the rustls 0.23 + ring
+//! configuration; flate2 is the maintained gzip encoder. Collection stays on its own blocking
+//! thread (`main.rs`): the async workers only hand out the last published exposition, and
+//! bcrypt runs on a thread of its own (`basic_auth.rs`).
+//!
+//! What a hostile or broken client can take, and for how long ([`Limits`]):
+//! - a connection slot, out of [`Limits::max_connections`], and at most
+//!   [`Limits::max_per_client`] of them per client address (past that, closed at once);
+//! - each phase of a connection has a deadline ([`crate::deadline_io`]): idle between
+//!   requests, the whole request (head and body together), the writing of each response;
+//! - a request body: refused with 413 as soon as a `Content-Length` above 64 KiB is seen, and
+//!   never read before the credentials are checked;
+//! - a bcrypt verification: one at a time, [`crate::basic_auth::QUEUE`] waiting, 503 past that.
 
-use std::collections::{BTreeMap, HashSet};
 use std::convert::Infallible;
 use std::io::{self, Write as _};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use base64::Engine as _;
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::body::{Body as _, Incoming};
-use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode, Version};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use serde::Deserialize;
+
+use crate::basic_auth::{Check, Verdict};
+use crate::client_slots::{ClientSlot, ClientSlots};
+use crate::deadline_io::{DeadlineIo, Deadlines};
+use crate::throttled_log::ThrottledLog;
+pub use crate::web_config::WebConfig;
 
 /// Connections served at once. Past it, up to [`Limits::max_overload`] more are answered 503.
 pub const MAX_CONNECTIONS: usize = 512;
+/// Connections one client address may hold at once, unless configured otherwise.
+pub const MAX_PER_CLIENT: usize = 64;
 const MAX_HEAD: usize = 16 * 1024;
-const MAX_BODY: usize = 64 * 1024;
+/// The largest request body read (and dropped); a larger one is answered 413.
+pub const MAX_BODY: u64 = 64 * 1024;
 
-/// How many connections the server takes and how long a client may take to send a request head.
+/// How many connections the server takes, from whom, and how long each may take.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Connections served at once.
@@ -45,10 +57,16 @@ pub struct Limits {
     /// Connections past `max_connections` that still get a 503 response; past both, new
     /// connections are closed at once.
     pub max_overload: usize,
-    /// The whole request head (and the TLS handshake) must arrive within this time, however
-    /// the client trickles it. hyper starts this timer as soon as it waits for a request, so
-    /// it also closes a keep-alive connection left idle that long.
-    pub header_timeout: Duration,
+    /// Connections one client address may hold at once; past it, its new connections are
+    /// closed at once (and logged, at most once a minute).
+    pub max_per_client: usize,
+    /// The whole request, head and body (and the TLS handshake), must arrive within this time
+    /// of its first byte, however the client trickles it.
+    pub request_timeout: Duration,
+    /// A keep-alive connection with no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// Each response must be written within this time, however slowly the client reads.
+    pub write_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -56,7 +74,20 @@ impl Default for Limits {
         Self {
             max_connections: MAX_CONNECTIONS,
             max_overload: 64,
-            header_timeout: Duration::from_secs(10),
+            max_per_client: MAX_PER_CLIENT,
+            request_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Limits {
+    fn deadlines(&self) -> Deadlines {
+        Deadlines {
+            idle: self.idle_timeout,
+            request: self.request_timeout,
+            write: self.write_timeout,
         }
     }
 }
@@ -72,318 +103,6 @@ pub struct Published {
     pub ready: bool,
     /// Bumped with every new `text`, so the server copies (and gzips) each exposition once.
     pub version: u64,
-}
-
-/// The exporter-toolkit web configuration file (the subset this exporter supports; any other
-/// key is an error).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WebConfigFile {
-    /// TLS: certificate, key, client CA.
-    pub tls_server_config: Option<TlsFile>,
-    /// HTTP options: extra response headers.
-    pub http_server_config: Option<HttpFile>,
-    /// User name → bcrypt hash.
-    #[serde(default)]
-    pub basic_auth_users: BTreeMap<String, String>,
-}
-
-/// `tls_server_config`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TlsFile {
-    /// Server certificate chain (PEM).
-    pub cert_file: Option<PathBuf>,
-    /// Its private key (PEM).
-    pub key_file: Option<PathBuf>,
-    /// `NoClientCert` (default), `RequireAndVerifyClientCert`, ...
-    pub client_auth_type: Option<String>,
-    /// CA bundle that client certificates must chain to (PEM).
-    pub client_ca_file: Option<PathBuf>,
-    /// Lowest TLS version (`TLS12`, `TLS13`).
-    pub min_version: Option<String>,
-    /// Highest TLS version.
-    pub max_version: Option<String>,
-}
-
-/// `http_server_config`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HttpFile {
-    /// Accepted; this server speaks HTTP/1.1 only.
-    pub http2: Option<bool>,
-    /// Headers added to every response.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-}
-
-/// A loaded web configuration.
-pub struct WebConfig {
-    tls: Option<Arc<rustls::ServerConfig>>,
-    users: BTreeMap<String, String>,
-    /// A hash of the highest cost among the users, verified for unknown user names so that
-    /// response times do not tell which users exist.
-    dummy_hash: String,
-    headers: Vec<(HeaderName, HeaderValue)>,
-    /// `Authorization` header values that passed, so bcrypt runs once per credential.
-    auth_cache: Mutex<HashSet<String>>,
-    verifications: AtomicU64,
-}
-
-impl std::fmt::Debug for WebConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WebConfig")
-            .field("tls", &self.tls.is_some())
-            .field("users", &self.users.keys().collect::<Vec<_>>())
-            .finish()
-    }
-}
-
-/// What an `Authorization` header needs before it passes.
-enum Auth {
-    Pass,
-    Deny,
-    /// A bcrypt verification (slow: run it off the async workers).
-    Verify(String),
-}
-
-/// The cost of a well-formed bcrypt hash, or why it is not one.
-fn bcrypt_cost(hash: &str) -> Result<u32, String> {
-    let parts: Vec<&str> = hash.split('$').collect();
-    let [empty, version, cost, rest] = parts[..] else {
-        return Err("not of the form $2b$NN$<53 characters>".into());
-    };
-    if !empty.is_empty() || !matches!(version, "2a" | "2b" | "2x" | "2y") {
-        return Err("no $2a$, $2b$, $2x$ or $2y$ prefix".into());
-    }
-    let cost: u32 = match cost.parse() {
-        Ok(c) if cost.len() == 2 && (4..=31).contains(&c) => c,
-        _ => return Err(format!("cost {cost:?} is not two digits from 04 to 31")),
-    };
-    if rest.len() != 53
-        || !rest
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'/')
-    {
-        return Err("salt and hash are not 53 characters of bcrypt's base64".into());
-    }
-    Ok(cost)
-}
-
-impl WebConfig {
-    /// Plain HTTP, no authentication.
-    pub fn none() -> Self {
-        Self {
-            tls: None,
-            users: BTreeMap::new(),
-            dummy_hash: String::new(),
-            headers: Vec::new(),
-            auth_cache: Mutex::new(HashSet::new()),
-            verifications: AtomicU64::new(0),
-        }
-    }
-
-    /// Whether the server speaks TLS.
-    pub fn is_tls(&self) -> bool {
-        self.tls.is_some()
-    }
-
-    /// How many bcrypt verifications have run (for tests: an unknown user costs one too).
-    #[allow(dead_code)] // the exporter itself never asks; tests/exporter_http.rs does
-    pub fn bcrypt_verifications(&self) -> u64 {
-        self.verifications.load(Ordering::Relaxed)
-    }
-
-    /// Reads a web configuration file; relative paths in it are relative to the file.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let file: WebConfigFile = if text.trim().is_empty() {
-            WebConfigFile::default()
-        } else {
-            serde_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?
-        };
-        let base = path.parent().unwrap_or(Path::new("."));
-        let rel = |p: &Path| {
-            if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                base.join(p)
-            }
-        };
-        let mut max_cost = None;
-        for (user, hash) in &file.basic_auth_users {
-            let cost = bcrypt_cost(hash).map_err(|e| {
-                format!(
-                    "{}: the password of user {user:?} is not a valid bcrypt hash: {e}",
-                    path.display()
-                )
-            })?;
-            max_cost = max_cost.max(Some(cost));
-        }
-        let dummy_hash = match max_cost {
-            None => String::new(),
-            Some(cost) => bcrypt::hash("dcgm-rs: no such user", cost)
-                .map_err(|e| format!("cannot make a bcrypt hash of cost {cost}: {e}"))?,
-        };
-        let tls = match file.tls_server_config {
-            None => None,
-            Some(t) => Some(Arc::new(
-                tls_config(&t, &rel).map_err(|e| format!("{}: {e}", path.display()))?,
-            )),
-        };
-        let mut headers = Vec::new();
-        if let Some(h) = file.http_server_config {
-            if h.http2 == Some(true) {
-                log::info!("web config: http2 requested; this server speaks HTTP/1.1");
-            }
-            for (k, v) in h.headers {
-                let (Ok(name), Ok(value)) = (
-                    HeaderName::from_bytes(k.as_bytes()),
-                    HeaderValue::from_str(&v),
-                ) else {
-                    return Err(format!("{}: invalid response header {k:?}", path.display()));
-                };
-                headers.push((name, value));
-            }
-        }
-        Ok(Self {
-            tls,
-            users: file.basic_auth_users,
-            dummy_hash,
-            headers,
-            auth_cache: Mutex::new(HashSet::new()),
-            verifications: AtomicU64::new(0),
-        })
-    }
-
-    fn precheck(&self, header: Option<&HeaderValue>) -> Auth {
-        if self.users.is_empty() {
-            return Auth::Pass;
-        }
-        let Some(h) = header.and_then(|h| h.to_str().ok()) else {
-            return Auth::Deny;
-        };
-        // The scheme is case-insensitive (RFC 9110 section 11.1).
-        let Some((scheme, b64)) = h.trim().split_once(' ') else {
-            return Auth::Deny;
-        };
-        if !scheme.eq_ignore_ascii_case("basic") {
-            return Auth::Deny;
-        }
-        let b64 = b64.trim();
-        if self
-            .auth_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(b64)
-        {
-            return Auth::Pass;
-        }
-        Auth::Verify(b64.to_string())
-    }
-
-    /// Checks basic-auth credentials with bcrypt: slow by design.
-    fn verify(&self, b64: &str) -> bool {
-        let raw = base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .ok()
-            .and_then(|r| String::from_utf8(r).ok());
-        let (user, pass) = raw
-            .as_deref()
-            .and_then(|r| r.split_once(':'))
-            .unwrap_or(("", ""));
-        // An unknown (or undecodable) user costs one verification against a hash of the
-        // highest cost, so that response times do not tell which users exist.
-        let (hash, known) = match self.users.get(user) {
-            Some(h) if raw.is_some() => (h.as_str(), true),
-            _ => (self.dummy_hash.as_str(), false),
-        };
-        self.verifications.fetch_add(1, Ordering::Relaxed);
-        let ok = bcrypt::verify(pass, hash).unwrap_or(false) && known;
-        if ok {
-            let mut c = self.auth_cache.lock().unwrap_or_else(|p| p.into_inner());
-            if c.len() >= 100 {
-                c.clear();
-            }
-            c.insert(b64.to_string());
-        }
-        ok
-    }
-}
-
-fn tls_config(t: &TlsFile, rel: &dyn Fn(&Path) -> PathBuf) -> Result<rustls::ServerConfig, String> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let (Some(cert), Some(key)) = (&t.cert_file, &t.key_file) else {
-        return Err("tls_server_config needs cert_file and key_file".into());
-    };
-    let (cert, key) = (rel(cert), rel(key));
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert)
-        .and_then(|i| i.collect::<Result<_, _>>())
-        .map_err(|e| format!("cert_file {}: {e}", cert.display()))?;
-    if certs.is_empty() {
-        return Err(format!("cert_file {}: no certificate", cert.display()));
-    }
-    let key = PrivateKeyDer::from_pem_file(&key)
-        .map_err(|e| format!("key_file {}: {e}", key.display()))?;
-    let version = |v: &Option<String>, default: &'static rustls::SupportedProtocolVersion| match v
-        .as_deref()
-    {
-        None => Ok(default),
-        Some("TLS12") => Ok(&rustls::version::TLS12),
-        Some("TLS13") => Ok(&rustls::version::TLS13),
-        Some(o) => Err(format!("unsupported TLS version {o:?} (TLS12 or TLS13)")),
-    };
-    let min = version(&t.min_version, &rustls::version::TLS12)?;
-    let max = version(&t.max_version, &rustls::version::TLS13)?;
-    let versions: Vec<&'static rustls::SupportedProtocolVersion> =
-        [&rustls::version::TLS12, &rustls::version::TLS13]
-            .into_iter()
-            .filter(|v| {
-                let n = |v: &rustls::SupportedProtocolVersion| u16::from(v.version);
-                n(v) >= n(min) && n(v) <= n(max)
-            })
-            .collect();
-    if versions.is_empty() {
-        return Err("min_version is above max_version".into());
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&versions)
-        .map_err(|e| e.to_string())?;
-    let auth = t.client_auth_type.as_deref().unwrap_or("NoClientCert");
-    let builder = match auth {
-        "NoClientCert" => builder.with_no_client_auth(),
-        "RequireAndVerifyClientCert" | "VerifyClientCertIfGiven" => {
-            let Some(ca) = &t.client_ca_file else {
-                return Err(format!("client_auth_type {auth} needs client_ca_file"));
-            };
-            let ca = rel(ca);
-            let mut roots = rustls::RootCertStore::empty();
-            for c in CertificateDer::pem_file_iter(&ca)
-                .map_err(|e| format!("client_ca_file {}: {e}", ca.display()))?
-            {
-                let c = c.map_err(|e| format!("client_ca_file {}: {e}", ca.display()))?;
-                roots
-                    .add(c)
-                    .map_err(|e| format!("client_ca_file {}: {e}", ca.display()))?;
-            }
-            let mut v = rustls::server::WebPkiClientVerifier::builder_with_provider(
-                Arc::new(roots),
-                provider,
-            );
-            if auth == "VerifyClientCertIfGiven" {
-                v = v.allow_unauthenticated();
-            }
-            builder.with_client_cert_verifier(v.build().map_err(|e| e.to_string())?)
-        }
-        o => return Err(format!("client_auth_type {o:?} is not supported")),
-    };
-    let mut cfg = builder
-        .with_single_cert(certs, key)
-        .map_err(|e| e.to_string())?;
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(cfg)
 }
 
 /// Turns dcgm-exporter's listen address (`:9400`, `host:9400`, `[::1]:9400`) into a listener.
@@ -448,15 +167,35 @@ pub fn serve_with(
     // before it ever runs, or never reaches a worker, dropping the permit gives the slot back.
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let overload = Arc::new(tokio::sync::Semaphore::new(limits.max_overload));
+    let per_client = ClientSlots::new(limits.max_per_client);
+    static ACCEPT_FAILED: ThrottledLog = ThrottledLog::new(Duration::from_secs(60));
+    static CLIENT_FULL: ThrottledLog = ThrottledLog::new(Duration::from_secs(60));
     let mut next = 0usize;
+    let mut backoff = Duration::from_millis(10);
     loop {
         let (stream, peer) = match listener.accept() {
-            Ok(s) => s,
+            Ok(s) => {
+                backoff = Duration::from_millis(10);
+                s
+            }
             Err(e) => {
-                log::warn!("accept failed: {e}");
-                std::thread::sleep(Duration::from_millis(50));
+                // Out of file descriptors, mostly: wait for some to be given back, longer
+                // each time (up to 1 s), and say so once a minute.
+                ACCEPT_FAILED.warn(|| format!("accept failed: {e}"));
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(1));
                 continue;
             }
+        };
+        let Some(client) = per_client.take(peer.ip()) else {
+            CLIENT_FULL.warn(|| {
+                format!(
+                    "connection from {} refused: that address holds {} connections already",
+                    peer.ip(),
+                    limits.max_per_client
+                )
+            });
+            continue;
         };
         let (permit, busy) = match slots.clone().try_acquire_owned() {
             Ok(p) => (p, false),
@@ -470,6 +209,7 @@ pub fn serve_with(
             peer,
             busy,
             _permit: permit,
+            _client: client,
         };
         if queues[next % workers].send(accepted).is_err() {
             return Err(io::Error::other("an HTTP worker thread stopped"));
@@ -478,12 +218,13 @@ pub fn serve_with(
     }
 }
 
-/// An accepted connection on its way to a worker, with the slot it holds.
+/// An accepted connection on its way to a worker, with the slots it holds.
 struct Accepted {
     stream: std::net::TcpStream,
     peer: SocketAddr,
     busy: bool,
     _permit: tokio::sync::OwnedSemaphorePermit,
+    _client: ClientSlot,
 }
 
 struct State {
@@ -507,8 +248,10 @@ async fn worker(
 ) {
     let tls = state.web.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let mut http = http1::Builder::new();
+    // The deadlines are DeadlineIo's: hyper's own head timer would also count the idle time
+    // before a request as part of it.
     http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
+        .header_read_timeout(None)
         .max_buf_size(MAX_HEAD);
     while let Some(conn) = queue.recv().await {
         let _ = conn.stream.set_nodelay(true);
@@ -524,15 +267,19 @@ async fn worker(
             }
         };
         let (state, tls, http) = (state.clone(), tls.clone(), http.clone());
-        let (peer, busy, permit) = (conn.peer, conn.busy, conn._permit);
-        let timeout = limits.header_timeout;
+        let (peer, busy, permit, client) = (conn.peer, conn.busy, conn._permit, conn._client);
+        let deadlines = limits.deadlines();
         tokio::spawn(async move {
-            let _permit = permit;
+            let _held = (permit, client);
             let result = match tls {
-                None => serve_connection(TokioIo::new(stream), http, state, busy).await,
+                None => {
+                    serve_connection(DeadlineIo::new(stream, deadlines), http, state, busy).await
+                }
                 Some(acceptor) => {
-                    match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
-                        Ok(Ok(s)) => serve_connection(TokioIo::new(s), http, state, busy).await,
+                    match tokio::time::timeout(deadlines.request, acceptor.accept(stream)).await {
+                        Ok(Ok(s)) => {
+                            serve_connection(DeadlineIo::new(s, deadlines), http, state, busy).await
+                        }
                         Ok(Err(e)) => Err(e.to_string()),
                         Err(_) => Err("TLS handshake timed out".into()),
                     }
@@ -545,15 +292,16 @@ async fn worker(
     }
 }
 
-async fn serve_connection<I>(
-    io: I,
+async fn serve_connection<S>(
+    io: DeadlineIo<S>,
     mut http: http1::Builder,
     state: Arc<State>,
     busy: bool,
 ) -> Result<(), String>
 where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    let io = TokioIo::new(io);
     let result = if busy {
         // Read the request before answering, so that the client gets the 503 rather than a
         // reset for unread data.
@@ -611,6 +359,34 @@ fn closing(mut r: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
     r
 }
 
+fn too_large(web: &WebConfig) -> Response<Full<Bytes>> {
+    reply(
+        web,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        TEXT,
+        format!("request body too large (at most {MAX_BODY} bytes)\n"),
+    )
+}
+
+/// Whether an error, or one of its sources, is a timed-out read.
+fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(e) = cur {
+        if let Some(io) = e.downcast_ref::<io::Error>()
+            && io.kind() == io::ErrorKind::TimedOut
+        {
+            return true;
+        }
+        if let Some(h) = e.downcast_ref::<hyper::Error>()
+            && h.is_timeout()
+        {
+            return true;
+        }
+        cur = e.source();
+    }
+    false
+}
+
 /// Whether `Accept-Encoding` accepts gzip (explicitly or through `*`) with a non-zero weight.
 fn accepts_gzip(headers: &HeaderMap) -> bool {
     headers
@@ -635,40 +411,56 @@ async fn handle(
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let web = &state.web;
     let (parts, body) = req.into_parts();
-    // HTTP/1.1 requires exactly one Host header (RFC 9112 section 3.2).
-    let hosts = parts.headers.get_all(header::HOST).iter().count();
-    if hosts > 1 || (hosts == 0 && parts.version == Version::HTTP_11) {
-        return Ok(closing(reply(
-            web,
-            StatusCode::BAD_REQUEST,
-            TEXT,
-            "bad request: Host\n",
-        )));
+    if let Err(why) = crate::request_framing::check(&parts) {
+        let msg = format!("bad request: {why}\n");
+        return Ok(closing(reply(web, StatusCode::BAD_REQUEST, TEXT, msg)));
     }
-    // Read (and drop) any body, so that the connection stays in step for the next request.
-    if !body.is_end_stream() && Limited::new(body, MAX_BODY).collect().await.is_err() {
-        return Ok(closing(reply(
-            web,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            TEXT,
-            "request body too large\n",
-        )));
+    let has_body = !body.is_end_stream();
+    // A declared length is known before a byte of the body is read.
+    if body.size_hint().lower() > MAX_BODY {
+        return Ok(closing(too_large(web)));
     }
-    let authorized = match web.precheck(parts.headers.get(header::AUTHORIZATION)) {
-        Auth::Pass => true,
-        Auth::Deny => false,
-        Auth::Verify(b64) => {
-            let s = state.clone();
-            tokio::task::spawn_blocking(move || s.web.verify(&b64))
-                .await
-                .unwrap_or(false)
-        }
+    // The credentials before the body: an unauthenticated client never gets to hold a
+    // connection by sending a body slowly. A refused request with an unread body closes.
+    let verdict = match web.auth.check(parts.headers.get(header::AUTHORIZATION)) {
+        Check::Pass => Verdict::Pass,
+        Check::Deny => Verdict::Deny,
+        Check::Verify(b64) => web.auth.verify(b64).await,
     };
-    if !authorized {
-        let mut r = reply(web, StatusCode::UNAUTHORIZED, TEXT, "Unauthorized\n");
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
-        return Ok(r);
+    let refused = match verdict {
+        Verdict::Pass => None,
+        Verdict::Deny => {
+            let mut r = reply(web, StatusCode::UNAUTHORIZED, TEXT, "Unauthorized\n");
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
+            Some(r)
+        }
+        Verdict::Busy => Some(reply(
+            web,
+            StatusCode::SERVICE_UNAVAILABLE,
+            TEXT,
+            "too many authentications under way\n",
+        )),
+    };
+    if let Some(r) = refused {
+        return Ok(if has_body { closing(r) } else { r });
+    }
+    // Read (and drop) any body, so that the connection stays in step for the next request;
+    // the request deadline (DeadlineIo) bounds how long that may take.
+    if has_body && let Err(e) = Limited::new(body, MAX_BODY as usize).collect().await {
+        let r = if e.downcast_ref::<LengthLimitError>().is_some() {
+            too_large(web)
+        } else if timed_out(&*e) {
+            reply(web, StatusCode::REQUEST_TIMEOUT, TEXT, "request timeout\n")
+        } else {
+            reply(
+                web,
+                StatusCode::BAD_REQUEST,
+                TEXT,
+                "bad request: malformed body\n",
+            )
+        };
+        return Ok(closing(r));
     }
     if parts.method != Method::GET && parts.method != Method::HEAD {
         let mut r = reply(

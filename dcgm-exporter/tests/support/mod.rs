@@ -1,0 +1,3 @@
+//! Helpers shared by the exporter's test binaries.
+
+pub mod hostile;
