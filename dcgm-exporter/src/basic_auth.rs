@@ -2,7 +2,7 @@
 //!
 //! - **One verification at a time**, on one thread of its own, fed by a bounded queue: an auth
 //!   flood neither grows threads nor takes the CPU from scrapes, and past the queue a request
-//!   is answered 503 at once ([`Verdict::Busy`]).
+//!   is answered 503 at once.
 //! - **Answers cached**: a credential that passed is not verified again; one that failed is
 //!   refused from the cache (each cache is bounded, and emptied when full).
 //! - **No user enumeration by timing**: an unknown user is verified against a decoy hash made
