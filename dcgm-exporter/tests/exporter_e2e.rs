@@ -687,7 +687,7 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
     std::fs::write(
         &web,
         format!(
-            "basic_auth_users:\n  prom: {hash}\nhttp_server_config:\n  headers:\n    X-Test: yes\n"
+            "basic_auth_users:\n  prom: {hash}\nhttp_server_config:\n  headers:\n    X-Frame-Options: sameorigin\n"
         ),
     )
     .unwrap();
@@ -725,7 +725,10 @@ fn server_serves_metrics_and_health_with_basic_auth_and_keep_alive() {
                 headers["content-type"],
                 "text/plain; version=0.0.4; charset=utf-8"
             );
-            assert_eq!(headers.get("x-test").map(String::as_str), Some("yes"));
+            assert_eq!(
+                headers.get("x-frame-options").map(String::as_str),
+                Some("sameorigin")
+            );
             break body;
         }
         assert_eq!(status, 503);

@@ -790,3 +790,181 @@ fn only_exporter_toolkits_security_headers_can_be_configured() {
         assert_eq!(r.headers["content-security-policy"], "default-src 'none'");
     }
 }
+
+/// A self-signed certificate for 127.0.0.1 and its key, made with `openssl`; `None` (with a
+/// message) where it is not installed.
+fn self_signed(tag: &str) -> Option<(PathBuf, PathBuf)> {
+    let dir = std::env::temp_dir().join(format!("dcgm-rs-http-tls-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: openssl is not installed (the TLS case needs a certificate)");
+        return None;
+    }
+    Some((cert, key))
+}
+
+fn tls_client(cert: &std::path::Path) -> Arc<rustls::ClientConfig> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(cert).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+/// One request over TLS; the response's status (its body read by Content-Length).
+fn tls_request(
+    addr: SocketAddr,
+    cfg: &Arc<rustls::ClientConfig>,
+    req: &str,
+) -> std::io::Result<u16> {
+    let sock = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    sock.set_read_timeout(Some(Duration::from_secs(2)))?;
+    sock.set_write_timeout(Some(Duration::from_secs(2)))?;
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(cfg.clone(), name).map_err(std::io::Error::other)?;
+    let mut c = BufReader::new(rustls::StreamOwned::new(conn, sock));
+    c.get_mut().write_all(req.as_bytes())?;
+    let mut line = String::new();
+    c.read_line(&mut line)?;
+    let status = line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(line.clone()))?;
+    let mut len = 0usize;
+    loop {
+        line.clear();
+        if c.read_line(&mut line)? == 0 {
+            break;
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    c.read_exact(&mut body)?;
+    Ok(status)
+}
+
+#[test]
+fn hostile_slow_bodies_over_tls_lock_out_no_scrape() {
+    let Some((cert, key)) = self_signed("bodies") else {
+        return;
+    };
+    let p = temp_file(
+        "tls",
+        &format!(
+            "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+            cert.display(),
+            key.display()
+        ),
+    );
+    let web = WebConfig::load(&p).unwrap();
+    let _ = std::fs::remove_file(&p);
+    let (addr, _) = start(web, Limits::default());
+    let client = tls_client(&cert);
+    let legit = client.clone();
+    let scrape = move || tls_request(addr, &legit, &get("/metrics", ""));
+    assert_eq!(scrape().unwrap(), 200);
+    for declared in [100_000, 60_000] {
+        let cfg = client.clone();
+        let o = hostile::under_attack_with(
+            &format!("512 TLS clients announcing {declared} body bytes, none sent"),
+            512,
+            &scrape,
+            Duration::from_millis(1500),
+            12,
+            move |stop| tls_attack(addr, cfg, 512, declared, stop),
+        );
+        assert_all_answered(&o, "TLS bodies");
+    }
+}
+
+/// `n` TLS connections from the attacker's address, each sending a head that announces
+/// `declared` body bytes and then nothing, reopened when the server closes them.
+fn tls_attack(
+    addr: SocketAddr,
+    cfg: Arc<rustls::ClientConfig>,
+    n: usize,
+    declared: usize,
+    stop: &AtomicBool,
+) -> usize {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let opened = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let stopped = Arc::new(AtomicBool::new(false));
+    rt.block_on(async {
+        let connector = tokio_rustls::TlsConnector::from(cfg);
+        let until = Instant::now() + Duration::from_secs(30);
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let (connector, opened, stopped) =
+                    (connector.clone(), opened.clone(), stopped.clone());
+                tokio::spawn(async move {
+                    while !stopped.load(Ordering::Relaxed) && Instant::now() < until {
+                        let attempt = async {
+                            let sock = tokio::net::TcpSocket::new_v4()?;
+                            sock.bind(format!("{ATTACKER}:0").parse().unwrap())?;
+                            let tcp = sock.connect(addr).await?;
+                            let name =
+                                rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+                            let mut tls = connector.connect(name, tcp).await?;
+                            opened.fetch_add(1, Ordering::Relaxed);
+                            let head = format!(
+                                "GET /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: {declared}\r\n\r\n"
+                            );
+                            tls.write_all(head.as_bytes()).await?;
+                            let mut buf = [0u8; 1024];
+                            while tls.read(&mut buf).await? > 0 {}
+                            Ok::<_, std::io::Error>(())
+                        };
+                        let _ = tokio::time::timeout(Duration::from_secs(15), attempt).await;
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                })
+            })
+            .collect();
+        while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        stopped.store(true, Ordering::Relaxed);
+        for t in tasks {
+            t.abort();
+        }
+    });
+    opened.load(Ordering::Relaxed)
+}

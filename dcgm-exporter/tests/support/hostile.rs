@@ -142,16 +142,29 @@ pub fn under_attack(
     scrapes: usize,
     attack: impl FnOnce(&AtomicBool) -> usize + Send + 'static,
 ) -> Outcome {
+    let req = format!("GET /metrics HTTP/1.1\r\nHost: legit\r\n{header}\r\n");
+    let scrape = move || request(addr, &req, Duration::from_secs(2));
+    under_attack_with(name, cases, &scrape, settle, scrapes, attack)
+}
+
+/// [`under_attack`] with the legitimate scrape given (answering the HTTP status).
+pub fn under_attack_with(
+    name: &str,
+    cases: usize,
+    scrape: &dyn Fn() -> std::io::Result<u16>,
+    settle: Duration,
+    scrapes: usize,
+    attack: impl FnOnce(&AtomicBool) -> usize + Send + 'static,
+) -> Outcome {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     let attacker = std::thread::spawn(move || attack(&s));
     std::thread::sleep(settle);
     let answered = AtomicUsize::new(0);
     let mut worst = Duration::ZERO;
-    let req = format!("GET /metrics HTTP/1.1\r\nHost: legit\r\n{header}\r\n");
     for _ in 0..scrapes {
         let t = Instant::now();
-        let ok = matches!(request(addr, &req, Duration::from_secs(2)), Ok(200));
+        let ok = matches!(scrape(), Ok(200));
         let took = t.elapsed();
         worst = worst.max(took);
         if ok && took <= Duration::from_secs(1) {

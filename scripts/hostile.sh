@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the exporter's hostile-client battery (dcgm-exporter/tests/exporter_http.rs, the tests
+# named hostile_*) one test at a time, and prints one table: the attack, how many attacking
+# connections it keeps open, how many of the legitimate scraper's requests were answered 200
+# within 1 s, the slowest of them, and how many connections the attackers opened in all.
+# Every attack comes from 127.0.0.2 and the scraper from 127.0.0.1; loopback only, bounded.
+#   bash scripts/hostile.sh            # debug build
+#   HOSTILE_PROFILE=release bash scripts/hostile.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profile=()
+[ "${HOSTILE_PROFILE:-debug}" = release ] && profile=(--release)
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+status=0
+flock /tmp/dcgm-cargo.lock cargo test -q "${profile[@]}" -p dcgm-exporter --test exporter_http hostile_ \
+    -- --nocapture --test-threads=1 >"$out" 2>&1 || status=$?
+printf '%-60s | %6s | %9s | %10s | %s\n' "attack" "cases" "answered" "worst" "attack connections"
+printf '%s\n' "$(printf -- '-%.0s' $(seq 1 110))"
+grep -o 'HOSTILE|.*' "$out" | while IFS='|' read -r _ attack cases answered worst opened; do
+    printf '%-60s | %6s | %9s | %10s | %s\n' "$attack" "$cases" "$answered" "$worst" "$opened"
+done
+if [ "$status" -ne 0 ]; then
+    echo
+    grep -E 'panicked|assert' "$out" | head -20
+    echo "FAILED: a legitimate scrape went unanswered or took over 1 s (see above)"
+    exit "$status"
+fi
+echo
+echo "PASSED: every legitimate scrape answered within 1 s under every attack"
