@@ -978,3 +978,28 @@ fn spawn_quiet(mut cmd: Command) -> std::process::Child {
         .spawn()
         .unwrap()
 }
+
+#[test]
+fn the_textfile_collector_writes_to_stdout_for_out_dash() {
+    let dir = std::env::temp_dir().join(format!("dcgm-rs-textfile-dash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(tool("exporter"))
+        .args(["--simulate", "--count", "1", "--out", "-"])
+        .current_dir(&dir)
+        .env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let text = stdout(&o);
+    assert!(
+        text.matches("\nDCGM_FI_DEV_GPU_TEMP{gpu=").count() >= 8,
+        "{text}"
+    );
+    assert!(err.contains("to standard output"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert!(left.is_empty(), "no file is written: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
