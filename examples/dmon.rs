@@ -74,8 +74,11 @@ fn main() {
         let ents = common::parse_entities(e).unwrap_or_else(|e| common::fail(e));
         builder = builder.entities(&ents);
     }
-    let mut reader = builder.build().unwrap_or_else(|e| common::fail(e));
-    reader.connect().unwrap_or_else(|e| common::fail(e));
+    let reader = builder.build().unwrap_or_else(|e| common::fail(e));
+    let mut reader = cli
+        .conn
+        .connect_reader(reader)
+        .unwrap_or_else(|e| common::fail(e));
     let simulated = reader.is_simulated().unwrap_or(false);
     if simulated {
         eprintln!("# SIMULATED DATA: reading from dcgm-sim, not from real GPUs");

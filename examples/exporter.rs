@@ -11,6 +11,7 @@
 //!
 //! Exit status: 0 success, 1 DCGM or I/O error, 2 bad arguments.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -34,7 +35,8 @@ DCGM_FI_DEV_XID_ERRORS,        gauge,   Value of the last XID error encountered.
     after_help = "Exit status: 0 success, 1 DCGM or I/O error, 2 bad arguments."
 )]
 struct Cli {
-    /// The `.prom` file to write (replaced atomically each time).
+    /// The `.prom` file to write (replaced atomically each time); `-` writes each collection to
+    /// standard output instead.
     #[arg(long, default_value = "dcgm.prom")]
     out: PathBuf,
     /// Seconds between collections.
@@ -78,19 +80,33 @@ fn run(cli: &Cli, cfg: CollectorConfig) -> Result<(), Box<dyn std::error::Error>
     // entity labels; each `collect` is one latest read rendered as exposition text.
     let mut collector = Collector::new(cfg)?;
     let mut text = String::new();
+    let to_stdout = cli.out.as_os_str() == "-";
     let tmp = cli.out.with_extension("prom.tmp");
     let mut written = 0;
     loop {
         text.clear();
         collector.collect(&mut text)?;
-        // node_exporter may read the file at any moment: write aside, then rename.
-        std::fs::write(&tmp, &text)?;
-        std::fs::rename(&tmp, &cli.out)?;
+        if to_stdout {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                // The reader (`| head`) has what it wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+                r => r?,
+            }
+        } else {
+            // node_exporter may read the file at any moment: write aside, then rename.
+            std::fs::write(&tmp, &text)?;
+            std::fs::rename(&tmp, &cli.out)?;
+        }
         written += 1;
         eprintln!(
             "exporter: wrote {} series to {}",
             text.lines().filter(|l| !l.starts_with('#')).count(),
-            cli.out.display()
+            if to_stdout {
+                "standard output".into()
+            } else {
+                cli.out.display().to_string()
+            }
         );
         if cli.count.is_some_and(|c| written >= c) {
             return Ok(());

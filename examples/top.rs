@@ -8,11 +8,16 @@
 //! ```
 //!
 //! Keys: ↑/↓ (or k/j) select a GPU, +/- change the interval, p or space pause, s change the
-//! process sort column, r reverse it, q or Esc quit. The view follows the terminal's size.
+//! process sort column, r reverse it, q, Esc or Ctrl-C quit. The view follows the terminal's
+//! size. The terminal is given back (raw mode off, the alternate screen left) on every way out:
+//! a quit key, SIGINT, SIGTERM or SIGHUP, an error, a panic.
 
 mod common;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -20,18 +25,23 @@ use dcgm::{
     Entity, EntityGroup, FieldGroup, FieldId, Group, Handle, HealthResult, HealthSystems,
     SinceCursor, Value, Watch, WatchOptions,
 };
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Gauge, Paragraph, Row, Sparkline, Table};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "top",
     about = "Live view of GPUs, MIG instances and their processes (nvtop-style)",
-    after_help = "Keys: up/down select, +/- interval, p pause, s sort column, r reverse, q quit.\n\
-                  Exit status: 0 on quit, 1 when DCGM cannot be reached or the terminal fails."
+    after_help = "Keys: up/down select, +/- interval, p pause, s sort column, r reverse, q or \
+                  Ctrl-C quit.\n\
+                  Needs a terminal (stdin and stdout); for a pipe or a file use stat --watch or \
+                  dmon.\n\
+                  Exit status: 0 on quit, 1 when DCGM cannot be reached or there is no usable \
+                  terminal, 128+N on signal N (130 SIGINT, 143 SIGTERM)."
 )]
 struct Cli {
     #[command(flatten)]
@@ -500,10 +510,48 @@ fn draw_row(
     }
 }
 
+/// Gives the terminal back when dropped: on a quit, an error, and a panic's unwinding
+/// (`ratatui::try_init` also installs a panic hook that restores it before the message prints).
+struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// How long the main loop has, after a signal, to leave by itself (it looks every 200 ms)
+/// before the signal thread gives the terminal back and exits for it: the loop may be stuck in
+/// a DCGM call to a host engine that stopped answering.
+const SIGNAL_GRACE: Duration = Duration::from_secs(2);
+
+/// Catches SIGINT, SIGTERM and SIGHUP: the number of the signal is stored in `caught` for the
+/// main loop to leave cleanly.
+fn catch_signals(caught: Arc<AtomicI32>) -> std::io::Result<()> {
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                caught.store(sig, Ordering::SeqCst);
+                std::thread::sleep(SIGNAL_GRACE);
+                ratatui::restore();
+                std::process::exit(128 + sig);
+            }
+        })?;
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
     if !(100..=10_000).contains(&cli.delay_ms) {
         common::fail("the interval must be between 100 and 10000 ms");
+    }
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        common::fail(
+            "top needs a terminal (its stdin and stdout are not both one): run it in a \
+             terminal, or use `stat --watch SECONDS` or `dmon` for output to a pipe or a file",
+        );
     }
     let (mut source, rows) = Source::open(&cli).unwrap_or_else(|e| common::fail(e));
     let mut s = State {
@@ -526,10 +574,24 @@ fn main() {
         proc_error: None,
     };
     source.watch(s.interval).unwrap_or_else(|e| common::fail(e));
-    let mut terminal = ratatui::init();
+    let caught = Arc::new(AtomicI32::new(0));
+    catch_signals(caught.clone())
+        .unwrap_or_else(|e| common::fail(format_args!("cannot catch signals: {e}")));
+    let guard = TerminalGuard;
+    // `fail` exits without running destructors: the guard is dropped by hand before it.
+    let mut terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            drop(guard);
+            common::fail(format_args!("cannot set up the terminal: {e}"))
+        }
+    };
     let mut next = Instant::now();
     let r = (|| -> std::io::Result<()> {
         loop {
+            if caught.load(Ordering::SeqCst) != 0 {
+                return Ok(());
+            }
             if !s.paused && Instant::now() >= next {
                 s.error = source.refresh(&mut s).err().map(|e| e.to_string());
                 next = Instant::now() + s.interval;
@@ -549,6 +611,10 @@ fn main() {
             }
             match k.code {
                 KeyCode::Char('q') | KeyCode::Esc => return Ok(()),
+                // Raw mode turns Ctrl-C into a key, not a SIGINT.
+                KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                    return Ok(());
+                }
                 KeyCode::Down | KeyCode::Char('j') => {
                     s.selected = (s.selected + 1).min(s.rows.len().saturating_sub(1));
                 }
@@ -573,8 +639,12 @@ fn main() {
             }
         }
     })();
-    ratatui::restore();
+    drop(guard);
     if let Err(e) = r {
         common::fail(e);
+    }
+    let sig = caught.load(Ordering::SeqCst);
+    if sig != 0 {
+        std::process::exit(128 + sig);
     }
 }

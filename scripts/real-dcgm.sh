@@ -32,8 +32,14 @@ if [ ! -f "$dst/.staged" ] || [ "$src/lib/libdcgm.so.4.6.0" -nt "$dst/.staged" ]
     mkdir -p "$dst/lib" "$dst/bin"
     for f in "$src"/lib/*; do
         name=$(basename "$f")
-        if [ "$(stat -c %s "$f")" -lt 256 ] && [ -f "$src/lib/$(head -c 255 "$f")" ]; then
-            ln -s "$(head -c 255 "$f")" "$dst/lib/$name"
+        # A real symbolic link (a source tree that kept its links) stays one; reading it as a
+        # stub would read the ELF it points to, which bash warns about ("ignored null byte").
+        # A stub is read with its NUL bytes dropped, so no binary reaches a substitution.
+        if [ -L "$f" ]; then
+            ln -s "$(readlink "$f")" "$dst/lib/$name"
+        elif [ "$(stat -c %s "$f")" -lt 256 ] \
+            && target=$(tr -d '\0' <"$f") && [ -n "$target" ] && [ -f "$src/lib/$target" ]; then
+            ln -s "$target" "$dst/lib/$name"
         else
             cp "$f" "$dst/lib/$name"
         fi

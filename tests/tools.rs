@@ -830,3 +830,176 @@ fn the_textfile_collector_example_writes_a_prom_file() {
     let bad = run("exporter", &["-d", "x:1", "--simulate"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// The real libdcgm staged by `scripts/real-dcgm.sh`, or `None` (with the reason printed) where
+/// it is absent; under `DCGM_REQUIRE_REAL=1` (CI) its absence fails the test.
+fn real_libdcgm() -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let staged = Command::new("bash")
+        .arg(root.join("scripts/real-dcgm.sh"))
+        .arg("dir")
+        .output()
+        .unwrap();
+    if !staged.status.success() {
+        let why = String::from_utf8_lossy(&staged.stderr);
+        assert_ne!(
+            std::env::var("DCGM_REQUIRE_REAL").as_deref(),
+            Ok("1"),
+            "DCGM_REQUIRE_REAL=1 but the real libdcgm is absent: {why}"
+        );
+        eprintln!("real libdcgm absent, skipped: {why}");
+        return None;
+    }
+    let dir = String::from_utf8_lossy(&staged.stdout).trim().to_string();
+    Some(PathBuf::from(dir).join("lib/libdcgm.so.4"))
+}
+
+/// A loopback port that accepts TCP connections and never writes a byte, open until dropped.
+struct SilentPort {
+    address: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SilentPort {
+    fn open() -> SilentPort {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            // Accepted connections are kept open, unread and unanswered, until the end.
+            let mut held = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((s, _)) => held.push(s),
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                }
+            }
+        });
+        SilentPort {
+            address,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for SilentPort {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Waits at most `limit` for `child`; a child still running then is killed and `None`.
+fn wait_at_most(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> Option<std::process::Output> {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn every_host_tool_gives_up_on_a_silent_host_engine_and_names_it() {
+    // libdcgm's own connect timeout covers only the TCP connect: against a port that accepts
+    // and never answers, its handshake waits for minutes. The simulator answers `--host`
+    // in-process, so only the real library shows the hang.
+    let Some(lib) = real_libdcgm() else {
+        return;
+    };
+    let port = SilentPort::open();
+    let host = port.address.as_str();
+    let lib = lib.to_str().unwrap();
+    let tools: [(&str, &[&str]); 9] = [
+        ("dmon", &["-c", "1"]),
+        ("query", &["--query-gpu=index", "--format=csv"]),
+        ("stat", &[]),
+        ("health", &["-c", "1"]),
+        ("discovery", &[]),
+        ("diag", &["-r", "1"]),
+        ("policy", &["--xid", "-t", "1"]),
+        ("topology", &[]),
+        ("nvlink", &[]),
+    ];
+    // Every tool at once (each waits on its own deadline), plus one on the default 5 s.
+    let mut runs: Vec<(String, std::process::Child)> = Vec::new();
+    for (name, extra) in tools {
+        let mut cmd = Command::new(tool(name));
+        cmd.args(["--lib", lib, "--host", host, "--connect-timeout", "1"])
+            .args(extra);
+        runs.push((format!("{name} --connect-timeout 1"), spawn_quiet(cmd)));
+    }
+    let mut cmd = Command::new(tool("query"));
+    cmd.args([
+        "--lib",
+        lib,
+        "--host",
+        host,
+        "--query-gpu=index",
+        "--format=csv",
+    ]);
+    runs.push(("query (default timeout)".into(), spawn_quiet(cmd)));
+    for (what, child) in runs {
+        let o = wait_at_most(child, std::time::Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{what}: still waiting on the silent {host} after 30 s"));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        assert!(
+            err.contains(&format!("no answer from the host engine at {host}"))
+                && err.contains("--connect-timeout"),
+            "{what}: {err}"
+        );
+    }
+}
+
+fn spawn_quiet(mut cmd: Command) -> std::process::Child {
+    cmd.env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        // No driver here: the real library uses its injection NVML.
+        .env("NVML_INJECTION_MODE", "True")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn the_textfile_collector_writes_to_stdout_for_out_dash() {
+    let dir = std::env::temp_dir().join(format!("dcgm-rs-textfile-dash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(tool("exporter"))
+        .args(["--simulate", "--count", "1", "--out", "-"])
+        .current_dir(&dir)
+        .env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let text = stdout(&o);
+    assert!(
+        text.matches("\nDCGM_FI_DEV_GPU_TEMP{gpu=").count() >= 8,
+        "{text}"
+    );
+    assert!(err.contains("to standard output"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert!(left.is_empty(), "no file is written: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -75,6 +75,38 @@ impl Tmux {
     fn running(&self) -> bool {
         self.tmux(&["has-session", "-t", "top"]).status.success()
     }
+
+    /// tmux's format variable `name` for the pane (`alternate_on`, `pane_pid`, ...).
+    fn pane(&self, name: &str) -> String {
+        let o = self.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            "top",
+            &format!("#{{{name}}}"),
+        ]);
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    /// The pid of the `top` the pane's shell runs, read from /proc.
+    fn top_pid(&self) -> u32 {
+        let shell = self.pane("pane_pid");
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // "pid (comm) state ppid ...": the name may hold spaces, the fields after it not.
+            let Some((head, tail)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let ppid = tail.split_whitespace().nth(1);
+            if head.ends_with("(top") && ppid == Some(shell.as_str()) {
+                return entry.file_name().to_str().unwrap().parse().unwrap();
+            }
+        }
+        panic!("no top process under the pane's shell {shell}");
+    }
 }
 
 impl Drop for Tmux {
@@ -257,4 +289,81 @@ fn top_shows_na_for_a_blank_temperature() {
     let gpu0 = s.lines().find(|l| l.contains("GPU 0 NVIDIA")).unwrap();
     assert!(gpu0.contains("health OK  N/A  SM"), "{gpu0}");
     dcgm::testing::assert_no_sentinel(&s);
+}
+
+/// Runs `top` from a shell in tmux that says afterwards whether the terminal settings are the
+/// ones it had before (raw mode off) and how top exited, then stays for the test to read.
+fn top_in_a_shell() -> Option<Tmux> {
+    let cmd = format!(
+        "before=$(stty -g); env -u DCGM_SIM_CONFIG -u DCGM_SIM_FAULTS {} --simulate -d 200; \
+         rc=$?; [ \"$(stty -g)\" = \"$before\" ] && echo 'terminal settings restored'; \
+         echo \"top exited $rc\"; exec sleep 60",
+        top().display()
+    );
+    let t = Tmux::start(120, 30, &cmd)?;
+    t.wait_for("the first refresh", |s| s.contains("MiB /"));
+    assert_eq!(
+        t.pane("alternate_on"),
+        "1",
+        "top draws on the alternate screen"
+    );
+    Some(t)
+}
+
+/// After top has gone: the shell's lines on the normal screen, raw mode off, exit status.
+fn assert_terminal_given_back(t: &Tmux, status: i32) {
+    let s = t.wait_for("top to exit", |s| s.contains("top exited"));
+    assert!(s.contains(&format!("top exited {status}")), "{s}");
+    assert!(s.contains("terminal settings restored"), "{s}");
+    assert_eq!(
+        t.pane("alternate_on"),
+        "0",
+        "the alternate screen is left:\n{s}"
+    );
+}
+
+#[test]
+fn top_quits_on_ctrl_c_and_gives_the_terminal_back() {
+    let Some(t) = top_in_a_shell() else {
+        return;
+    };
+    t.keys(&["C-c"]);
+    assert_terminal_given_back(&t, 0);
+}
+
+#[test]
+fn top_gives_the_terminal_back_on_sigint_and_sigterm() {
+    for (signal, status) in [("INT", 130), ("TERM", 143)] {
+        let Some(t) = top_in_a_shell() else {
+            return;
+        };
+        let pid = t.top_pid().to_string();
+        let o = Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "kill -{signal} {pid}: {o:?}");
+        assert_terminal_given_back(&t, status);
+    }
+}
+
+#[test]
+fn top_without_a_terminal_says_it_needs_one() {
+    let o = Command::new(top())
+        .arg("--simulate")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("top needs a terminal"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // Nothing was drawn, no escape sequence either.
+    assert!(
+        o.stdout.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }

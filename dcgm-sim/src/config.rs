@@ -137,7 +137,10 @@ pub struct FaultConfig {
     pub blank_structs: bool,
     /// Every `dcgmConnect*` fails with `DCGM_ST_CONNECTION_NOT_VALID`.
     pub connect_refused: bool,
-    /// A standalone connection breaks after this many calls (a host-engine restart).
+    /// A standalone connection breaks after this many calls (a host-engine restart). It
+    /// happens once in a process: like a real host engine's restart, it outlives the client's
+    /// `dcgmShutdown` and an unload of the library (which is never unloaded), so a client that
+    /// retries its start-up connects again after `down_ms`.
     pub drop_after_calls: Option<u64>,
     /// How long the restarted host engine refuses connections, in milliseconds.
     pub down_ms: u64,

@@ -356,6 +356,11 @@ impl HandleBuilder {
     }
 
     /// Connection timeout of a standalone connection (default: the library's, 5 s).
+    ///
+    /// It bounds the TCP (or unix socket) connect only. Against a peer that accepts the
+    /// connection and never answers, libdcgm 4.6.0's `dcgmConnect_v2` waited 120 s with a 1 s
+    /// timeout, and then returned success; a caller that must not wait that long runs the
+    /// connect on a thread of its own and gives up on it (as the example tools do).
     pub fn timeout(mut self, t: Duration) -> Self {
         self.timeout = Some(t);
         self

@@ -7,10 +7,12 @@ pub mod gpu_stats;
 pub mod process;
 
 use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
 
 use clap::Args;
 use dcgm::{Entity, EntityGroup, Handle, HandleBuilder};
-use dcgm_reader::{Connection, ReaderBuilder};
+use dcgm_reader::{Connection, Reader, ReaderBuilder};
 
 /// Connection options shared by the tools.
 #[derive(Debug, Clone, Args)]
@@ -25,6 +27,23 @@ pub struct ConnectArgs {
     /// Load libdcgm (or dcgm-sim) from this path.
     #[arg(long, value_name = "PATH")]
     pub lib: Option<PathBuf>,
+    /// Give up on the --host engine when it has not answered within this many seconds (a port
+    /// that accepts connections but never answers would otherwise hang the tool).
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    pub connect_timeout: Duration,
+}
+
+/// `--connect-timeout`: a positive number of seconds (fractions allowed).
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= 3600.0) {
+        return Err(format!(
+            "{s} s: give a number of seconds above 0 and at most 3600"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 impl ConnectArgs {
@@ -40,10 +59,16 @@ impl ConnectArgs {
         b
     }
 
-    /// Opens a handle as asked, and says on stderr when the data is simulated.
+    /// Opens a handle as asked, and says on stderr when the data is simulated. A `--host`
+    /// engine that has not answered within `--connect-timeout` ends the tool (see
+    /// [`ConnectArgs::bounded`]).
     pub fn open(&self) -> dcgm::Result<Handle> {
         let h = match &self.host {
-            Some(a) => self.builder().connect(a)?,
+            Some(a) => {
+                let builder = self.builder().timeout(self.connect_timeout);
+                let address = a.clone();
+                self.bounded(move || builder.connect(&address))?
+            }
             None => self.builder().embedded()?,
         };
         if h.is_simulated() {
@@ -64,6 +89,41 @@ impl ConnectArgs {
             Some(a) => Connection::Remote(a.clone()),
             None => Connection::Embedded,
         })
+    }
+
+    /// Connects `reader` now, bounded by `--connect-timeout` when it talks to a `--host`.
+    pub fn connect_reader(&self, mut reader: Reader) -> dcgm::Result<Reader> {
+        if self.host.is_none() {
+            reader.connect()?;
+            return Ok(reader);
+        }
+        self.bounded(move || reader.connect().map(|()| reader))
+    }
+
+    /// Runs `connect` (the talk with the `--host` engine) on a thread of its own and waits at
+    /// most `--connect-timeout` for it. libdcgm's own timeout (`dcgmConnect_v2`'s `timeoutMs`)
+    /// bounds only the TCP connect: a peer that accepts the connection and never answers keeps
+    /// its handshake waiting forever. When the deadline passes the tool says so and exits with
+    /// status 1; the stuck thread ends with the process.
+    pub fn bounded<T: Send + 'static>(&self, connect: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("connect".into())
+            .spawn(move || {
+                // The receiver is gone only when the deadline has passed and the tool is
+                // exiting: nothing is left to tell.
+                let _ = tx.send(connect());
+            })
+            .unwrap_or_else(|e| fail(format_args!("cannot start the connect thread: {e}")));
+        match rx.recv_timeout(self.connect_timeout) {
+            Ok(v) => v,
+            Err(_) => fail(format_args!(
+                "no answer from the host engine at {} within {} s: check that what listens there \
+                 is a running nv-hostengine, or wait longer with --connect-timeout SECONDS",
+                self.host.as_deref().unwrap_or("localhost"),
+                self.connect_timeout.as_secs_f64()
+            )),
+        }
     }
 }
 
