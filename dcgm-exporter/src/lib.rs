@@ -11,4 +11,5 @@ pub mod counters_file;
 pub mod hpc;
 pub mod kubernetes;
 pub mod logging;
+pub mod regular_file;
 pub mod server;
