@@ -78,9 +78,6 @@ fn run(cli: Cli) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(2, e),
     };
-    if cli.collect_interval_ms == 0 {
-        return fail(2, "--collect-interval must be above zero");
-    }
     let web = match &cli.web_config_file {
         None => WebConfig::none(),
         Some(p) => match WebConfig::load(p) {
