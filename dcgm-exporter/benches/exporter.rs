@@ -101,6 +101,7 @@ fn serve(text: String) -> std::net::SocketAddr {
         error: None,
         ready: true,
         version: 1,
+        ..server::Published::default()
     }));
     let web = Arc::new(server::WebConfig::none());
     std::thread::spawn(move || server::serve(listener, web, published));

@@ -7,6 +7,7 @@ use clap::{Parser, ValueEnum};
 use dcgm_reader::exposition::EntitySelection;
 use dcgm_reader::{DeviceSelection, LabelOptions, exposition};
 
+use crate::health::DEFAULT_MAX_AGE_INTERVALS;
 use crate::kubernetes::{DEFAULT_SOCKET, GpuIdType};
 
 /// The longest `--collect-interval`: a day. Longer is a typing mistake, and DCGM takes update
@@ -16,6 +17,9 @@ pub const MAX_COLLECT_INTERVAL_MS: u64 = 24 * 60 * 60 * 1000;
 /// The longest XID and clock-event window (`-x`, `--clock-events-count-window-size`): a week.
 /// DCGM keeps the samples of the window that long.
 pub const MAX_WINDOW_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+
+/// The most collection intervals `--health-max-age-intervals` takes.
+pub const MAX_HEALTH_AGE_INTERVALS: u32 = 1000;
 
 /// Checks the syntax of a listen address (`:PORT`, `HOST:PORT`, `[IPV6]:PORT`, a port from 0
 /// to 65535), so that a typing mistake is a configuration error (exit status 2); whether the
@@ -140,6 +144,16 @@ pub struct Cli {
         env = "DCGM_EXPORTER_INTERVAL"
     )]
     pub collect_interval_ms: u64,
+    /// `/health` answers 503 when the last good collection is older than this many collection
+    /// intervals (2 to 1000), also while a collection waits on a host engine that stopped
+    /// answering.
+    #[arg(
+        long = "health-max-age-intervals",
+        default_value_t = DEFAULT_MAX_AGE_INTERVALS,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(2..=i64::from(MAX_HEALTH_AGE_INTERVALS))
+    )]
+    pub health_max_age_intervals: u32,
     /// Connect to a host engine at HOST:PORT (default: start DCGM's embedded engine).
     #[arg(
         short = 'r',

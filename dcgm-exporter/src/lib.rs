@@ -6,10 +6,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod attribution;
 pub mod cli;
 pub mod counters_file;
+pub mod health;
 pub mod hpc;
 pub mod kubernetes;
 pub mod logging;
+pub mod pods;
 pub mod regular_file;
 pub mod server;

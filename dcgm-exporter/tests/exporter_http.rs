@@ -23,6 +23,7 @@ fn start(web: WebConfig, limits: Limits) -> (SocketAddr, Arc<WebConfig>) {
         error: None,
         ready: true,
         version: 1,
+        ..Published::default()
     }));
     let web = Arc::new(web);
     let w = web.clone();
