@@ -101,6 +101,7 @@ fn serve(text: String) -> std::net::SocketAddr {
         error: None,
         ready: true,
         version: 1,
+        ..server::Published::default()
     }));
     let web = Arc::new(server::WebConfig::none());
     // Every client comes from 127.0.0.1: lift the per-address limit (64) that would otherwise

@@ -8,8 +8,62 @@ use clap::{Parser, ValueEnum};
 use dcgm_reader::exposition::EntitySelection;
 use dcgm_reader::{DeviceSelection, LabelOptions, exposition};
 
+use crate::health::DEFAULT_MAX_AGE_INTERVALS;
 use crate::kubernetes::{DEFAULT_SOCKET, GpuIdType};
 use crate::server;
+
+/// The longest `--collect-interval`: a day. Longer is a typing mistake, and DCGM takes update
+/// intervals in microseconds (an `i64`), which a `u64` of milliseconds can overflow.
+pub const MAX_COLLECT_INTERVAL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// The longest XID and clock-event window (`-x`, `--clock-events-count-window-size`): a week.
+/// DCGM keeps the samples of the window that long.
+pub const MAX_WINDOW_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+
+/// The most collection intervals `--health-max-age-intervals` takes.
+pub const MAX_HEALTH_AGE_INTERVALS: u32 = 1000;
+
+/// Checks the syntax of a listen address (`:PORT`, `HOST:PORT`, `[IPV6]:PORT`, a port from 0
+/// to 65535), so that a typing mistake is a configuration error (exit status 2); whether the
+/// host name resolves and the port is free is only known when binding (exit status 1).
+///
+/// ```
+/// use dcgm_exporter::cli::listen_address;
+/// assert_eq!(listen_address(":9400").as_deref(), Ok(":9400"));
+/// assert!(listen_address("[::1]:9400").is_ok());
+/// assert!(listen_address("localhost").is_err());
+/// assert!(listen_address(":99999").is_err());
+/// ```
+///
+/// # Errors
+///
+/// What is wrong with the address, and what it should look like.
+pub fn listen_address(s: &str) -> Result<String, String> {
+    let shape = "expected :PORT, HOST:PORT or [IPV6]:PORT, like :9400 or 127.0.0.1:9400";
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return Err(format!("no port: {shape}"));
+    };
+    if port.parse::<u16>().is_err() {
+        return Err(format!("{port:?} is not a port (0 to 65535): {shape}"));
+    }
+    let bracketed = host.starts_with('[') || host.ends_with(']');
+    if bracketed {
+        let inner = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .ok_or_else(|| format!("unbalanced brackets in {host:?}: {shape}"))?;
+        inner
+            .parse::<std::net::Ipv6Addr>()
+            .map_err(|_| format!("{inner:?} is not an IPv6 address: {shape}"))?;
+    } else if host.contains(':') {
+        return Err(format!(
+            "an IPv6 address needs brackets ([{host}]:{port}): {shape}"
+        ));
+    } else if host.chars().any(|c| c.is_whitespace() || c == '/') {
+        return Err(format!("{host:?} is not a host name or address: {shape}"));
+    }
+    Ok(s.to_string())
+}
 
 /// `--log-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -78,18 +132,30 @@ pub struct Cli {
         short = 'a',
         long = "address",
         default_value = ":9400",
+        value_parser = listen_address,
         env = "DCGM_EXPORTER_LISTEN"
     )]
     pub address: String,
-    /// Collection interval in milliseconds.
+    /// Collection interval in milliseconds (1 to 86400000, a day).
     #[arg(
         short = 'c',
         long = "collect-interval",
         default_value_t = 30000,
         value_name = "MS",
+        value_parser = clap::value_parser!(u64).range(1..=MAX_COLLECT_INTERVAL_MS),
         env = "DCGM_EXPORTER_INTERVAL"
     )]
     pub collect_interval_ms: u64,
+    /// `/health` answers 503 when the last good collection is older than this many collection
+    /// intervals (2 to 1000), also while a collection waits on a host engine that stopped
+    /// answering.
+    #[arg(
+        long = "health-max-age-intervals",
+        default_value_t = DEFAULT_MAX_AGE_INTERVALS,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(2..=i64::from(MAX_HEALTH_AGE_INTERVALS))
+    )]
+    pub health_max_age_intervals: u32,
     /// Connect to a host engine at HOST:PORT (default: start DCGM's embedded engine).
     #[arg(
         short = 'r',
@@ -185,20 +251,22 @@ pub struct Cli {
         env = "DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME"
     )]
     pub replace_blanks: bool,
-    /// Window of DCGM_EXP_XID_ERRORS_COUNT, in milliseconds.
+    /// Window of DCGM_EXP_XID_ERRORS_COUNT, in milliseconds (1 to 604800000, a week).
     #[arg(
         short = 'x',
         long = "xid-count-window-size",
         default_value_t = 300000,
         value_name = "MS",
+        value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW_MS),
         env = "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE"
     )]
     pub xid_window_ms: u64,
-    /// Window of DCGM_EXP_CLOCK_EVENTS_COUNT, in milliseconds.
+    /// Window of DCGM_EXP_CLOCK_EVENTS_COUNT, in milliseconds (1 to 604800000, a week).
     #[arg(
         long = "clock-events-count-window-size",
         default_value_t = 300000,
         value_name = "MS",
+        value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW_MS),
         env = "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE"
     )]
     pub clock_window_ms: u64,

@@ -18,8 +18,11 @@ pub const DEFAULT_SOCKET: &str = "/var/lib/kubelet/pod-resources/kubelet.sock";
 /// The gRPC method.
 const LIST_PATH: &str = "/v1.PodResourcesLister/List";
 
-/// How long one `List` may take.
-const TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one `List` may take, connecting included. The kubelet answers on a local socket
+/// in milliseconds; a kubelet that takes longer is stuck, and the pod labels are better
+/// dropped (and the failure shown on `/health`) than held on to. The refresher asks again at
+/// its next round.
+pub const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Resource names counted as NVIDIA GPUs besides `nvidia.com/gpu` and `nvidia.com/mig-*`.
 const GPU_RESOURCE: &str = "nvidia.com/gpu";
@@ -122,20 +125,43 @@ pub enum PodResourcesError {
     /// The call failed.
     #[error("pod-resources List failed: {0}")]
     Call(#[from] tonic::Status),
-    /// The call took longer than 10 s.
-    #[error("pod-resources List timed out after {0:?}")]
-    Timeout(Duration),
+    /// Connecting and the call took longer than [`TIMEOUT`].
+    #[error(
+        "the kubelet at {} did not answer the pod-resources List within {timeout:?}",
+        path.display()
+    )]
+    Timeout {
+        /// The socket.
+        path: PathBuf,
+        /// [`TIMEOUT`].
+        timeout: Duration,
+    },
     /// The async runtime could not start.
     #[error("cannot start the gRPC client: {0}")]
     Runtime(#[from] std::io::Error),
 }
 
-/// Calls the kubelet's `List` on `socket`.
+/// Calls the kubelet's `List` on `socket`, connecting included, within [`TIMEOUT`].
+///
+/// # Errors
+///
+/// The socket cannot be reached, the call fails, or the whole takes longer than [`TIMEOUT`]
+/// (a kubelet that accepts the connection and never answers).
 pub async fn list(socket: &Path) -> Result<ListPodResourcesResponse, PodResourcesError> {
+    match tokio::time::timeout(TIMEOUT, list_unbounded(socket)).await {
+        Ok(r) => r,
+        Err(_) => Err(PodResourcesError::Timeout {
+            path: socket.to_path_buf(),
+            timeout: TIMEOUT,
+        }),
+    }
+}
+
+async fn list_unbounded(socket: &Path) -> Result<ListPodResourcesResponse, PodResourcesError> {
     let path = socket.to_path_buf();
-    // The URI is required by the API but unused: the connector dials the unix socket.
+    // The URI is required by the API but unused: the connector dials the unix socket. No
+    // timeout of its own: `list` bounds connecting and the call together.
     let channel = tonic::transport::Endpoint::from_static("http://kubelet.invalid")
-        .connect_timeout(TIMEOUT)
         .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
             let path = path.clone();
             async move {
@@ -160,10 +186,7 @@ pub async fn list(socket: &Path) -> Result<ListPodResourcesResponse, PodResource
         )
         .await
     };
-    match tokio::time::timeout(TIMEOUT, call).await {
-        Ok(r) => Ok(r?.into_inner()),
-        Err(_) => Err(PodResourcesError::Timeout(TIMEOUT)),
-    }
+    Ok(call.await?.into_inner())
 }
 
 impl PodMapper {

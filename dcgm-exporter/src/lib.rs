@@ -7,14 +7,18 @@
 
 #![forbid(unsafe_code)]
 
+pub mod attribution;
 pub mod basic_auth;
 pub mod cli;
 pub mod client_slots;
 pub mod counters_file;
 pub mod deadline_io;
+pub mod health;
 pub mod hpc;
 pub mod kubernetes;
 pub mod logging;
+pub mod pods;
+pub mod regular_file;
 pub mod request_framing;
 pub mod server;
 pub mod throttled_log;

@@ -25,12 +25,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use dcgm_exporter::attribution::Attribution;
 use dcgm_exporter::cli::Cli;
-use dcgm_exporter::hpc::HpcJobs;
-use dcgm_exporter::kubernetes::{self, PodMapper};
+use dcgm_exporter::health::{self, Health, activity};
+use dcgm_exporter::kubernetes::PodMapper;
+use dcgm_exporter::pods::{PodCache, PodRefresher};
 use dcgm_exporter::server::{self, Published, WebConfig};
 use dcgm_exporter::{counters_file, logging};
-use dcgm_reader::{Collector, CollectorConfig, Connection, Counter, LabelSet};
+use dcgm_reader::{Collector, CollectorConfig, Connection, Counter};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -78,9 +80,6 @@ fn run(cli: Cli) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(2, e),
     };
-    if cli.collect_interval_ms == 0 {
-        return fail(2, "--collect-interval must be above zero");
-    }
     let web = match &cli.web_config_file {
         None => WebConfig::none(),
         Some(p) => match WebConfig::load(p) {
@@ -111,11 +110,15 @@ fn run(cli: Cli) -> ExitCode {
             }
         };
         let mut out = String::new();
-        let mut attribution = Attribution::new(&settings.cli);
+        let (mut attribution, refresher) = attribution(&settings.cli);
+        if let Some(mut r) = refresher {
+            r.refresh();
+        }
         attribution.apply(&mut collector);
         if let Err(e) = collector.collect(&mut out) {
             return fail(1, format_args!("collection failed: {e}"));
         }
+        health::write_last_success(&mut out, std::time::SystemTime::now());
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
         if let Err(e) = stdout
@@ -155,8 +158,12 @@ fn run(cli: Cli) -> ExitCode {
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| settings.cli.address.clone());
+    let mut health = Health::new(settings.interval, settings.cli.health_max_age_intervals);
+    let starting = "DCGM is starting";
+    health.prime(Some(starting), false, Instant::now());
     let published = Arc::new(Mutex::new(Published {
-        error: Some("DCGM is starting".into()),
+        error: Some(starting.into()),
+        health,
         ..Published::default()
     }));
     let reload = Arc::new(AtomicBool::new(false));
@@ -169,12 +176,34 @@ fn run(cli: Cli) -> ExitCode {
         settings.cli.collect_interval_ms
     );
     let limits = settings.cli.web_limits();
+    let (attribution, refresher) = attribution(&settings.cli);
+    if let Some(r) = refresher {
+        let p = published.clone();
+        let spawned = r.spawn(settings.interval, move |k| {
+            p.lock().unwrap_or_else(|p| p.into_inner()).health.kubelet = Some(k);
+        });
+        if let Err(e) = spawned {
+            return fail(1, format_args!("cannot start the kubelet thread: {e}"));
+        }
+    }
     let p = published.clone();
     let spawned = std::thread::Builder::new()
         .name("collector".into())
-        .spawn(move || collect_loop(settings, counters, &p, &reload));
+        .spawn(move || collect_loop(settings, counters, attribution, &p, &reload));
     if let Err(e) = spawned {
         return fail(1, format_args!("cannot start the collector thread: {e}"));
+    }
+    let p = published.clone();
+    let spawned = health::spawn_watchdog(move |now| {
+        let mut guard = p.lock().unwrap_or_else(|p| p.into_inner());
+        let p = &mut *guard;
+        p.health.note(p.error.as_deref(), p.ready, now);
+    });
+    if let Err(e) = spawned {
+        return fail(
+            1,
+            format_args!("cannot start the health watchdog thread: {e}"),
+        );
     }
     match server::serve_with(listener, Arc::new(web), published, limits) {
         Ok(()) => fail(1, "the server stopped"),
@@ -247,104 +276,49 @@ fn start(settings: &Settings, counters: Vec<Counter>) -> Result<Collector, Start
     Ok(collector)
 }
 
-/// Kubernetes pods and HPC jobs of the GPUs, refreshed before each collection.
-struct Attribution {
-    pods: Option<(PodMapper, tokio::runtime::Runtime)>,
-    pods_state: Option<String>,
-    hpc: Option<HpcJobs>,
-}
-
-impl Attribution {
-    fn new(cli: &Cli) -> Self {
-        let pods = cli.kubernetes.then(|| PodMapper {
+/// The workload attribution the flags ask for, and the kubelet refresher feeding it (with
+/// `--kubernetes`; the caller runs it once or in its thread).
+fn attribution(cli: &Cli) -> (Attribution, Option<PodRefresher>) {
+    let mut pods = None;
+    let mut refresher = None;
+    if cli.kubernetes {
+        let mapper = PodMapper {
             socket: cli.pod_resources_socket.clone(),
             id_type: cli.kubernetes_gpu_id_type,
             extra_resources: cli.nvidia_resource_names.clone(),
             pod_uid: cli.kubernetes_pod_uid,
-        });
-        let pods = pods.and_then(|m| {
-            match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => Some((m, rt)),
-                Err(e) => {
-                    log::error!("no Kubernetes labels: cannot start the gRPC client: {e}");
-                    None
-                }
+        };
+        let cache = Arc::new(PodCache::default());
+        match PodRefresher::new(mapper.clone(), cache.clone()) {
+            Ok(r) => {
+                refresher = Some(r);
+                pods = Some((mapper, cache));
             }
-        });
-        Self {
-            pods,
-            pods_state: None,
-            hpc: cli.hpc_job_mapping_dir.clone().map(HpcJobs::new),
+            Err(e) => log::error!("no Kubernetes labels: cannot start the gRPC client: {e}"),
         }
     }
-
-    /// Reads the kubelet and the job directory and gives the collector the labels.
-    fn apply(&mut self, collector: &mut Collector) {
-        if self.pods.is_none() && self.hpc.is_none() {
-            return;
-        }
-        let pod_map = self.pods.as_ref().map(|(mapper, rt)| {
-            let result = if mapper.socket.exists() {
-                rt.block_on(kubernetes::list(&mapper.socket))
-                    .map(|resp| mapper.device_map(&resp))
-                    .map_err(|e| e.to_string())
-            } else {
-                Err(format!(
-                    "the kubelet socket {} does not exist",
-                    mapper.socket.display()
-                ))
-            };
-            match result {
-                Ok(map) => {
-                    if self.pods_state.take().is_some() {
-                        log::info!("Kubernetes pod labels are back");
-                    }
-                    map
-                }
-                Err(e) => {
-                    if self.pods_state.as_deref() != Some(&e) {
-                        log::warn!("{e}; exporting without pod labels");
-                        self.pods_state = Some(e);
-                    }
-                    Default::default()
-                }
-            }
-        });
-        let jobs = self.hpc.as_mut().map(HpcJobs::read);
-        let mapper = self.pods.as_ref().map(|(m, _)| m);
-        collector.set_workload_labels(|id| {
-            let pod: LabelSet = match (mapper, &pod_map) {
-                (Some(m), Some(map)) => m.labels(map, id).into_iter().next().unwrap_or_default(),
-                _ => Vec::new(),
-            };
-            let jobs = jobs.as_ref().map(|j| j.labels(id)).unwrap_or_default();
-            if jobs.is_empty() {
-                return if pod.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![pod]
-                };
-            }
-            jobs.into_iter()
-                .map(|job| pod.iter().cloned().chain(job).collect())
-                .collect()
-        });
-    }
+    (
+        Attribution::new(pods, cli.hpc_job_mapping_dir.clone()),
+        refresher,
+    )
 }
 
-/// What `/health` says, logged once per change.
+/// The collector's error (`None`: the collection worked), and `/health`'s verdict logged
+/// when it changes.
 fn set_state(published: &Mutex<Published>, error: Option<String>) {
-    let mut p = published.lock().unwrap_or_else(|p| p.into_inner());
-    if p.error != error {
-        match &error {
-            Some(e) => log::warn!("not ready: {e}"),
-            None => log::info!("ready: collections work"),
-        }
+    let mut guard = published.lock().unwrap_or_else(|p| p.into_inner());
+    let p = &mut *guard;
+    if error.is_some() {
+        p.health.end();
     }
     p.error = error;
+    p.health.note(p.error.as_deref(), p.ready, Instant::now());
+}
+
+/// The collector thread starts `what` (for the reason `/health` gives when it is stale).
+fn begin(published: &Mutex<Published>, what: &'static str) {
+    let mut p = published.lock().unwrap_or_else(|p| p.into_inner());
+    p.health.begin(what, Instant::now());
 }
 
 /// Sleeps until `deadline`, or until SIGHUP asks for a reload.
@@ -363,14 +337,16 @@ fn wait(deadline: Instant, reload: &AtomicBool) {
 fn collect_loop(
     settings: Settings,
     mut counters: Vec<Counter>,
+    mut attribution: Attribution,
     published: &Mutex<Published>,
     reload: &AtomicBool,
 ) {
     let retry = settings.interval.min(Duration::from_secs(5));
-    let mut attribution = Attribution::new(&settings.cli);
     let mut buf = String::new();
+    attribution.wait_for_pods();
     loop {
         let mut collector = loop {
+            begin(published, activity::CONNECTING);
             match start(&settings, counters.clone()) {
                 Ok(c) => break c,
                 Err(StartError::Config(e)) => {
@@ -381,7 +357,7 @@ fn collect_loop(
                     set_state(published, Some(format!("DCGM is not reachable: {e}")));
                     wait(Instant::now() + retry, reload);
                     if reload.swap(false, Ordering::Relaxed) {
-                        counters = reload_counters(&settings, counters);
+                        counters = reload_counters(&settings, counters, published);
                     }
                 }
             }
@@ -389,14 +365,17 @@ fn collect_loop(
         let mut next = Instant::now();
         loop {
             attribution.apply(&mut collector);
+            begin(published, activity::COLLECTING);
             let result = collector.collect(&mut buf);
             match result {
                 Ok(()) => {
+                    health::write_last_success(&mut buf, std::time::SystemTime::now());
                     {
                         let mut p = published.lock().unwrap_or_else(|p| p.into_inner());
                         std::mem::swap(&mut p.text, &mut buf);
                         p.version = p.version.wrapping_add(1);
                         p.ready = true;
+                        p.health.succeeded(Instant::now());
                     }
                     set_state(published, None);
                 }
@@ -409,7 +388,7 @@ fn collect_loop(
             }
             wait(next, reload);
             if reload.swap(false, Ordering::Relaxed) {
-                counters = reload_counters(&settings, counters);
+                counters = reload_counters(&settings, counters, published);
                 break;
             }
         }
@@ -419,7 +398,12 @@ fn collect_loop(
 }
 
 /// The counters file again (SIGHUP); on any error the current counters stay.
-fn reload_counters(settings: &Settings, current: Vec<Counter>) -> Vec<Counter> {
+fn reload_counters(
+    settings: &Settings,
+    current: Vec<Counter>,
+    published: &Mutex<Published>,
+) -> Vec<Counter> {
+    begin(published, activity::RELOADING);
     match counters_file::load(settings.cli.collectors.as_deref()) {
         Ok(c) => {
             log::info!("SIGHUP: reloaded {} counters", c.len());

@@ -103,6 +103,9 @@ pub struct Published {
     pub ready: bool,
     /// Bumped with every new `text`, so the server copies (and gzips) each exposition once.
     pub version: u64,
+    /// What `/health` judges besides `error` and `ready`: the age of the last good
+    /// collection, and the kubelet.
+    pub health: crate::health::Health,
 }
 
 /// Turns dcgm-exporter's listen address (`:9400`, `host:9400`, `[::1]:9400`) into a listener.
@@ -498,21 +501,16 @@ async fn handle(
         }
         "/health" => {
             let p = state.published.lock().unwrap_or_else(|p| p.into_inner());
-            match (&p.error, p.ready) {
-                (None, true) => reply(web, StatusCode::OK, TEXT, "OK\n"),
-                (Some(e), _) => reply(
-                    web,
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    TEXT,
-                    format!("KO: {e}\n"),
-                ),
-                (None, false) => reply(
-                    web,
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    TEXT,
-                    "KO: no collection yet\n",
-                ),
-            }
+            let r = p
+                .health
+                .report(p.error.as_deref(), p.ready, std::time::Instant::now());
+            drop(p);
+            let status = if r.ok {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
+            reply(web, status, TEXT, r.body)
         }
         "/" => reply(
             web,

@@ -271,6 +271,7 @@ fn counters_file_spelling_is_kept_and_errors_carry_line_numbers() {
         [
             "DCGM_FI_DEV_GPU_TEMP_CELSIUS",
             "DCGM_FI_DEV_POWER_USAGE",
+            "dcgm_exporter_last_collection_success_timestamp_seconds",
             "dcgm_exporter_simulated"
         ]
     );

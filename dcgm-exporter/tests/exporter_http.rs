@@ -34,6 +34,7 @@ fn start_with(web: WebConfig, limits: Limits, repeat: usize) -> (SocketAddr, Arc
         error: None,
         ready: true,
         version: 1,
+        ..Published::default()
     }));
     let web = Arc::new(web);
     let w = web.clone();

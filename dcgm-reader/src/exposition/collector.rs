@@ -245,7 +245,7 @@ impl Collector {
         };
         let reader = match build(&plain) {
             Ok(r) => r,
-            Err(e) if plain.iter().any(is_profiling) => {
+            Err(e) if is_profiling_refusal(&e) && plain.iter().any(is_profiling) => {
                 log::warn!("cannot watch the profiling fields ({e}); exporting without them");
                 let (prof, rest): (Vec<Counter>, Vec<Counter>) =
                     plain.into_iter().partition(is_profiling);
@@ -573,7 +573,61 @@ fn resolve_profiles(renderer: &mut Renderer, snap: &Snapshot, name_field: FieldI
     renderer.set_identities(ids);
 }
 
+/// Whether DCGM refused a watch the way it refuses profiling fields it cannot serve (no
+/// profiling module or support, not root, the module held by another client). Any other
+/// failure (a lost connection, a timeout, an argument rejected before DCGM is called) is not
+/// a reason to export without the profiling rows: the start fails and is retried with them,
+/// rather than dropping them for the life of the collector.
+fn is_profiling_refusal(e: &Error) -> bool {
+    use dcgm::ReturnCode as R;
+    matches!(
+        e,
+        Error::Dcgm {
+            code: R::NotSupported
+                | R::RequiresRoot
+                | R::NoPermission
+                | R::ModuleNotLoaded
+                | R::InUse
+                | R::ProfilingNotSupported
+                | R::ProfilingLibraryError
+                | R::ProfilingMultiPass
+                | R::GpuNotSupported
+                | R::InsufficientDriverVersion
+                | R::FieldUnsupportedByApi,
+            ..
+        }
+    )
+}
+
 fn is_profiling(c: &Counter) -> bool {
     c.field_id()
         .is_some_and(|f| f.is_known() && f.name().starts_with("DCGM_FI_PROF_"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_refusal_by_dcgm_drops_the_profiling_rows() {
+        let dcgm = |code| Error::Dcgm {
+            code,
+            call: "dcgmWatchFields",
+            message: None,
+        };
+        assert!(is_profiling_refusal(&dcgm(dcgm::ReturnCode::InUse)));
+        assert!(is_profiling_refusal(&dcgm(dcgm::ReturnCode::RequiresRoot)));
+        assert!(is_profiling_refusal(&dcgm(
+            dcgm::ReturnCode::ProfilingNotSupported
+        )));
+        // A stopped host engine, a restart, or an interval DCGM cannot take: the start fails
+        // and is retried with every row, rather than going on without them.
+        assert!(!is_profiling_refusal(&dcgm(dcgm::ReturnCode::Timeout)));
+        assert!(!is_profiling_refusal(&Error::ConnectionLost {
+            call: "dcgmWatchFields"
+        }));
+        assert!(!is_profiling_refusal(&Error::InvalidArgument(
+            "update interval too long".into()
+        )));
+    }
 }

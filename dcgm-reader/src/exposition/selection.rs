@@ -31,7 +31,7 @@ impl FromStr for DeviceSelection {
     /// assert!("f:1".parse::<DeviceSelection>().is_err());
     /// ```
     fn from_str(s: &str) -> std::result::Result<Self, SelectionError> {
-        Ok(match parse_selection(s)? {
+        Ok(match parse_selection(s, DEVICE_LIMITS)? {
             Selector::Flex => Self::Flex,
             Selector::G(ids) => Self::Gpus(ids),
             Selector::I(ids) => Self::GpuInstances(ids),
@@ -73,7 +73,7 @@ impl FromStr for EntitySelection {
     type Err = SelectionError;
 
     fn from_str(s: &str) -> std::result::Result<Self, SelectionError> {
-        Ok(match parse_selection(s)? {
+        Ok(match parse_selection(s, ENTITY_LIMITS)? {
             Selector::Flex => Self::Flex,
             Selector::G(ids) => Self::Major(ids),
             Selector::I(ids) => Self::Minor(ids),
@@ -84,6 +84,12 @@ impl FromStr for EntitySelection {
 /// Why a [`DeviceSelection`] or an [`EntitySelection`] does not parse. The syntax is
 /// `<letter>[:<ids>]`: `f`, `g`, `g:0,1`, `g:0-3`, `i`, `i:0,2-4` (surrounding blanks allowed).
 ///
+/// Ids are bounded by DCGM's own limits, so that a range such as `g:0-4294967295` is refused
+/// before anything is allocated: GPU ids (`-d g`) are below `DCGM_MAX_NUM_DEVICES` (32), GPU
+/// instance ids (`-d i`) below `DCGM_MAX_INSTANCES` (256), NvSwitch link indices and CPU cores
+/// (`-s i`, `-p i`) below `DCGM_MAX_NUM_CPU_CORES` (1024), and no list names more ids than a
+/// DCGM group holds (`DCGM_GROUP_MAX_ENTITIES_V2`, 1024).
+///
 /// ```
 /// use dcgm_reader::{DeviceSelection, SelectionError};
 /// assert_eq!(
@@ -93,6 +99,11 @@ impl FromStr for EntitySelection {
 /// assert_eq!(
 ///     "g:0,3-1".parse::<DeviceSelection>().unwrap_err().to_string(),
 ///     "empty range \"3-1\" (in \"0,3-1\"): expected <first>-<last> with first <= last, like 0-3"
+/// );
+/// assert_eq!(
+///     "g:0-4294967295".parse::<DeviceSelection>().unwrap_err().to_string(),
+///     "id 4294967295 is out of range (in \"0-4294967295\"): DCGM numbers these entities \
+///      from 0 to 31"
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -131,7 +142,52 @@ pub enum SelectionError {
         /// The id list it is in (what follows the `:`).
         list: String,
     },
+    /// An id above the largest DCGM has for its kind (`g:32`: DCGM numbers at most 32 GPUs).
+    #[error("id {id} is out of range (in {list:?}): DCGM numbers these entities from 0 to {max}")]
+    IdOutOfRange {
+        /// The id.
+        id: u32,
+        /// The largest id of its kind.
+        max: u32,
+        /// The id list it is in (what follows the `:`).
+        list: String,
+    },
+    /// More ids than a DCGM group holds.
+    #[error("{list:?} names {count} ids: a DCGM group holds at most {max} entities")]
+    TooManyIds {
+        /// How many ids the list names (its ranges counted in full).
+        count: u64,
+        /// The most a group holds (`DCGM_GROUP_MAX_ENTITIES_V2`).
+        max: usize,
+        /// The id list (what follows the `:`).
+        list: String,
+    },
 }
+
+/// The largest id each letter of a selection may name (`None`: any `u32`).
+#[derive(Clone, Copy)]
+struct IdLimits {
+    g: Option<u32>,
+    i: Option<u32>,
+}
+
+/// `-d`: GPU ids and GPU-instance entity ids.
+const DEVICE_LIMITS: IdLimits = IdLimits {
+    g: Some(dcgm::raw::sys::DCGM_MAX_NUM_DEVICES as u32 - 1),
+    i: Some(dcgm::raw::sys::DCGM_MAX_INSTANCES as u32 - 1),
+};
+
+/// `-s` and `-p`: NvSwitch and CPU ids are DCGM's physical ids (NvSwitches are numbered from 8
+/// on some baseboards), bounded only by the size of a group; link indices (below
+/// `DCGM_NVLINK_MAX_LINKS_PER_NVSWITCH`) and CPU cores (below `DCGM_MAX_NUM_CPU_CORES`) by the
+/// larger of the two.
+const ENTITY_LIMITS: IdLimits = IdLimits {
+    g: None,
+    i: Some(dcgm::raw::sys::DCGM_MAX_NUM_CPU_CORES as u32 - 1),
+};
+
+/// No id list may name more ids than a DCGM group holds.
+const MAX_IDS: usize = dcgm::raw::sys::DCGM_GROUP_MAX_ENTITIES_V2;
 
 /// The letter of a selection (`f`, `g` or `i`) with its ids; [`DeviceSelection`] and
 /// [`EntitySelection`] name `g` and `i` after what they select.
@@ -143,15 +199,20 @@ enum Selector {
 
 /// Parses the `<letter>[:<ids>]` syntax of `-d`, `-s` and `-p`: `f`, `g`, `g:<ids>`, `i`,
 /// `i:<ids>`, the ids a comma-separated list of ids and ranges (`0,2-4`).
-fn parse_selection(s: &str) -> std::result::Result<Selector, SelectionError> {
+fn parse_selection(s: &str, limits: IdLimits) -> std::result::Result<Selector, SelectionError> {
     let s = s.trim();
     let (letter, range) = match s.split_once(':') {
         Some((l, r)) => (l, Some(r)),
         None => (s, None),
     };
+    let max = match letter {
+        "g" => limits.g,
+        "i" => limits.i,
+        _ => None,
+    };
     let ids = match range {
         None => None,
-        Some(r) => Some(parse_id_list(r)?),
+        Some(r) => Some(parse_id_list(r, max)?),
     };
     match (letter, ids) {
         ("f", None) => Ok(Selector::Flex),
@@ -162,17 +223,34 @@ fn parse_selection(s: &str) -> std::result::Result<Selector, SelectionError> {
     }
 }
 
-fn parse_id_list(r: &str) -> std::result::Result<Vec<u32>, SelectionError> {
+/// The ids of a list, each at most `max`; counted before any range is expanded, so that a
+/// huge range costs nothing.
+fn parse_id_list(r: &str, max: Option<u32>) -> std::result::Result<Vec<u32>, SelectionError> {
     let mut out = Vec::new();
+    let mut count: u64 = 0;
     for part in r.split(',') {
         let part = part.trim();
         let num = |t: &str| {
-            t.trim()
+            let id = t
+                .trim()
                 .parse::<u32>()
                 .map_err(|_| SelectionError::InvalidId {
                     id: t.into(),
                     list: r.into(),
-                })
+                })?;
+            match max {
+                Some(max) if id > max => Err(SelectionError::IdOutOfRange {
+                    id,
+                    max,
+                    list: r.into(),
+                }),
+                _ => Ok(id),
+            }
+        };
+        let too_many = |count: u64| SelectionError::TooManyIds {
+            count,
+            max: MAX_IDS,
+            list: r.into(),
         };
         match part.split_once('-') {
             Some((a, b)) => {
@@ -183,9 +261,19 @@ fn parse_id_list(r: &str) -> std::result::Result<Vec<u32>, SelectionError> {
                         list: r.into(),
                     });
                 }
+                count += u64::from(b - a) + 1;
+                if count > MAX_IDS as u64 {
+                    return Err(too_many(count));
+                }
                 out.extend(a..=b);
             }
-            None => out.push(num(part)?),
+            None => {
+                out.push(num(part)?);
+                count += 1;
+                if count > MAX_IDS as u64 {
+                    return Err(too_many(count));
+                }
+            }
         }
     }
     out.dedup();
@@ -457,4 +545,63 @@ pub fn discover_other_entities(
     }
     out.sort_by_key(OtherEntity::sort_key);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_past_dcgms_limits_are_refused_before_anything_is_allocated() {
+        let err = |s: &str| s.parse::<DeviceSelection>().unwrap_err();
+        assert_eq!(
+            err("g:0-4294967295"),
+            SelectionError::IdOutOfRange {
+                id: 4294967295,
+                max: 31,
+                list: "0-4294967295".into()
+            }
+        );
+        assert_eq!(
+            err("g:32"),
+            SelectionError::IdOutOfRange {
+                id: 32,
+                max: 31,
+                list: "32".into()
+            }
+        );
+        assert_eq!(
+            "g:0-31".parse::<DeviceSelection>(),
+            Ok(DeviceSelection::Gpus(Some((0..32).collect())))
+        );
+        assert!(matches!(
+            err("i:256"),
+            SelectionError::IdOutOfRange { max: 255, .. }
+        ));
+        // NvSwitch and CPU ids have no per-id limit, but a list holds at most a group's worth.
+        assert_eq!(
+            "g:0-4294967295".parse::<EntitySelection>(),
+            Err(SelectionError::TooManyIds {
+                count: 4294967296,
+                max: 1024,
+                list: "0-4294967295".into()
+            })
+        );
+        assert_eq!(
+            "g:4294967295".parse::<EntitySelection>(),
+            Ok(EntitySelection::Major(Some(vec![4294967295])))
+        );
+        assert!(matches!(
+            "i:0-1023,2000".parse::<EntitySelection>(),
+            Err(SelectionError::IdOutOfRange {
+                id: 2000,
+                max: 1023,
+                ..
+            })
+        ));
+        assert!(matches!(
+            "g:0-1023,5000".parse::<EntitySelection>(),
+            Err(SelectionError::TooManyIds { count: 1025, .. })
+        ));
+    }
 }

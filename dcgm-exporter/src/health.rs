@@ -1,0 +1,297 @@
+//! What `/health` says, judged from the collector's state and the clock, and the watchdog
+//! that logs each change of it.
+//!
+//! `/health` is 503 with the reason while DCGM is starting or unreachable, before the first
+//! collection, after a failed collection, and when the last good collection is older than
+//! `--health-max-age-intervals` collection intervals (3 by default). The last covers a
+//! collector stuck inside a DCGM call: a host engine that stopped answering (`SIGSTOP`, a hung
+//! driver) makes DCGM's client wait 60 s before it gives up, and meanwhile `/metrics` would
+//! serve the same numbers again and again. The verdict is computed when asked, so `/health` is
+//! right to the moment; the watchdog, a thread of its own, asks every [`WATCHDOG_TICK`] and
+//! logs a line when the verdict changes (the collector asks too, after each collection), so
+//! the log says so even while the collector thread is blocked.
+//!
+//! The kubelet's state has a line of its own in the body and never makes `/health` 503: the
+//! readiness probe of the shipped DaemonSet uses `/health`, and a pod that is not ready
+//! leaves the Service, so Prometheus would lose the GPU metrics for want of their pod labels.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Collection intervals after which the last good collection is stale, unless
+/// `--health-max-age-intervals` says otherwise.
+pub const DEFAULT_MAX_AGE_INTERVALS: u32 = 3;
+
+/// The gauge appended to every exposition: the Unix time of the last good collection.
+pub const LAST_SUCCESS_METRIC: &str = "dcgm_exporter_last_collection_success_timestamp_seconds";
+
+/// How often the watchdog judges.
+pub const WATCHDOG_TICK: Duration = Duration::from_secs(1);
+
+/// What the collector thread is doing, for the reason of a stale verdict.
+pub mod activity {
+    /// Starting DCGM or connecting to the host engine.
+    pub const CONNECTING: &str = "connecting to DCGM";
+    /// Inside a collection: DCGM's reads.
+    pub const COLLECTING: &str = "waiting on DCGM";
+    /// Reading the counters file again (SIGHUP).
+    pub const RELOADING: &str = "reloading the counters file";
+}
+
+/// The kubelet as the pod-label refresher last found it (one line of the `/health` body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeletHealth {
+    /// Why the last `List` failed; `None` when it worked.
+    pub error: Option<String>,
+    /// Device ids mapped to pods by the last good `List`.
+    pub devices: usize,
+    /// When the refresher last asked.
+    pub checked: Instant,
+    /// Since when it fails (the first failure of this run of failures).
+    pub failing_since: Option<Instant>,
+}
+
+/// What `/health` answers: 200 (`ok`) or 503, and the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// 200 when true, 503 otherwise.
+    pub ok: bool,
+    /// `OK` or `KO: <reason>`, then the kubelet's line (with `--kubernetes`).
+    pub body: String,
+}
+
+/// The states the log tells apart: a change between two of them is one log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Key {
+    Ready,
+    Error(String),
+    NoCollection,
+    Stale,
+}
+
+/// The collector's health, kept in [`Published`](crate::server::Published) under its lock.
+#[derive(Debug, Clone, Default)]
+pub struct Health {
+    interval: Duration,
+    max_age_intervals: u32,
+    /// `None`: staleness is not judged (a server run without a collector, in tests).
+    max_age: Option<Duration>,
+    last_success: Option<Instant>,
+    busy: Option<(Instant, &'static str)>,
+    /// The kubelet's line, with `--kubernetes`.
+    pub kubelet: Option<KubeletHealth>,
+    logged: Option<Key>,
+}
+
+impl Health {
+    /// Stale after `max_age_intervals` times `interval` without a good collection.
+    pub fn new(interval: Duration, max_age_intervals: u32) -> Self {
+        Self {
+            interval,
+            max_age_intervals,
+            max_age: interval.checked_mul(max_age_intervals),
+            ..Self::default()
+        }
+    }
+
+    /// The collector thread starts `what` (one of [`activity`]).
+    pub fn begin(&mut self, what: &'static str, now: Instant) {
+        self.busy = Some((now, what));
+    }
+
+    /// The collector thread finished what it began, without a good collection.
+    pub fn end(&mut self) {
+        self.busy = None;
+    }
+
+    /// A collection worked.
+    pub fn succeeded(&mut self, now: Instant) {
+        self.last_success = Some(now);
+        self.busy = None;
+    }
+
+    /// What `/health` answers now, given the collector's error and whether a collection has
+    /// been published yet.
+    pub fn report(&self, error: Option<&str>, ready: bool, now: Instant) -> Report {
+        let (key, reason) = self.verdict(error, ready, now);
+        let mut body = match key {
+            Key::Ready => "OK\n".to_string(),
+            _ => format!("KO: {reason}\n"),
+        };
+        if let Some(k) = &self.kubelet {
+            let _ = writeln!(body, "{}", kubelet_line(k, now));
+        }
+        Report {
+            ok: key == Key::Ready,
+            body,
+        }
+    }
+
+    /// Logs the verdict when it differs from the last one logged: `not ready: <reason>`
+    /// (warning) or `ready: collections work`.
+    pub fn note(&mut self, error: Option<&str>, ready: bool, now: Instant) {
+        let (key, reason) = self.verdict(error, ready, now);
+        if self.logged.as_ref() == Some(&key) {
+            return;
+        }
+        match key {
+            Key::Ready => log::info!("ready: collections work"),
+            _ => log::warn!("not ready: {reason}"),
+        }
+        self.logged = Some(key);
+    }
+
+    /// Takes the current verdict as already logged (the state at start, which the log
+    /// announces otherwise).
+    pub fn prime(&mut self, error: Option<&str>, ready: bool, now: Instant) {
+        self.logged = Some(self.verdict(error, ready, now).0);
+    }
+
+    fn verdict(&self, error: Option<&str>, ready: bool, now: Instant) -> (Key, String) {
+        if let Some(e) = error {
+            return (Key::Error(e.to_string()), e.to_string());
+        }
+        if !ready {
+            return (Key::NoCollection, "no collection yet".into());
+        }
+        let (Some(last), Some(max)) = (self.last_success, self.max_age) else {
+            return (Key::Ready, String::new());
+        };
+        let age = now.saturating_duration_since(last);
+        if age <= max {
+            return (Key::Ready, String::new());
+        }
+        let mut reason = format!(
+            "stale: the last good collection was {:.1} s ago, more than {} collection \
+             intervals ({:.1} s)",
+            age.as_secs_f64(),
+            self.max_age_intervals,
+            max.as_secs_f64()
+        );
+        match self.busy {
+            Some((since, what)) => {
+                let _ = write!(
+                    reason,
+                    "; the collector has been {what} for {:.1} s",
+                    now.saturating_duration_since(since).as_secs_f64()
+                );
+                if what == activity::COLLECTING || what == activity::CONNECTING {
+                    reason.push_str(" (is the host engine answering?)");
+                }
+            }
+            None => {
+                let _ = write!(
+                    reason,
+                    "; the collector thread is not inside a collection (interval {:.1} s)",
+                    self.interval.as_secs_f64()
+                );
+            }
+        }
+        (Key::Stale, reason)
+    }
+}
+
+/// The kubelet's line of the `/health` body.
+fn kubelet_line(k: &KubeletHealth, now: Instant) -> String {
+    let asked = now.saturating_duration_since(k.checked).as_secs_f64();
+    match &k.error {
+        None => format!(
+            "kubelet: ok, {} device ids held by pods (listed {asked:.1} s ago)",
+            k.devices
+        ),
+        Some(e) => format!(
+            "kubelet: failing for {:.1} s: {e}; exporting without pod labels (asked {asked:.1} s ago)",
+            k.failing_since
+                .map_or(0.0, |s| now.saturating_duration_since(s).as_secs_f64())
+        ),
+    }
+}
+
+/// Appends [`LAST_SUCCESS_METRIC`] (`at`, in seconds since the Unix epoch) to an exposition.
+///
+/// ```
+/// let mut out = String::new();
+/// let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_250);
+/// dcgm_exporter::health::write_last_success(&mut out, at);
+/// assert!(out.ends_with(
+///     "# TYPE dcgm_exporter_last_collection_success_timestamp_seconds gauge\n\
+///      dcgm_exporter_last_collection_success_timestamp_seconds 1700000000.250\n"
+/// ));
+/// ```
+pub fn write_last_success(out: &mut String, at: SystemTime) {
+    let secs = at
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let _ = write!(
+        out,
+        "# HELP {LAST_SUCCESS_METRIC} Unix time of the last collection that read DCGM \
+         successfully; alert when it falls behind time().\n\
+         # TYPE {LAST_SUCCESS_METRIC} gauge\n\
+         {LAST_SUCCESS_METRIC} {secs:.3}\n"
+    );
+}
+
+/// Starts the watchdog: a thread that calls `judge` with the time every [`WATCHDOG_TICK`].
+///
+/// # Errors
+///
+/// The thread cannot start.
+pub fn spawn_watchdog(mut judge: impl FnMut(Instant) + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("health-watchdog".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(WATCHDOG_TICK);
+                judge(Instant::now());
+            }
+        })
+        .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_collection_older_than_the_limit_is_stale_and_says_what_the_collector_waits_on() {
+        let t0 = Instant::now();
+        let mut h = Health::new(Duration::from_secs(1), 3);
+        h.succeeded(t0);
+        h.begin(activity::COLLECTING, t0 + Duration::from_millis(1000));
+        let at = |ms| t0 + Duration::from_millis(ms);
+        assert_eq!(h.report(None, true, at(3000)).body, "OK\n");
+        let r = h.report(None, true, at(3500));
+        assert!(!r.ok);
+        assert_eq!(
+            r.body,
+            "KO: stale: the last good collection was 3.5 s ago, more than 3 collection \
+             intervals (3.0 s); the collector has been waiting on DCGM for 2.5 s (is the host \
+             engine answering?)\n"
+        );
+        // The collector's own error comes first.
+        let r = h.report(Some("collection failed: timeout"), true, at(3500));
+        assert_eq!(r.body, "KO: collection failed: timeout\n");
+        h.succeeded(at(4000));
+        assert!(h.report(None, true, at(4000)).ok);
+    }
+
+    #[test]
+    fn the_kubelet_has_a_line_of_its_own_and_does_not_fail_health() {
+        let t0 = Instant::now();
+        let mut h = Health::new(Duration::from_secs(1), 3);
+        h.succeeded(t0);
+        h.kubelet = Some(KubeletHealth {
+            error: Some("pod-resources List timed out after 2s".into()),
+            devices: 0,
+            checked: t0,
+            failing_since: Some(t0),
+        });
+        let r = h.report(None, true, t0 + Duration::from_millis(500));
+        assert!(r.ok);
+        assert_eq!(
+            r.body,
+            "OK\nkubelet: failing for 0.5 s: pod-resources List timed out after 2s; exporting \
+             without pod labels (asked 0.5 s ago)\n"
+        );
+    }
+}
