@@ -1,4 +1,4 @@
-//! A custom collector on `dcgm-reader`'s exporter API, in the shape of node_exporter's textfile
+//! A custom collector on `dcgm-prometheus`, in the shape of node_exporter's textfile
 //! collector: every interval, the metrics of a hand-picked counters list are written to a
 //! `.prom` file that node_exporter (`--collector.textfile.directory`) serves with its own.
 //! The full exporter, with its HTTP server, Kubernetes labels and flags, is the `dcgm-exporter`
@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use dcgm_reader::{Collector, CollectorConfig, DeviceSelection, parse_counters};
+use dcgm_prometheus::{Collector, CollectorConfig, DeviceSelection, parse_counters};
 
 /// The counters this collector exports: dcgm-exporter's CSV format (field, type, help).
 const COUNTERS: &str = "\

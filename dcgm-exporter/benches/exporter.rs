@@ -17,10 +17,11 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use dcgm::{Entity, EntityGroup, FieldId, FieldValue, Value};
-use dcgm_reader::{
-    Collector, CollectorConfig, Connection, Counter, EntityIdentity, LabelOptions, MigInstance,
-    Renderer, Snapshot, parse_counters,
+use dcgm_prometheus::{
+    Collector, CollectorConfig, Counter, EntityIdentity, LabelOptions, MigInstance, Renderer,
+    parse_counters,
 };
+use dcgm_reader::{Connection, Snapshot};
 
 const COUNTERS: &str = include_str!("../etc/default-counters.csv");
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dcgm_reader::{Collector, LabelSet};
+use dcgm_prometheus::{Collector, LabelSet};
 
 use crate::hpc::HpcJobs;
 use crate::kubernetes::PodMapper;

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use dcgm_reader::exposition::EntitySelection;
-use dcgm_reader::{DeviceSelection, LabelOptions, exposition};
+use dcgm_prometheus::{DeviceSelection, EntitySelection, LabelOptions};
 
 use crate::health::DEFAULT_MAX_AGE_INTERVALS;
 use crate::kubernetes::{DEFAULT_SOCKET, GpuIdType};
@@ -362,7 +361,7 @@ impl Cli {
     pub fn label_options(&self) -> LabelOptions {
         LabelOptions {
             hostname: (!self.no_hostname)
-                .then(|| exposition::default_hostname(self.remote.as_deref())),
+                .then(|| dcgm_prometheus::default_hostname(self.remote.as_deref())),
             hostname_label: self.hostname_label.clone(),
             replace_blanks_in_model_name: self.replace_blanks,
             ..LabelOptions::default()

@@ -3,7 +3,7 @@
 use std::io::Read as _;
 use std::path::Path;
 
-use dcgm_reader::{Counter, parse_counters};
+use dcgm_prometheus::{Counter, parse_counters};
 
 use crate::regular_file;
 

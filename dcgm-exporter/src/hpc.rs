@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use dcgm_reader::{EntityIdentity, LabelSet};
+use dcgm_prometheus::{EntityIdentity, LabelSet};
 
 use crate::regular_file;
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use dcgm_reader::{EntityIdentity, LabelSet};
+use dcgm_prometheus::{EntityIdentity, LabelSet};
 
 /// The kubelet's socket unless `--pod-resources-kubelet-socket` says otherwise.
 pub const DEFAULT_SOCKET: &str = "/var/lib/kubelet/pod-resources/kubelet.sock";

@@ -2,7 +2,7 @@
 //! on tokio, TLS, basic auth, gzip, the limits that keep hostile clients from locking anyone
 //! out), its log, and the attribution of GPUs to workloads (Kubernetes pods through the
 //! kubelet's pod-resources API, HPC jobs through a mapping directory). The collection itself
-//! (counters file, DCGM reads, exposition text) is `dcgm-reader`'s, for any custom collector
+//! (counters file, DCGM reads, exposition text) is `dcgm-prometheus`'s, for any custom collector
 //! to use.
 
 #![forbid(unsafe_code)]

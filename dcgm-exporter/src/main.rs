@@ -32,7 +32,8 @@ use dcgm_exporter::kubernetes::PodMapper;
 use dcgm_exporter::pods::{PodCache, PodRefresher};
 use dcgm_exporter::server::{self, Published, WebConfig};
 use dcgm_exporter::{counters_file, logging};
-use dcgm_reader::{Collector, CollectorConfig, Connection, Counter};
+use dcgm_prometheus::{Collector, CollectorConfig, Counter};
+use dcgm_reader::Connection;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -87,7 +88,7 @@ fn run(cli: Cli) -> ExitCode {
             Err(e) => return fail(2, format_args!("web config: {e}")),
         },
     };
-    if !dcgm_reader::counters::is_label_name(&cli.hostname_label) {
+    if !dcgm_prometheus::counters::is_label_name(&cli.hostname_label) {
         return fail(
             2,
             format_args!(

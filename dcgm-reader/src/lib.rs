@@ -3,6 +3,9 @@
 //! call, with nothing lost or repeated; snapshots at a fixed interval; automatic reconnection
 //! after a host-engine restart.
 //!
+//! The Prometheus side (dcgm-exporter's counters file, labels, text exposition and collector)
+//! is the `dcgm-prometheus` crate.
+//!
 //! ```
 //! # fn main() -> dcgm::Result<()> {
 //! # let sim = dcgm::testing::simulator_path();
@@ -16,24 +19,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
-pub mod counters;
 mod defaults;
-pub mod exposition;
 mod reader;
 mod since;
 #[cfg(feature = "tokio")]
 mod stream;
 
-pub use counters::{
-    Counter, CounterField, CountersError, CountersErrorKind, ExporterCounter, MetricKind,
-    counter_fields, parse_counters,
-};
 pub use defaults::DEFAULT_FIELD_IDS;
-pub use exposition::{
-    Collector, CollectorConfig, DeviceSelection, EntityIdentity, EntitySelection, EventWindow,
-    GpuHealth, LabelOptions, LabelSet, MigInstance, OtherEntity, Renderer, SelectionError,
-    discover_entities, discover_other_entities,
-};
 pub use reader::{
     ChosenMode, Connection, GpuIdentity, Reader, ReaderBuilder, Sample, Snapshot, Snapshots,
 };

@@ -1,10 +1,17 @@
-//! Prometheus exposition of DCGM values, compatible with NVIDIA's dcgm-exporter.
+//! DCGM values for Prometheus, compatible with NVIDIA's dcgm-exporter: its counters file, its
+//! entity selections, its metric and label names, and a collector that reads DCGM and writes
+//! the text exposition format. The `dcgm-exporter` binary is built on it, and so can any custom
+//! collector be (a node_exporter textfile collector, a push gateway client) without an HTTP
+//! server or a gRPC client in its dependencies.
 //!
-//! * [`Renderer`] writes a [`Snapshot`](crate::Snapshot) as Prometheus text exposition format
+//! * [`parse_counters`] reads dcgm-exporter's counters CSV (`field, type, help` rows) into
+//!   [`Counter`]s ([`counters`] has the name checks).
+//!
+//! * [`Renderer`] writes a [`Snapshot`](dcgm_reader::Snapshot) as Prometheus text exposition format
 //!   0.0.4: one `# HELP`/`# TYPE` pair per metric family, families sorted by name, series in a
 //!   fixed entity order, label values escaped, blank values left out (never a sentinel number).
-//!   It writes into a `String` you keep and reuse; in steady state it allocates nothing per
-//!   value.
+//!   It writes into any [`std::fmt::Write`] (a `String` you keep and reuse allocates nothing
+//!   per value in steady state) or, through [`Renderer::render_io`], any [`std::io::Write`].
 //! * GPU and MIG series carry dcgm-exporter's labels: `gpu`, `UUID`, `pci_bus_id`, `device`
 //!   (`nvidiaN`), `modelName`, `Hostname`, and for MIG GPU instances `GPU_I_PROFILE` and
 //!   `GPU_I_ID`; then one label per `label` row of the counters file (`DCGM_FI_DRIVER_VERSION`,
@@ -27,15 +34,15 @@
 //!   `DCGM_EXP_XID_ERRORS_COUNT` and `DCGM_EXP_CLOCK_EVENTS_COUNT` rows.
 //! * [`Collector`] ties it together: it connects, discovers, watches and renders.
 //!
-//! The pieces live in one file each, all re-exported here: entity identities and labels
-//! (`identity`), `-d`/`-s`/`-p` selections and discovery (`selection`), health and P2P verdicts
-//! (`verdicts`), event windows (`events`), the text format (`text`) and the collector
-//! (`collector`).
+//! The pieces live in one file each, all re-exported here: the counters file (`counters`),
+//! entity identities and labels (`identity`), `-d`/`-s`/`-p` selections and discovery
+//! (`selection`), health and P2P verdicts (`verdicts`), event windows (`events`), the text
+//! format (`text`) and the collector (`collector`).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let _lock = dcgm::testing::SimulatorLock::new(None)?;
-//! use dcgm_reader::{Collector, CollectorConfig, parse_counters};
+//! use dcgm_prometheus::{Collector, CollectorConfig, parse_counters};
 //! let counters = parse_counters(
 //!     "DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (C).\n\
 //!      DCGM_FI_DRIVER_VERSION, label, Driver version.\n",
@@ -51,7 +58,10 @@
 //! # Ok(()) }
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod collector;
+pub mod counters;
 mod events;
 mod identity;
 mod selection;
@@ -59,6 +69,10 @@ mod text;
 mod verdicts;
 
 pub use collector::{Collector, CollectorConfig};
+pub use counters::{
+    Counter, CounterField, CountersError, CountersErrorKind, ExporterCounter, MetricKind,
+    counter_fields, parse_counters,
+};
 pub use events::{CLOCK_EVENT_REASONS, EventWindow};
 pub use identity::{
     EntityIdentity, LabelOptions, LabelSet, MigInstance, OtherEntity, default_hostname,
@@ -69,3 +83,8 @@ pub use selection::{
 };
 pub use text::{Renderer, SIMULATED_METRIC, WINDOW_LABEL, write_number};
 pub use verdicts::{GpuHealth, HEALTH_WATCHES, HealthVerdict, p2p_status_value};
+
+// The README's examples compile as doc tests (`cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,8 +1,8 @@
 //! The counters-file parser: format, aliases, exporter rows, and errors with line numbers.
 
 use dcgm::FieldId;
-use dcgm_reader::counters::{is_label_name, is_metric_name};
-use dcgm_reader::*;
+use dcgm_prometheus::counters::{is_label_name, is_metric_name};
+use dcgm_prometheus::*;
 
 fn fid(name: &str) -> FieldId {
     FieldId(dcgm::raw::sys::field_by_name(name).unwrap().id)
@@ -325,7 +325,7 @@ fn shipped_default_counters_cover_dcgm_exporter_defaults() {
 #[test]
 fn shipped_switch_cpu_counters_cover_every_entity_level() {
     use dcgm::EntityGroup;
-    use dcgm_reader::exposition::row_entity_group;
+    use dcgm_prometheus::row_entity_group;
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../dcgm-exporter/etc/switch-cpu-counters.csv"

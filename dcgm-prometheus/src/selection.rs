@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use dcgm::{Entity, EntityGroup, Error, FieldId, Handle, Result};
 
-use super::identity::{EntityIdentity, MigInstance, OtherEntity};
+use crate::identity::{EntityIdentity, MigInstance, OtherEntity};
 
 /// Which entities to export, in dcgm-exporter's `-d` syntax.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -24,7 +24,7 @@ impl FromStr for DeviceSelection {
     type Err = SelectionError;
 
     /// ```
-    /// use dcgm_reader::DeviceSelection;
+    /// use dcgm_prometheus::DeviceSelection;
     /// assert_eq!("f".parse(), Ok(DeviceSelection::Flex));
     /// assert_eq!("g:0,2-3".parse(), Ok(DeviceSelection::Gpus(Some(vec![0, 2, 3]))));
     /// assert_eq!("i".parse(), Ok(DeviceSelection::GpuInstances(None)));
@@ -52,7 +52,7 @@ impl FromStr for DeviceSelection {
 /// The NVLinks of GPUs follow `-d` instead (the links of the exported GPUs; none with `i`).
 ///
 /// ```
-/// use dcgm_reader::exposition::EntitySelection;
+/// use dcgm_prometheus::EntitySelection;
 /// assert_eq!("f".parse(), Ok(EntitySelection::Flex));
 /// assert_eq!("g:0,2-3".parse(), Ok(EntitySelection::Major(Some(vec![0, 2, 3]))));
 /// assert_eq!("i".parse(), Ok(EntitySelection::Minor(None)));
@@ -91,7 +91,7 @@ impl FromStr for EntitySelection {
 /// DCGM group holds (`DCGM_GROUP_MAX_ENTITIES_V2`, 1024).
 ///
 /// ```
-/// use dcgm_reader::{DeviceSelection, SelectionError};
+/// use dcgm_prometheus::{DeviceSelection, SelectionError};
 /// assert_eq!(
 ///     "x".parse::<DeviceSelection>(),
 ///     Err(SelectionError::UnknownSelection { given: "x".into() })

@@ -249,7 +249,7 @@ impl OtherEntity {
 ///
 /// ```
 /// use dcgm::{EntityGroup, FieldId};
-/// use dcgm_reader::exposition::row_entity_group;
+/// use dcgm_prometheus::row_entity_group;
 /// assert_eq!(row_entity_group(FieldId::parse("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS")?), EntityGroup::Switch);
 /// assert_eq!(row_entity_group(FieldId::parse("DCGM_FI_DEV_CPU_UTIL_TOTAL")?), EntityGroup::CpuCore);
 /// assert_eq!(row_entity_group(FieldId::parse("DCGM_FI_DEV_GPU_TEMP")?), EntityGroup::Gpu);

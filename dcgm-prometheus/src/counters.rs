@@ -23,13 +23,13 @@
 //!   around each column are ignored.
 //!
 //! ```
-//! use dcgm_reader::{CounterField, MetricKind, parse_counters};
+//! use dcgm_prometheus::{CounterField, MetricKind, parse_counters};
 //! let counters = parse_counters("DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (C).\n")?;
 //! assert_eq!(counters[0].metric_name, "DCGM_FI_DEV_GPU_TEMP");
 //! assert_eq!(counters[0].field, CounterField::Dcgm(dcgm::FieldId(150)));
 //! assert_eq!(counters[0].kind, MetricKind::Gauge);
 //! assert!(parse_counters("DCGM_FI_DEV_GPU_TEMP, gauge\n").unwrap_err().line == 1);
-//! # Ok::<(), dcgm_reader::CountersError>(())
+//! # Ok::<(), dcgm_prometheus::CountersError>(())
 //! ```
 
 use std::fmt;

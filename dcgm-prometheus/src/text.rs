@@ -2,18 +2,19 @@
 //! series.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
+use std::io;
 
 use dcgm::{Entity, EntityGroup, FieldId, FieldValue, GpuP2pStatus, Value};
 
-use super::events::EventWindow;
-use super::identity::{
+use crate::counters::{Counter, CounterField, ExporterCounter, MetricKind, is_label_name};
+use crate::events::EventWindow;
+use crate::identity::{
     EntityIdentity, LabelOptions, LabelSet, OtherEntity, base_labels, escape_help,
     escape_label_value, is_global_field, labels, other_labels, row_entity_group,
 };
-use super::verdicts::{GpuHealth, HEALTH_WATCHES, p2p_status_value};
-use crate::counters::{Counter, CounterField, ExporterCounter, MetricKind, is_label_name};
-use crate::reader::Snapshot;
+use crate::verdicts::{GpuHealth, HEALTH_WATCHES, p2p_status_value};
+use dcgm_reader::Snapshot;
 
 /// Name of the gauge that tells whether the values are simulated.
 pub const SIMULATED_METRIC: &str = "dcgm_exporter_simulated";
@@ -44,7 +45,8 @@ struct LabelRow {
 ///
 /// ```
 /// use dcgm::{Entity, FieldId, FieldValue, Value};
-/// use dcgm_reader::{EntityIdentity, LabelOptions, Renderer, Snapshot, parse_counters};
+/// use dcgm_prometheus::{EntityIdentity, LabelOptions, Renderer, parse_counters};
+/// use dcgm_reader::Snapshot;
 /// let counters = parse_counters("DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (C).").unwrap();
 /// let gpu0 = EntityIdentity::gpu(0, "GPU-1234", "00000000:18:00.0", "NVIDIA H100 80GB HBM3");
 /// let opts = LabelOptions { hostname: Some("node-1".into()), ..LabelOptions::default() };
@@ -65,8 +67,9 @@ struct LabelRow {
 ///
 /// ```
 /// use dcgm::{Entity, EntityGroup, FieldId, FieldValue, Value};
-/// use dcgm_reader::exposition::OtherEntity;
-/// use dcgm_reader::{LabelOptions, Renderer, Snapshot, parse_counters};
+/// use dcgm_prometheus::OtherEntity;
+/// use dcgm_prometheus::{LabelOptions, Renderer, parse_counters};
+/// use dcgm_reader::Snapshot;
 /// let counters = parse_counters("DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS, gauge, t\n").unwrap();
 /// let mut r = Renderer::new(&counters, vec![], LabelOptions { hostname: None, ..Default::default() });
 /// r.set_other_entities(vec![OtherEntity::Switch { id: 2 }]);
@@ -106,6 +109,8 @@ pub struct Renderer {
     simulated: Option<bool>,
     xid_field: Option<FieldId>,
     scratch: Vec<(i64, u64)>,
+    /// One metric family's text, kept between renders.
+    family: String,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -230,6 +235,7 @@ impl Renderer {
             simulated: None,
             xid_field: ExporterCounter::XidErrorsCount.source_field(),
             scratch: Vec::new(),
+            family: String::new(),
         };
         r.set_identities(identities);
         r
@@ -347,7 +353,9 @@ impl Renderer {
     /// `DCGM_EXP_XID_ERRORS_COUNT` / `DCGM_EXP_CLOCK_EVENTS_COUNT` rows; a windowed row
     /// without its window is left out.
     pub fn render(&mut self, snap: &Snapshot, windows: &[EventWindow], out: &mut String) {
-        self.render_snapshots(&[snap], windows, out);
+        out.clear();
+        // Writing into a String cannot fail.
+        let _ = self.render_to(&[snap], windows, out);
     }
 
     /// Like [`Renderer::render`], with the values spread over several snapshots (one per
@@ -359,6 +367,22 @@ impl Renderer {
         out: &mut String,
     ) {
         out.clear();
+        let _ = self.render_to(snaps, windows, out);
+    }
+
+    /// Appends the exposition of `snaps` to any [`fmt::Write`] (a `String`, a formatter). Each
+    /// metric family is built in a buffer the renderer keeps, and written whole, so a family
+    /// with no series is left out without taking back what was written.
+    ///
+    /// # Errors
+    ///
+    /// The writer's.
+    pub fn render_to<W: fmt::Write + ?Sized>(
+        &mut self,
+        snaps: &[&Snapshot],
+        windows: &[EventWindow],
+        out: &mut W,
+    ) -> fmt::Result {
         for (i, id) in self.identities.iter().enumerate() {
             let values = values_of(snaps, &id.entity);
             fill_row(&mut self.row[i], values, &self.labels, EntityGroup::Gpu);
@@ -371,17 +395,74 @@ impl Renderer {
                 *g,
             );
         }
-        for f in &self.families {
-            let start = out.len();
-            let _ = write!(
+        let mut buf = std::mem::take(&mut self.family);
+        let written = self.families_to(snaps, windows, &mut buf, out);
+        self.family = buf;
+        written?;
+        if let Some(sim) = self.simulated {
+            write!(
                 out,
+                "# HELP {SIMULATED_METRIC} 1 when the values come from dcgm-sim, a DCGM simulator, \
+                 instead of real GPUs.\n# TYPE {SIMULATED_METRIC} gauge\n{SIMULATED_METRIC} {}\n",
+                u8::from(sim)
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Appends the exposition of `snaps` to any [`io::Write`] (a file, a socket, standard
+    /// output), as [`Renderer::render_to`] does.
+    ///
+    /// # Errors
+    ///
+    /// The writer's.
+    pub fn render_io<W: io::Write + ?Sized>(
+        &mut self,
+        snaps: &[&Snapshot],
+        windows: &[EventWindow],
+        out: &mut W,
+    ) -> io::Result<()> {
+        // fmt::Write over io::Write, keeping the io error that fmt::Error cannot carry (what
+        // std's own `write_fmt` does inside).
+        struct Adapter<'a, W: io::Write + ?Sized> {
+            out: &'a mut W,
+            error: Option<io::Error>,
+        }
+        impl<W: io::Write + ?Sized> fmt::Write for Adapter<'_, W> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                self.out.write_all(s.as_bytes()).map_err(|e| {
+                    self.error = Some(e);
+                    fmt::Error
+                })
+            }
+        }
+        let mut a = Adapter { out, error: None };
+        match self.render_to(snaps, windows, &mut a) {
+            Ok(()) => Ok(()),
+            Err(fmt::Error) => Err(a
+                .error
+                .unwrap_or_else(|| io::Error::other("formatting the exposition failed"))),
+        }
+    }
+
+    fn families_to<W: fmt::Write + ?Sized>(
+        &mut self,
+        snaps: &[&Snapshot],
+        windows: &[EventWindow],
+        buf: &mut String,
+        out: &mut W,
+    ) -> fmt::Result {
+        for f in &self.families {
+            buf.clear();
+            let _ = write!(
+                buf,
                 "# HELP {} {}\n# TYPE {} {}\n",
                 f.name,
                 f.help,
                 f.name,
                 f.kind.exposition_type()
             );
-            let header_end = out.len();
+            let header_end = buf.len();
             match f.field {
                 CounterField::Dcgm(field) if f.group == EntityGroup::Gpu => {
                     for (i, id) in self.identities.iter().enumerate() {
@@ -393,19 +474,19 @@ impl Renderer {
                             continue;
                         }
                         for extra in variants(&self.workload[i]) {
-                            let line = out.len();
+                            let line = buf.len();
                             let _ =
-                                write!(out, "{}{{{}{}{extra}", f.name, self.base[i], self.row[i]);
+                                write!(buf, "{}{{{}{}{extra}", f.name, self.base[i], self.row[i]);
                             if Some(field) == self.xid_field
                                 && let Value::Int(x) = v.value
                             {
-                                let _ = write!(out, ",err_code=\"{x}\"");
+                                let _ = write!(buf, ",err_code=\"{x}\"");
                             }
-                            out.push_str("} ");
-                            if write_number(&v.value, out) {
-                                out.push('\n');
+                            buf.push_str("} ");
+                            if write_number(&v.value, buf) {
+                                buf.push('\n');
                             } else {
-                                out.truncate(line);
+                                buf.truncate(line);
                             }
                         }
                     }
@@ -417,7 +498,7 @@ impl Renderer {
                         }
                         if let Some(v) = values_of(snaps, e).and_then(|m| m.get(&field)) {
                             write_series(
-                                out,
+                                buf,
                                 &f.name,
                                 &self.other_base[i],
                                 &self.other_row[i],
@@ -428,7 +509,6 @@ impl Renderer {
                 }
                 CounterField::Exporter(ExporterCounter::GpuHealthStatus) => {
                     let Some(h) = &self.health else {
-                        out.truncate(start);
                         continue;
                     };
                     for (gpu, base, first) in &self.gpu_base {
@@ -437,7 +517,7 @@ impl Renderer {
                         };
                         for (v, (_, watch)) in verdicts.iter().zip(HEALTH_WATCHES) {
                             let _ = write!(
-                                out,
+                                buf,
                                 "{}{{{}{},{}=\"{watch}\",{}=\"",
                                 f.name,
                                 base,
@@ -445,14 +525,13 @@ impl Renderer {
                                 labels::HEALTH_WATCH,
                                 labels::HEALTH_ERROR_CODE
                             );
-                            v.write_error_code(out);
-                            let _ = writeln!(out, "\"}} {}", v.value());
+                            v.write_error_code(buf);
+                            let _ = writeln!(buf, "\"}} {}", v.value());
                         }
                     }
                 }
                 CounterField::Exporter(ExporterCounter::P2pStatus) => {
                     let Some(p2p) = &self.p2p else {
-                        out.truncate(start);
                         continue;
                     };
                     for (gpu, base, first) in &self.gpu_base {
@@ -462,7 +541,7 @@ impl Renderer {
                         for (peer, status) in &st.peers {
                             let (value, name) = p2p_status_value(*status);
                             let _ = writeln!(
-                                out,
+                                buf,
                                 "{}{{{}{},{}=\"{peer}\",{}=\"{name}\"}} {value}",
                                 f.name,
                                 base,
@@ -481,37 +560,31 @@ impl Renderer {
                             for extra in variants(&self.workload[i]) {
                                 if self.scratch.is_empty() {
                                     let _ = writeln!(
-                                        out,
+                                        buf,
                                         "{}{{{}{}{extra},{WINDOW_LABEL}=\"{window_ms}\"}} 0",
                                         f.name, self.base[i], self.row[i]
                                     );
                                 }
                                 for &(key, n) in &self.scratch {
                                     let _ = write!(
-                                        out,
+                                        buf,
                                         "{}{{{}{}{extra}",
                                         f.name, self.base[i], self.row[i]
                                     );
-                                    w.write_key_label(key, out);
-                                    let _ = writeln!(out, ",{WINDOW_LABEL}=\"{window_ms}\"}} {n}");
+                                    w.write_key_label(key, buf);
+                                    let _ = writeln!(buf, ",{WINDOW_LABEL}=\"{window_ms}\"}} {n}");
                                 }
                             }
                         }
                     }
                 }
             }
-            if out.len() == header_end {
-                out.truncate(start);
+            // A family with no series is left out, its HELP and TYPE too.
+            if buf.len() > header_end {
+                out.write_str(buf)?;
             }
         }
-        if let Some(sim) = self.simulated {
-            let _ = write!(
-                out,
-                "# HELP {SIMULATED_METRIC} 1 when the values come from dcgm-sim, a DCGM simulator, \
-                 instead of real GPUs.\n# TYPE {SIMULATED_METRIC} gauge\n{SIMULATED_METRIC} {}\n",
-                u8::from(sim)
-            );
-        }
+        Ok(())
     }
 }
 

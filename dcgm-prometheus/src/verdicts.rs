@@ -54,7 +54,7 @@ impl HealthVerdict {
 ///
 /// ```
 /// use dcgm::{Entity, HealthReport, HealthResult, HealthSystems, Incident};
-/// use dcgm_reader::exposition::GpuHealth;
+/// use dcgm_prometheus::GpuHealth;
 /// let mut h = GpuHealth::new([0, 1]);
 /// h.apply(&HealthReport {
 ///     overall: HealthResult::Fail,
@@ -153,7 +153,7 @@ impl GpuHealth {
 ///
 /// ```
 /// use dcgm::P2pStatus;
-/// use dcgm_reader::exposition::p2p_status_value;
+/// use dcgm_prometheus::p2p_status_value;
 /// assert_eq!(p2p_status_value(P2pStatus::Ok), (0, "OK"));
 /// assert_eq!(p2p_status_value(P2pStatus::TopologyNotSupported), (3, "TopologyNotSupported"));
 /// ```

@@ -7,17 +7,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use dcgm::{Entity, EntityGroup, Error, FieldId, Group, Handle, HealthSystems, Result, Value};
 
-use super::events::EventWindow;
-use super::identity::{
+use crate::counters::{Counter, CounterField, ExporterCounter, counter_fields};
+use crate::events::EventWindow;
+use crate::identity::{
     EntityIdentity, LabelOptions, LabelSet, OtherEntity, is_global_field, row_entity_group,
 };
-use super::selection::{
+use crate::selection::{
     DeviceSelection, EntitySelection, MIG_UUID_FIELD, discover_entities, discover_other_entities,
 };
-use super::text::Renderer;
-use super::verdicts::GpuHealth;
-use crate::counters::{Counter, CounterField, ExporterCounter, counter_fields};
-use crate::reader::{Connection, Reader, ReaderBuilder, Snapshot};
+use crate::text::Renderer;
+use crate::verdicts::GpuHealth;
+use dcgm_reader::{Connection, Reader, ReaderBuilder, Snapshot};
 
 /// What a [`Collector`] exports and how it reaches DCGM.
 #[derive(Debug, Clone)]
@@ -119,7 +119,7 @@ impl HealthWatch {
 }
 
 /// Reads the configured fields of the configured entities and renders them; see the
-/// [module docs](super).
+/// [crate docs](crate).
 pub struct Collector {
     _handle: Handle,
     reader: Reader,
@@ -160,57 +160,86 @@ fn other_groups(counters: &[Counter]) -> Vec<EntityGroup> {
     out
 }
 
-impl Collector {
-    /// Connects, discovers the entities and starts watching. Rows that cannot be exported
-    /// are listed by [`Collector::ignored`]: profiling (`DCGM_FI_PROF_*`) rows when DCGM
-    /// refuses to watch them (no profiling support, or the profiling module is in use), as
-    /// dcgm-exporter skips them.
-    ///
-    /// NvSwitch, NVLink, CPU and CPU-core rows are read for the entities of
-    /// [`CollectorConfig::switches`], [`CollectorConfig::cpus`] and [`CollectorConfig::devices`]
-    /// (see [`discover_other_entities`]), each kind through its own watch; nothing is looked up
-    /// when the counters have no such row. `DCGM_EXP_GPU_HEALTH_STATUS` sets a health watch of
-    /// every subsystem on the exported GPUs and reports each check; `DCGM_EXP_P2P_STATUS`
-    /// reports the NVLink peer-to-peer status between them and every other GPU.
-    pub fn new(mut cfg: CollectorConfig) -> Result<Self> {
-        let mut hb = Handle::builder();
-        if let Some(p) = &cfg.library_path {
-            hb = hb.library_path(p);
-        } else if cfg.simulator {
-            hb = hb.simulator();
-        }
-        let (handle, connection) = match &cfg.connection {
-            Connection::Embedded => (hb.embedded()?, Connection::Embedded),
-            Connection::Remote(a) => (hb.connect(a)?, Connection::Remote(a.clone())),
-            Connection::Auto => match hb.clone().connect("localhost") {
-                Ok(h) => (h, Connection::Remote("localhost".into())),
-                Err(Error::ConnectFailed { .. }) | Err(Error::Dcgm { .. }) => {
-                    (hb.embedded()?, Connection::Embedded)
-                }
-                Err(e) => return Err(e),
-            },
+/// The first step of [`Collector::new`]: a handle on the configured library and engine, and
+/// the connection that the readers then share.
+fn connect(cfg: &CollectorConfig) -> Result<(Handle, Connection)> {
+    let mut hb = Handle::builder();
+    if let Some(p) = &cfg.library_path {
+        hb = hb.library_path(p);
+    } else if cfg.simulator {
+        hb = hb.simulator();
+    }
+    Ok(match &cfg.connection {
+        Connection::Embedded => (hb.embedded()?, Connection::Embedded),
+        Connection::Remote(a) => (hb.connect(a)?, Connection::Remote(a.clone())),
+        Connection::Auto => match hb.clone().connect("localhost") {
+            Ok(h) => (h, Connection::Remote("localhost".into())),
+            Err(Error::ConnectFailed { .. }) | Err(Error::Dcgm { .. }) => {
+                (hb.embedded()?, Connection::Embedded)
+            }
+            Err(e) => return Err(e),
+        },
+    })
+}
+
+/// What discovery found: the GPUs or MIG instances to export, and the NvSwitches, links,
+/// CPUs and cores that the counters' rows ask for.
+struct Discovered {
+    simulated: bool,
+    identities: Vec<EntityIdentity>,
+    others: Vec<OtherEntity>,
+}
+
+/// The second step of [`Collector::new`]: the entities, looked up as the selections say.
+fn discover(handle: &Handle, cfg: &CollectorConfig) -> Result<Discovered> {
+    let identities = discover_entities(handle, &cfg.devices)?;
+    if identities.is_empty() {
+        return Err(Error::InvalidArgument("no GPU to export".into()));
+    }
+    let groups = other_groups(&cfg.counters);
+    let others = if groups.is_empty() {
+        Vec::new()
+    } else {
+        let link_gpus: &[EntityIdentity] = match cfg.devices {
+            DeviceSelection::GpuInstances(_) => &[],
+            _ => &identities,
         };
-        let simulated = handle.is_simulated();
-        let identities = discover_entities(&handle, &cfg.devices)?;
-        if identities.is_empty() {
-            return Err(Error::InvalidArgument("no GPU to export".into()));
-        }
-        let groups = other_groups(&cfg.counters);
-        let others = if groups.is_empty() {
-            Vec::new()
-        } else {
-            let link_gpus: &[EntityIdentity] = match cfg.devices {
-                DeviceSelection::GpuInstances(_) => &[],
-                _ => &identities,
-            };
-            discover_other_entities(&handle, &groups, link_gpus, &cfg.switches, &cfg.cpus)?
-        };
-        let name_field = FieldId::by_name("DCGM_FI_DEV_NAME").unwrap_or(FieldId(50));
-        let mut ignored = Vec::new();
-        let mut counters = std::mem::take(&mut cfg.counters);
-        let entities: Vec<Entity> = identities.iter().map(|i| i.entity).collect();
-        let has_mig = identities.iter().any(|i| i.mig.is_some());
-        let plain: Vec<Counter> = counters
+        discover_other_entities(handle, &groups, link_gpus, &cfg.switches, &cfg.cpus)?
+    };
+    Ok(Discovered {
+        simulated: handle.is_simulated(),
+        identities,
+        others,
+    })
+}
+
+/// One watch of other entities of one kind, with that kind's rows and the global labels.
+struct OtherWatch {
+    what: &'static str,
+    name: String,
+    entities: Vec<Entity>,
+    fields: Vec<FieldId>,
+}
+
+/// The third step of [`Collector::new`]: what to read and watch, from the counters and what
+/// discovery found, before anything is opened.
+struct Plan {
+    /// Every row (profiling rows leave it if DCGM refuses them).
+    counters: Vec<Counter>,
+    /// The rows read per GPU or GPU instance.
+    gpu_rows: Vec<Counter>,
+    other_watches: Vec<OtherWatch>,
+    /// The event windows (XID errors, clock events) and the GPUs they count for.
+    windows: Vec<EventWindow>,
+    gpus: Vec<u32>,
+    health: bool,
+    p2p: bool,
+}
+
+impl Plan {
+    fn new(cfg: &CollectorConfig, found: &Discovered) -> Self {
+        let counters = cfg.counters.clone();
+        let gpu_rows: Vec<Counter> = counters
             .iter()
             .filter(|c| {
                 c.field_id()
@@ -218,66 +247,20 @@ impl Collector {
             })
             .cloned()
             .collect();
-        let keep_age = (cfg.collect_interval * 4).max(Duration::from_secs(30));
-        let open_reader = |fields: &[FieldId], entities: &[Entity], name: &str| -> Result<Reader> {
-            let b = Reader::builder()
-                .fields(fields)
-                .entities(entities)
-                .update_frequency(cfg.collect_interval)
-                .max_keep_age(keep_age)
-                .connection(connection.clone())
-                .field_group_name(name);
-            let mut r = cfg.source(b).build()?;
-            r.connect()?;
-            Ok(r)
-        };
-        let build = |counters: &[Counter]| -> Result<Reader> {
-            let mut fields = counter_fields(counters);
-            // The GPU instances' names are their MIG profiles; a reader needs a field anyway.
-            if (has_mig || fields.is_empty()) && !fields.contains(&name_field) {
-                fields.push(name_field);
-            }
-            // ... and their MIG device UUIDs, for workload attribution.
-            if has_mig && !fields.contains(&MIG_UUID_FIELD) {
-                fields.push(MIG_UUID_FIELD);
-            }
-            open_reader(&fields, &entities, "dcgm_exporter")
-        };
-        let reader = match build(&plain) {
-            Ok(r) => r,
-            Err(e) if is_profiling_refusal(&e) && plain.iter().any(is_profiling) => {
-                log::warn!("cannot watch the profiling fields ({e}); exporting without them");
-                let (prof, rest): (Vec<Counter>, Vec<Counter>) =
-                    plain.into_iter().partition(is_profiling);
-                let prof_names: BTreeSet<String> =
-                    prof.iter().map(|c| c.metric_name.clone()).collect();
-                counters.retain(|c| {
-                    if prof_names.contains(&c.metric_name) {
-                        ignored.push(c.clone());
-                        false
-                    } else {
-                        true
-                    }
-                });
-                build(&rest)?
-            }
-            Err(e) => return Err(e),
-        };
-
-        // One watch per kind of other entity, with that kind's rows and the global labels.
-        let mut other_readers = Vec::new();
+        let mut other_watches = Vec::new();
         for (group, what) in [
             (EntityGroup::Switch, "NvSwitch"),
             (EntityGroup::Link, "NVLink"),
             (EntityGroup::Cpu, "CPU"),
             (EntityGroup::CpuCore, "CPU core"),
         ] {
-            let ents: Vec<Entity> = others
+            let entities: Vec<Entity> = found
+                .others
                 .iter()
                 .filter(|o| o.group() == group)
                 .map(OtherEntity::entity)
                 .collect();
-            if ents.is_empty() {
+            if entities.is_empty() {
                 continue;
             }
             let rows: Vec<Counter> = counters
@@ -289,18 +272,13 @@ impl Collector {
                 })
                 .cloned()
                 .collect();
-            let fields = counter_fields(&rows);
-            let name = format!("dcgm_exporter_{}", group.name().to_ascii_lowercase());
-            for chunk in ents.chunks(dcgm::MAX_ENTITIES_PER_GROUP) {
-                other_readers.push(OtherReader {
-                    reader: open_reader(&fields, chunk, &name)?,
-                    snap: Snapshot::new(),
-                    what,
-                    failing: false,
-                });
-            }
+            other_watches.push(OtherWatch {
+                what,
+                name: format!("dcgm_exporter_{}", group.name().to_ascii_lowercase()),
+                entities,
+                fields: counter_fields(&rows),
+            });
         }
-
         let mut windows = Vec::new();
         for c in &counters {
             if let CounterField::Exporter(kind) = c.field
@@ -314,43 +292,164 @@ impl Collector {
                 windows.push(EventWindow::new(kind, window, cfg.collect_interval));
             }
         }
-        let gpus: Vec<u32> = identities
+        let gpus: Vec<u32> = found
+            .identities
             .iter()
             .map(|i| i.gpu)
             .collect::<BTreeSet<u32>>()
             .into_iter()
             .collect();
-        let events = if windows.is_empty() {
-            None
-        } else {
-            let fields: Vec<FieldId> = windows
-                .iter()
-                .filter_map(|w| w.kind().source_field())
-                .collect();
-            let longest = windows
-                .iter()
-                .map(EventWindow::window)
-                .max()
-                .unwrap_or_default();
-            let b = Reader::builder()
-                .fields(&fields)
-                .gpu_ids(&gpus)
-                .update_frequency(cfg.collect_interval)
-                .max_keep_age(longest + cfg.collect_interval * 2)
-                .connection(connection.clone())
-                .field_group_name("dcgm_exporter_events");
-            let mut r = cfg.source(b).build()?;
-            r.connect()?;
-            Some((r, windows))
-        };
         let has_row = |e: ExporterCounter| {
             counters
                 .iter()
                 .any(|c| c.field == CounterField::Exporter(e))
         };
-        let health = if has_row(ExporterCounter::GpuHealthStatus) {
+        Self {
+            health: has_row(ExporterCounter::GpuHealthStatus),
+            p2p: has_row(ExporterCounter::P2pStatus),
+            counters,
+            gpu_rows,
+            other_watches,
+            windows,
+            gpus,
+        }
+    }
+}
+
+/// Where the collector's readers read from: the configured library, engine log and
+/// connection, each watch kept `keep_age`.
+struct Source<'a> {
+    cfg: &'a CollectorConfig,
+    connection: Connection,
+    keep_age: Duration,
+}
+
+impl Source<'_> {
+    fn reader(&self, fields: &[FieldId], entities: &[Entity], name: &str) -> Result<Reader> {
+        let b = Reader::builder()
+            .fields(fields)
+            .entities(entities)
+            .update_frequency(self.cfg.collect_interval)
+            .max_keep_age(self.keep_age)
+            .connection(self.connection.clone())
+            .field_group_name(name);
+        let mut r = self.cfg.source(b).build()?;
+        r.connect()?;
+        Ok(r)
+    }
+
+    /// The reader of the windows' source fields: kept as long as the longest window.
+    fn events_reader(&self, windows: &[EventWindow], gpus: &[u32]) -> Result<Reader> {
+        let fields: Vec<FieldId> = windows
+            .iter()
+            .filter_map(|w| w.kind().source_field())
+            .collect();
+        let longest = windows
+            .iter()
+            .map(EventWindow::window)
+            .max()
+            .unwrap_or_default();
+        let b = Reader::builder()
+            .fields(&fields)
+            .gpu_ids(gpus)
+            .update_frequency(self.cfg.collect_interval)
+            .max_keep_age(longest + self.cfg.collect_interval * 2)
+            .connection(self.connection.clone())
+            .field_group_name("dcgm_exporter_events");
+        let mut r = self.cfg.source(b).build()?;
+        r.connect()?;
+        Ok(r)
+    }
+}
+
+impl Collector {
+    /// Connects, discovers the entities and starts watching. Rows that cannot be exported
+    /// are listed by [`Collector::ignored`]: profiling (`DCGM_FI_PROF_*`) rows when DCGM
+    /// refuses to watch them (no profiling support, or the profiling module is in use), as
+    /// dcgm-exporter skips them.
+    ///
+    /// NvSwitch, NVLink, CPU and CPU-core rows are read for the entities of
+    /// [`CollectorConfig::switches`], [`CollectorConfig::cpus`] and [`CollectorConfig::devices`]
+    /// (see [`discover_other_entities`]), each kind through its own watch; nothing is looked up
+    /// when the counters have no such row. `DCGM_EXP_GPU_HEALTH_STATUS` sets a health watch of
+    /// every subsystem on the exported GPUs and reports each check; `DCGM_EXP_P2P_STATUS`
+    /// reports the NVLink peer-to-peer status between them and every other GPU.
+    pub fn new(cfg: CollectorConfig) -> Result<Self> {
+        let (handle, connection) = connect(&cfg)?;
+        let found = discover(&handle, &cfg)?;
+        let plan = Plan::new(&cfg, &found);
+        Self::open(&cfg, handle, connection, found, plan)
+    }
+
+    /// The last step of [`Collector::new`]: opens the planned readers and watches (dropping
+    /// the profiling rows if DCGM refuses them) and the renderer.
+    fn open(
+        cfg: &CollectorConfig,
+        handle: Handle,
+        connection: Connection,
+        found: Discovered,
+        mut plan: Plan,
+    ) -> Result<Self> {
+        let source = Source {
+            cfg,
+            connection,
+            keep_age: (cfg.collect_interval * 4).max(Duration::from_secs(30)),
+        };
+        let name_field = FieldId::by_name("DCGM_FI_DEV_NAME").unwrap_or(FieldId(50));
+        let entities: Vec<Entity> = found.identities.iter().map(|i| i.entity).collect();
+        let has_mig = found.identities.iter().any(|i| i.mig.is_some());
+        let gpu_reader = |rows: &[Counter]| -> Result<Reader> {
+            let mut fields = counter_fields(rows);
+            // The GPU instances' names are their MIG profiles; a reader needs a field anyway.
+            if (has_mig || fields.is_empty()) && !fields.contains(&name_field) {
+                fields.push(name_field);
+            }
+            // ... and their MIG device UUIDs, for workload attribution.
+            if has_mig && !fields.contains(&MIG_UUID_FIELD) {
+                fields.push(MIG_UUID_FIELD);
+            }
+            source.reader(&fields, &entities, "dcgm_exporter")
+        };
+        let mut ignored = Vec::new();
+        let reader = match gpu_reader(&plan.gpu_rows) {
+            Ok(r) => r,
+            Err(e) if is_profiling_refusal(&e) && plan.gpu_rows.iter().any(is_profiling) => {
+                log::warn!("cannot watch the profiling fields ({e}); exporting without them");
+                let (prof, rest): (Vec<Counter>, Vec<Counter>) = std::mem::take(&mut plan.gpu_rows)
+                    .into_iter()
+                    .partition(is_profiling);
+                let prof_names: BTreeSet<String> =
+                    prof.iter().map(|c| c.metric_name.clone()).collect();
+                plan.counters.retain(|c| {
+                    if prof_names.contains(&c.metric_name) {
+                        ignored.push(c.clone());
+                        false
+                    } else {
+                        true
+                    }
+                });
+                gpu_reader(&rest)?
+            }
+            Err(e) => return Err(e),
+        };
+        let mut others = Vec::new();
+        for watch in &plan.other_watches {
+            for chunk in watch.entities.chunks(dcgm::MAX_ENTITIES_PER_GROUP) {
+                others.push(OtherReader {
+                    reader: source.reader(&watch.fields, chunk, &watch.name)?,
+                    snap: Snapshot::new(),
+                    what: watch.what,
+                    failing: false,
+                });
+            }
+        }
+        let events = match std::mem::take(&mut plan.windows) {
+            windows if windows.is_empty() => None,
+            windows => Some((source.events_reader(&windows, &plan.gpus)?, windows)),
+        };
+        let health = if plan.health {
             let mut hw = HealthWatch {
-                gpus: gpus.clone(),
+                gpus: plan.gpus.clone(),
                 group: None,
                 reconnects: 0,
                 failing: false,
@@ -360,20 +459,19 @@ impl Collector {
         } else {
             None
         };
-        let p2p = has_row(ExporterCounter::P2pStatus).then_some(false);
-        let mut renderer = Renderer::new(&counters, identities, cfg.labels);
-        renderer.set_other_entities(others);
-        renderer.mark_simulated(simulated);
+        let mut renderer = Renderer::new(&plan.counters, found.identities, cfg.labels.clone());
+        renderer.set_other_entities(found.others);
+        renderer.mark_simulated(found.simulated);
         let mut collector = Self {
             _handle: handle,
             reader,
             snap: Snapshot::new(),
-            others: other_readers,
+            others,
             events,
             health,
-            p2p,
+            p2p: plan.p2p.then_some(false),
             renderer,
-            simulated,
+            simulated: found.simulated,
             profiles_resolved: !has_mig,
             ignored,
             name_field,

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use dcgm::testing::{SimulatorLock, simulator_path};
 use dcgm::{BlankKind, Entity, EntityGroup, FieldId, FieldValue, Value};
-use dcgm_reader::exposition::{CLOCK_EVENT_REASONS, escape_help, escape_label_value, write_number};
+use dcgm_prometheus::*;
+use dcgm_prometheus::{CLOCK_EVENT_REASONS, escape_help, escape_label_value, write_number};
 use dcgm_reader::*;
 
 fn fid(name: &str) -> FieldId {
@@ -895,7 +896,7 @@ fn collector_leaves_blank_fields_out() {
 // NvSwitches, NVLinks, CPUs and cores; health and P2P rows.
 
 use dcgm::{GpuP2pStatus, HealthReport, HealthResult, HealthSystems, Incident, P2pStatus};
-use dcgm_reader::exposition::{EntitySelection, GpuHealth, HEALTH_WATCHES, OtherEntity};
+use dcgm_prometheus::{EntitySelection, GpuHealth, HEALTH_WATCHES, OtherEntity};
 
 const FABRIC: &str = "DCGM_FI_DEV_GPU_TEMP, gauge, g\n\
                       DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS, gauge, t\n\
@@ -1572,4 +1573,67 @@ fn workload_labels_give_one_series_per_label_set_and_follow_their_entity() {
     r.set_workload_labels(|_| Vec::new());
     r.render(&snap, &[], &mut out);
     assert!(!out.contains("hpc_job"), "{out}");
+}
+
+#[test]
+fn the_renderer_writes_into_any_fmt_or_io_writer_and_leaves_empty_families_out() {
+    let counters = parse_counters(
+        "DCGM_FI_DEV_GPU_TEMP, gauge, Temperature.\n\
+         DCGM_FI_DEV_SM_CLOCK, gauge, SM clock.\n\
+         DCGM_FI_DEV_POWER_USAGE, gauge, Power.\n",
+    )
+    .unwrap();
+    let mut snap = Snapshot::new();
+    put(&mut snap, Entity::gpu(0), FieldId(150), Value::Int(41));
+    put(
+        &mut snap,
+        Entity::gpu(0),
+        fid("DCGM_FI_DEV_POWER_USAGE"),
+        Value::Double(312.5),
+    );
+    // The SM clock is blank: its family (HELP and TYPE too) must be left out.
+    put(
+        &mut snap,
+        Entity::gpu(0),
+        fid("DCGM_FI_DEV_SM_CLOCK"),
+        Value::Blank(BlankKind::Blank),
+    );
+    let mut r = Renderer::new(&counters, vec![gpu(0)], opts());
+    let mut text = String::new();
+    r.render(&snap, &[], &mut text);
+    assert!(text.contains("DCGM_FI_DEV_GPU_TEMP{"), "{text}");
+    assert!(text.contains("} 312.5\n"), "{text}");
+    assert!(!text.contains("SM_CLOCK"), "{text}");
+
+    // fmt::Write: appended, as render() writes it.
+    let mut appended = String::from("# before\n");
+    r.render_to(&[&snap], &[], &mut appended).unwrap();
+    assert_eq!(appended, format!("# before\n{text}"));
+
+    // io::Write: the same bytes.
+    let mut bytes = Vec::new();
+    r.render_io(&[&snap], &[], &mut bytes).unwrap();
+    assert_eq!(bytes, text.as_bytes());
+
+    // An io error comes back as it was.
+    struct Full(usize);
+    impl std::io::Write for Full {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.0 < b.len() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "disk full",
+                ));
+            }
+            self.0 -= b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let err = r
+        .render_io(&[&snap], &[], &mut Full(10))
+        .expect_err("a writer that fills up");
+    assert_eq!(err.kind(), std::io::ErrorKind::StorageFull);
 }
