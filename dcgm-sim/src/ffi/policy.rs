@@ -11,7 +11,7 @@
 use dcgm_sys::*;
 
 use super::health::group_gpus;
-use super::misc::module_ok;
+use super::modules::module_ok;
 use super::{guard, versioned};
 use crate::engine::{Engine, PolicyRegistration, Sim, now_us, with_engine};
 use crate::model::Event;

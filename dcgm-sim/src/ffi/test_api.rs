@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_void};
 
 use dcgm_sys::*;
 
-use super::misc::module_ok;
+use super::modules::module_ok;
 use super::values::{Read, fill_v1};
 use super::{guard, out, versioned};
 use crate::cache::{Watch, key};
