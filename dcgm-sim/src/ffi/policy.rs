@@ -10,15 +10,6 @@ use crate::engine::{PolicyRegistration, now_us, with_engine};
 use crate::policy_thread;
 use crate::violations::policy_for;
 
-/// Every condition bit.
-const ALL_CONDITIONS: u32 = DCGM_POLICY_COND_DBE
-    | DCGM_POLICY_COND_PCI
-    | DCGM_POLICY_COND_MAX_PAGES_RETIRED
-    | DCGM_POLICY_COND_THERMAL
-    | DCGM_POLICY_COND_POWER
-    | DCGM_POLICY_COND_NVLINK
-    | DCGM_POLICY_COND_XID;
-
 /// # Safety
 ///
 /// `policy` must be NULL or a versioned `dcgmPolicy_v1`.
@@ -33,7 +24,7 @@ pub unsafe extern "C" fn dcgmPolicySet(
     guard(|| {
         // SAFETY: per this function's contract.
         let p = unsafe { versioned(policy, &[dcgmPolicy_version1]) }?;
-        if p.condition & !ALL_CONDITIONS != 0 || p.mode > DCGM_POLICY_MODE_MANUAL {
+        if p.condition & !DCGM_POLICY_COND_ALL != 0 || p.mode > DCGM_POLICY_MODE_MANUAL {
             return Err(DCGM_ST_BADPARAM);
         }
         let p = *p;
@@ -92,7 +83,7 @@ pub extern "C" fn dcgmPolicyRegister_v2(
     userData: u64,
 ) -> dcgmReturn_t {
     guard(|| {
-        if callback.is_none() || condition == 0 || condition & !ALL_CONDITIONS != 0 {
+        if callback.is_none() || condition == 0 || condition & !DCGM_POLICY_COND_ALL != 0 {
             return Err(DCGM_ST_BADPARAM);
         }
         with_engine(pDcgmHandle, |e| {
@@ -119,7 +110,7 @@ pub extern "C" fn dcgmPolicyUnregister(
     condition: dcgmPolicyCondition_t,
 ) -> dcgmReturn_t {
     guard(|| {
-        if condition & !ALL_CONDITIONS != 0 {
+        if condition & !DCGM_POLICY_COND_ALL != 0 {
             return Err(DCGM_ST_BADPARAM);
         }
         with_engine(pDcgmHandle, |e| {
