@@ -206,7 +206,7 @@ pub(crate) fn decode(
         FieldType::Binary | FieldType::Unknown(_) => {
             // SAFETY: any byte pattern is a valid c_char array.
             let blob = unsafe { &v.blob };
-            let len = crate::process::known_size(field)
+            let len = known_size(field)
                 .or_else(|| {
                     field_by_id(field)
                         .map(|f| f.size as usize)
@@ -216,6 +216,17 @@ pub(crate) fn decode(
                 .min(blob.len());
             Value::Bytes(blob[..len].iter().map(|c| *c as u8).collect())
         }
+    }
+}
+
+/// The byte size of the struct a known binary field carries.
+fn known_size(field: u16) -> Option<usize> {
+    match field {
+        DCGM_FI_DEV_COMPUTE_PIDS | DCGM_FI_DEV_GRAPHICS_PIDS => {
+            Some(size_of::<dcgmRunningProcess_v1>())
+        }
+        DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS => Some(size_of::<dcgmDevicePidAccountingStats_v1>()),
+        _ => None,
     }
 }
 
