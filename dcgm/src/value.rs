@@ -160,7 +160,7 @@ pub(crate) fn decode(
         // SAFETY: the record's type says the union holds an int64.
         let i = unsafe { v.i64_ };
         return match int64_blank_kind(i) {
-            Some(k) => Value::Blank(k.into()),
+            Some(k) => Value::Blank(BlankKind::from_raw(k)),
             None => Value::Int(i),
         };
     }
@@ -183,7 +183,7 @@ pub(crate) fn decode(
             // SAFETY: the record's type says the union holds an int64.
             let i = unsafe { v.i64_ };
             match int64_blank_kind(i) {
-                Some(k) => Value::Blank(k.into()),
+                Some(k) => Value::Blank(BlankKind::from_raw(k)),
                 None => Value::Int(i),
             }
         }
@@ -191,7 +191,7 @@ pub(crate) fn decode(
             // SAFETY: the record's type says the union holds a double.
             let d = unsafe { v.dbl };
             match fp64_blank_kind(d) {
-                Some(k) => Value::Blank(k.into()),
+                Some(k) => Value::Blank(BlankKind::from_raw(k)),
                 None => Value::Double(d),
             }
         }
@@ -199,7 +199,7 @@ pub(crate) fn decode(
             // SAFETY: any byte pattern is a valid c_char array.
             let s = crate::library::c_buf(unsafe { &v.str_ });
             match str_blank_kind(&s) {
-                Some(k) => Value::Blank(k.into()),
+                Some(k) => Value::Blank(BlankKind::from_raw(k)),
                 None => Value::String(s),
             }
         }
