@@ -32,6 +32,8 @@ pub mod model;
 pub mod policy_thread;
 #[doc(hidden)]
 pub mod values;
+#[doc(hidden)]
+pub mod violations;
 
 use std::ffi::{c_char, c_int};
 

@@ -11,6 +11,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::violations::{collect, still_registered};
+
 /// How often the thread looks for violations on AUTO engines.
 pub const PERIOD: Duration = Duration::from_millis(20);
 /// Longest wait of `dcgmPolicyTrigger` and `dcgmPolicyUnregister` for the thread.
@@ -157,7 +159,7 @@ fn run(sh: &Shared) {
         let manual = target > done;
         let deliveries = catch_unwind(AssertUnwindSafe(|| {
             let mut s = crate::engine::lock();
-            crate::ffi::policy::collect(&mut s, manual)
+            collect(&mut s, manual)
         }))
         .unwrap_or_default();
         for d in deliveries {
@@ -169,7 +171,7 @@ fn run(sh: &Shared) {
             set_busy(true);
             let live = {
                 let s = crate::engine::lock();
-                crate::ffi::policy::still_registered(&s, &d)
+                still_registered(&s, &d)
             };
             if live {
                 let _ = catch_unwind(AssertUnwindSafe(|| d.deliver()));

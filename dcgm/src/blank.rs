@@ -19,13 +19,24 @@ pub enum BlankKind {
     NotPermissioned,
 }
 
-impl From<dcgm_sys::BlankKind> for BlankKind {
-    fn from(k: dcgm_sys::BlankKind) -> Self {
+// The C-side kind converts only inside the crate and through `raw::Binding`, so the safe API
+// names no type of the C bindings.
+impl BlankKind {
+    pub(crate) fn from_raw(k: dcgm_sys::BlankKind) -> Self {
         match k {
             dcgm_sys::BlankKind::Blank => Self::Blank,
             dcgm_sys::BlankKind::NotFound => Self::NotFound,
             dcgm_sys::BlankKind::NotSupported => Self::NotSupported,
             dcgm_sys::BlankKind::NotPermissioned => Self::NotPermissioned,
+        }
+    }
+
+    pub(crate) fn raw(self) -> dcgm_sys::BlankKind {
+        match self {
+            Self::Blank => dcgm_sys::BlankKind::Blank,
+            Self::NotFound => dcgm_sys::BlankKind::NotFound,
+            Self::NotSupported => dcgm_sys::BlankKind::NotSupported,
+            Self::NotPermissioned => dcgm_sys::BlankKind::NotPermissioned,
         }
     }
 }
@@ -97,6 +108,22 @@ mod tests {
         assert_eq!(f64::NAN.non_blank(), None);
         assert_eq!("<<<NULL>>>".to_string().non_blank(), None);
         assert_eq!(String::new().non_blank(), None);
+    }
+
+    #[test]
+    fn blank_kinds_convert_both_ways_through_raw_binding() {
+        use crate::raw::Binding;
+        use dcgm_sys::BlankKind as Raw;
+        let pairs = [
+            (Raw::Blank, super::BlankKind::Blank),
+            (Raw::NotFound, super::BlankKind::NotFound),
+            (Raw::NotSupported, super::BlankKind::NotSupported),
+            (Raw::NotPermissioned, super::BlankKind::NotPermissioned),
+        ];
+        for (raw, safe) in pairs {
+            assert_eq!(<super::BlankKind as Binding>::from_raw(raw), safe);
+            assert_eq!(Binding::raw(&safe), raw);
+        }
     }
 
     #[test]

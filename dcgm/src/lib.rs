@@ -18,7 +18,7 @@
 //!
 //! # Features
 //!
-//! * `testing` (off): [`testing`], the simulator's path and configuration, DCGM's test API
+//! * `testing` (off): `dcgm::testing`, the simulator's path and configuration, DCGM's test API
 //!   (fake GPUs, injected values) and sentinel checks; for tests and examples.
 //! * `tokio` (off): policy violations as a `futures` `Stream` (`Group::policy_stream`). No
 //!   runtime is started, and blocking DCGM calls never run on async worker threads.

@@ -49,13 +49,7 @@ flag_set! {
         /// XID errors.
         const XID = DCGM_POLICY_COND_XID;
         /// Every condition.
-        const ALL = DCGM_POLICY_COND_DBE
-            | DCGM_POLICY_COND_PCI
-            | DCGM_POLICY_COND_MAX_PAGES_RETIRED
-            | DCGM_POLICY_COND_THERMAL
-            | DCGM_POLICY_COND_POWER
-            | DCGM_POLICY_COND_NVLINK
-            | DCGM_POLICY_COND_XID;
+        const ALL = DCGM_POLICY_COND_ALL;
     }
 }
 

@@ -30,17 +30,6 @@ pub struct AccountingStats {
     pub active_time_us: u64,
 }
 
-/// The byte size of the struct a known binary field carries.
-pub(crate) fn known_size(field: u16) -> Option<usize> {
-    match field {
-        DCGM_FI_DEV_COMPUTE_PIDS | DCGM_FI_DEV_GRAPHICS_PIDS => {
-            Some(size_of::<dcgmRunningProcess_v1>())
-        }
-        DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS => Some(size_of::<dcgmDevicePidAccountingStats_v1>()),
-        _ => None,
-    }
-}
-
 fn read<T: Zeroable + Copy>(b: &[u8]) -> Option<T> {
     if b.len() < size_of::<T>() {
         return None;

@@ -25,6 +25,7 @@ pub use dcgm_sys as sys;
 
 use dcgm_sys::*;
 
+use crate::blank::BlankKind;
 use crate::diag::{DiagLevel, DiagResult};
 use crate::entity::{Entity, EntityGroup};
 use crate::error::ReturnCode;
@@ -67,6 +68,7 @@ binding!(HealthResult, dcgmHealthWatchResults_t);
 binding!(Module, dcgmModuleId_t);
 binding!(GroupId, dcgmGpuGrp_t);
 binding!(FieldGroupId, dcgmFieldGrp_t);
+binding!(BlankKind, dcgm_sys::BlankKind);
 
 impl Binding for ReturnCode {
     type Raw = dcgmReturn_t;

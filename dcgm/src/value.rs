@@ -160,7 +160,7 @@ pub(crate) fn decode(
         // SAFETY: the record's type says the union holds an int64.
         let i = unsafe { v.i64_ };
         return match int64_blank_kind(i) {
-            Some(k) => Value::Blank(k.into()),
+            Some(k) => Value::Blank(BlankKind::from_raw(k)),
             None => Value::Int(i),
         };
     }
@@ -183,7 +183,7 @@ pub(crate) fn decode(
             // SAFETY: the record's type says the union holds an int64.
             let i = unsafe { v.i64_ };
             match int64_blank_kind(i) {
-                Some(k) => Value::Blank(k.into()),
+                Some(k) => Value::Blank(BlankKind::from_raw(k)),
                 None => Value::Int(i),
             }
         }
@@ -191,7 +191,7 @@ pub(crate) fn decode(
             // SAFETY: the record's type says the union holds a double.
             let d = unsafe { v.dbl };
             match fp64_blank_kind(d) {
-                Some(k) => Value::Blank(k.into()),
+                Some(k) => Value::Blank(BlankKind::from_raw(k)),
                 None => Value::Double(d),
             }
         }
@@ -199,14 +199,14 @@ pub(crate) fn decode(
             // SAFETY: any byte pattern is a valid c_char array.
             let s = crate::library::c_buf(unsafe { &v.str_ });
             match str_blank_kind(&s) {
-                Some(k) => Value::Blank(k.into()),
+                Some(k) => Value::Blank(BlankKind::from_raw(k)),
                 None => Value::String(s),
             }
         }
         FieldType::Binary | FieldType::Unknown(_) => {
             // SAFETY: any byte pattern is a valid c_char array.
             let blob = unsafe { &v.blob };
-            let len = crate::process::known_size(field)
+            let len = known_size(field)
                 .or_else(|| {
                     field_by_id(field)
                         .map(|f| f.size as usize)
@@ -216,6 +216,17 @@ pub(crate) fn decode(
                 .min(blob.len());
             Value::Bytes(blob[..len].iter().map(|c| *c as u8).collect())
         }
+    }
+}
+
+/// The byte size of the struct a known binary field carries.
+fn known_size(field: u16) -> Option<usize> {
+    match field {
+        DCGM_FI_DEV_COMPUTE_PIDS | DCGM_FI_DEV_GRAPHICS_PIDS => {
+            Some(size_of::<dcgmRunningProcess_v1>())
+        }
+        DCGM_FI_DEV_PROCESS_ACCOUNTING_STATS => Some(size_of::<dcgmDevicePidAccountingStats_v1>()),
+        _ => None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::ffi::{CStr, c_char, c_int};
 use dcgm_sys::*;
 
 use super::health::group_gpus;
-use super::misc::module_ok;
+use super::modules::module_ok;
 use super::{guard, out, versioned};
 use crate::engine::{Engine, lock, with_engine};
 

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use dcgm_sys::*;
 
+use super::failure_reasons::recorded_class;
 use super::health::group_gpus;
-use super::misc::{module_ok, recorded_class};
+use super::modules::module_ok;
 use super::{guard, read_str, versioned, write_str};
 use crate::engine::{Engine, now_us, with_engine};
 use crate::ffi::lifecycle::SIM_DCGM_VERSION;

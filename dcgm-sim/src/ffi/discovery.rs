@@ -1,6 +1,7 @@
-//! Discovery: devices, entities, attributes, MIG and CPU hierarchies, topology, NVLink status.
+//! Discovery: devices, entities, attributes, GPU status and architecture, MIG and CPU
+//! hierarchies (topology is in `topology`, NVLink link states in `nvlink`).
 
-use std::ffi::{c_int, c_ulong};
+use std::ffi::c_int;
 
 use dcgm_sys::*;
 
@@ -121,7 +122,8 @@ fn blank_attributes(a: &mut dcgmDeviceAttributes_v3) {
     a.clockSets.count = 0;
 }
 
-fn gpu_cfg(m: &Machine, gpu: u32) -> Result<&crate::config::GpuConfig, dcgmReturn_t> {
+/// The configuration of a simulated GPU, or `DCGM_ST_BADPARAM` for an unknown id.
+pub fn gpu_cfg(m: &Machine, gpu: u32) -> Result<&crate::config::GpuConfig, dcgmReturn_t> {
     m.cfg.gpus.get(gpu as usize).ok_or(DCGM_ST_BADPARAM)
 }
 
@@ -344,38 +346,6 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
     })
 }
 
-/// # Safety
-///
-/// `linkStatus` must be NULL or a versioned `dcgmNvLinkStatus_v5`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmGetNvLinkLinkStatus(
-    dcgmHandle: dcgmHandle_t,
-    linkStatus: *mut dcgmNvLinkStatus_v5,
-) -> dcgmReturn_t {
-    guard(|| {
-        // SAFETY: per this function's contract.
-        let s = unsafe { versioned(linkStatus, &[dcgmNvLinkStatus_version5]) }?;
-        with_engine(dcgmHandle, |e| {
-            let m = &e.machine;
-            s.numGpus = m.gpu_count().min(DCGM_MAX_NUM_DEVICES as u32);
-            for i in 0..(m.gpu_count() as usize).min(DCGM_MAX_NUM_DEVICES) {
-                s.gpus[i].entityId = i as u32;
-                for (l, st) in s.gpus[i].linkState.iter_mut().enumerate() {
-                    *st = m.link_state(DCGM_FE_GPU, i as u32, l as u32);
-                }
-            }
-            s.numNvSwitches = m.cfg.nvswitches.min(DCGM_MAX_NUM_SWITCHES as u32);
-            for i in 0..s.numNvSwitches as usize {
-                s.nvSwitches[i].entityId = i as u32;
-                for (l, st) in s.nvSwitches[i].linkState.iter_mut().enumerate() {
-                    *st = m.link_state(DCGM_FE_SWITCH, i as u32, l as u32);
-                }
-            }
-            Ok(())
-        })
-    })
-}
-
 fn fill_cpus(m: &Machine, num: &mut u32, mut each: impl FnMut(usize, u32, u32, u32, &str)) {
     *num = m.cpu_cores.len().min(DCGM_MAX_NUM_CPUS) as u32;
     for (i, (cpu, first, count)) in m.cpu_cores.iter().enumerate().take(DCGM_MAX_NUM_CPUS) {
@@ -441,125 +411,6 @@ pub unsafe extern "C" fn dcgmGetCpuHierarchy_v2(
                     );
                 },
             );
-            Ok(())
-        })
-    })
-}
-
-/// The CPU socket a GPU hangs off: the first half of the GPUs on CPU 0, the rest on CPU 1.
-pub fn gpu_socket(m: &Machine, gpu: u32) -> u32 {
-    let sockets = m.cfg.cpus.len().max(1) as u32;
-    let per = m.gpu_count().div_ceil(sockets).max(1);
-    (gpu / per).min(sockets - 1)
-}
-
-fn affinity(m: &Machine, socket: u32, mask: &mut [c_ulong]) {
-    if let Some((_, first, count)) = m.cpu_cores.get(socket as usize) {
-        for c in *first..*first + *count {
-            let bits = c_ulong::BITS;
-            if let Some(w) = mask.get_mut((c / bits) as usize) {
-                *w |= 1 << (c % bits);
-            }
-        }
-    }
-}
-
-/// The topology path between two GPUs: NVLink through the switches plus the PCIe relation.
-pub fn gpu_path(m: &Machine, a: u32, b: u32) -> (dcgmGpuTopologyLevel_t, u64) {
-    let pci = if gpu_socket(m, a) == gpu_socket(m, b) {
-        DCGM_TOPOLOGY_CPU
-    } else {
-        DCGM_TOPOLOGY_SYSTEM
-    };
-    let links = m.cfg.gpus[a as usize]
-        .nvlinks
-        .min(m.cfg.gpus[b as usize].nvlinks);
-    if links == 0 || m.cfg.nvswitches == 0 {
-        return (pci, 0);
-    }
-    let nv = DCGM_TOPOLOGY_NVLINK1 << (links - 1);
-    (pci | nv, (1u64 << links) - 1)
-}
-
-/// # Safety
-///
-/// `pDcgmDeviceTopology` must be NULL or a versioned `dcgmDeviceTopology_v1` or `_v2`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmGetDeviceTopology(
-    pDcgmHandle: dcgmHandle_t,
-    gpuId: u32,
-    pDcgmDeviceTopology: *mut dcgmDeviceTopology_t,
-) -> dcgmReturn_t {
-    guard(|| {
-        // SAFETY: per this function's contract.
-        let t = unsafe { versioned(pDcgmDeviceTopology, &[dcgmDeviceTopology_version2]) }?;
-        with_engine(pDcgmHandle, |e| {
-            let m = &e.machine;
-            // libdcgm 4.6.0 has no topology for an unknown GPU, nor for a node's only GPU.
-            gpu_cfg(m, gpuId).map_err(|_| DCGM_ST_NOT_SUPPORTED)?;
-            if m.gpu_count() < 2 {
-                return Err(DCGM_ST_NOT_SUPPORTED);
-            }
-            affinity(m, gpu_socket(m, gpuId), &mut t.cpuAffinityMask);
-            let mut n = 0;
-            for other in 0..m.gpu_count() {
-                if other == gpuId || n >= t.gpuPaths.len() {
-                    continue;
-                }
-                let (path, links) = gpu_path(m, gpuId, other);
-                t.gpuPaths[n].gpuId = other;
-                t.gpuPaths[n].path = path;
-                t.gpuPaths[n].localNvLinkIds = links;
-                n += 1;
-            }
-            t.numGpus = n as u32;
-            Ok(())
-        })
-    })
-}
-
-/// # Safety
-///
-/// `pDcgmGroupTopology` must be NULL or a versioned `dcgmGroupTopology_v2`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmGetGroupTopology(
-    pDcgmHandle: dcgmHandle_t,
-    groupId: dcgmGpuGrp_t,
-    pDcgmGroupTopology: *mut dcgmGroupTopology_t,
-) -> dcgmReturn_t {
-    guard(|| {
-        // SAFETY: per this function's contract.
-        let t = unsafe { versioned(pDcgmGroupTopology, &[dcgmGroupTopology_version2]) }?;
-        with_engine(pDcgmHandle, |e| {
-            let gpus: Vec<u32> = e
-                .group_entities(groupId)?
-                .iter()
-                .filter(|p| p.entityGroupId == DCGM_FE_GPU)
-                .map(|p| p.entityId)
-                .collect();
-            if gpus.is_empty() {
-                return Err(DCGM_ST_GROUP_IS_EMPTY);
-            }
-            let m = &e.machine;
-            let sockets: std::collections::BTreeSet<u32> =
-                gpus.iter().map(|g| gpu_socket(m, *g)).collect();
-            for s in &sockets {
-                affinity(m, *s, &mut t.groupCpuAffinityMask);
-            }
-            t.numaOptimalFlag = u32::from(sockets.len() == 1);
-            let mut slowest: dcgmGpuTopologyLevel_t = 0;
-            for a in &gpus {
-                for b in &gpus {
-                    if a != b {
-                        let (p, _) = gpu_path(m, *a, *b);
-                        let pci = p & 0xff;
-                        if pci > (slowest & 0xff) {
-                            slowest = p;
-                        }
-                    }
-                }
-            }
-            t.slowestPath = slowest;
             Ok(())
         })
     })

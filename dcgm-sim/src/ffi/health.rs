@@ -3,7 +3,7 @@
 
 use dcgm_sys::*;
 
-use super::misc::module_ok;
+use super::modules::module_ok;
 use super::{guard, out, versioned, write_str};
 use crate::engine::{Engine, now_us, with_engine};
 use crate::model::{Dynamics, Event};

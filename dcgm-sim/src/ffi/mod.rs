@@ -5,16 +5,23 @@
 pub mod config;
 pub mod diag;
 pub mod discovery;
+pub mod failure_reasons;
 pub mod fields;
 pub mod groups;
 pub mod health;
+pub mod hostengine_settings;
+pub mod introspection;
 pub mod lifecycle;
-pub mod misc;
+pub mod modules;
+pub mod nvlink;
 pub mod policy;
 pub mod prof;
+pub mod samples;
 mod sigcheck;
 pub mod stats;
 pub mod test_api;
+pub mod topology;
+pub mod unsupported;
 pub mod values;
 
 use std::ffi::{CStr, c_char};

@@ -2,7 +2,7 @@
 
 use dcgm_sys::*;
 
-use super::misc::module_ok;
+use super::modules::module_ok;
 use super::{guard, versioned};
 use crate::engine::with_engine;
 

@@ -23,8 +23,8 @@ const _: dcgm_sys::pfn::DcgmFieldsInit = crate::ffi::fields::DcgmFieldsInit;
 const _: dcgm_sys::pfn::DcgmFieldsTerm = crate::ffi::fields::DcgmFieldsTerm;
 const _: dcgm_sys::pfn::dcgmActionValidate = crate::ffi::diag::dcgmActionValidate;
 const _: dcgm_sys::pfn::dcgmActionValidate_v2 = crate::ffi::diag::dcgmActionValidate_v2;
-const _: dcgm_sys::pfn::dcgmAddFakeInstances = crate::ffi::misc::dcgmAddFakeInstances;
-const _: dcgm_sys::pfn::dcgmAttachDriver = crate::ffi::misc::dcgmAttachDriver;
+const _: dcgm_sys::pfn::dcgmAddFakeInstances = crate::ffi::unsupported::dcgmAddFakeInstances;
+const _: dcgm_sys::pfn::dcgmAttachDriver = crate::ffi::unsupported::dcgmAttachDriver;
 const _: dcgm_sys::pfn::dcgmConfigEnforce = crate::ffi::config::dcgmConfigEnforce;
 const _: dcgm_sys::pfn::dcgmConfigGet = crate::ffi::config::dcgmConfigGet;
 const _: dcgm_sys::pfn::dcgmConfigSet = crate::ffi::config::dcgmConfigSet;
@@ -33,16 +33,19 @@ const _: dcgm_sys::pfn::dcgmConfigSetWorkloadPowerProfile =
 const _: dcgm_sys::pfn::dcgmConnect = crate::ffi::lifecycle::dcgmConnect;
 const _: dcgm_sys::pfn::dcgmConnect_v2 = crate::ffi::lifecycle::dcgmConnect_v2;
 const _: dcgm_sys::pfn::dcgmConnect_v3 = crate::ffi::lifecycle::dcgmConnect_v3;
-const _: dcgm_sys::pfn::dcgmDetachDriver = crate::ffi::misc::dcgmDetachDriver;
+const _: dcgm_sys::pfn::dcgmDetachDriver = crate::ffi::unsupported::dcgmDetachDriver;
 const _: dcgm_sys::pfn::dcgmDiagSendHeartbeat = crate::ffi::diag::dcgmDiagSendHeartbeat;
 const _: dcgm_sys::pfn::dcgmDisconnect = crate::ffi::lifecycle::dcgmDisconnect;
-const _: dcgm_sys::pfn::dcgmEngineRun = crate::ffi::misc::dcgmEngineRun;
+const _: dcgm_sys::pfn::dcgmEngineRun = crate::ffi::unsupported::dcgmEngineRun;
 const _: dcgm_sys::pfn::dcgmEntitiesGetLatestValues =
     crate::ffi::values::dcgmEntitiesGetLatestValues;
 const _: dcgm_sys::pfn::dcgmEntityGetLatestValues = crate::ffi::values::dcgmEntityGetLatestValues;
-const _: dcgm_sys::pfn::dcgmErrorGetCategoryByCode = crate::ffi::misc::dcgmErrorGetCategoryByCode;
-const _: dcgm_sys::pfn::dcgmErrorGetFormatMsgByCode = crate::ffi::misc::dcgmErrorGetFormatMsgByCode;
-const _: dcgm_sys::pfn::dcgmErrorGetPriorityByCode = crate::ffi::misc::dcgmErrorGetPriorityByCode;
+const _: dcgm_sys::pfn::dcgmErrorGetCategoryByCode =
+    crate::ffi::failure_reasons::dcgmErrorGetCategoryByCode;
+const _: dcgm_sys::pfn::dcgmErrorGetFormatMsgByCode =
+    crate::ffi::failure_reasons::dcgmErrorGetFormatMsgByCode;
+const _: dcgm_sys::pfn::dcgmErrorGetPriorityByCode =
+    crate::ffi::failure_reasons::dcgmErrorGetPriorityByCode;
 const _: dcgm_sys::pfn::dcgmFieldGroupCreate = crate::ffi::groups::dcgmFieldGroupCreate;
 const _: dcgm_sys::pfn::dcgmFieldGroupDestroy = crate::ffi::groups::dcgmFieldGroupDestroy;
 const _: dcgm_sys::pfn::dcgmFieldGroupGetAll = crate::ffi::groups::dcgmFieldGroupGetAll;
@@ -53,27 +56,27 @@ const _: dcgm_sys::pfn::dcgmGetAllSupportedDevices =
 const _: dcgm_sys::pfn::dcgmGetCpuHierarchy = crate::ffi::discovery::dcgmGetCpuHierarchy;
 const _: dcgm_sys::pfn::dcgmGetCpuHierarchy_v2 = crate::ffi::discovery::dcgmGetCpuHierarchy_v2;
 const _: dcgm_sys::pfn::dcgmGetDeviceAttributes = crate::ffi::discovery::dcgmGetDeviceAttributes;
-const _: dcgm_sys::pfn::dcgmGetDeviceTopology = crate::ffi::discovery::dcgmGetDeviceTopology;
+const _: dcgm_sys::pfn::dcgmGetDeviceTopology = crate::ffi::topology::dcgmGetDeviceTopology;
 const _: dcgm_sys::pfn::dcgmGetDeviceWorkloadPowerProfileInfo =
     crate::ffi::config::dcgmGetDeviceWorkloadPowerProfileInfo;
 const _: dcgm_sys::pfn::dcgmGetEntityGroupEntities =
     crate::ffi::discovery::dcgmGetEntityGroupEntities;
-const _: dcgm_sys::pfn::dcgmGetErrorMeta = crate::ffi::misc::dcgmGetErrorMeta;
-const _: dcgm_sys::pfn::dcgmGetFieldSummary = crate::ffi::misc::dcgmGetFieldSummary;
+const _: dcgm_sys::pfn::dcgmGetErrorMeta = crate::ffi::failure_reasons::dcgmGetErrorMeta;
+const _: dcgm_sys::pfn::dcgmGetFieldSummary = crate::ffi::samples::dcgmGetFieldSummary;
 const _: dcgm_sys::pfn::dcgmGetGpuChipArchitecture =
     crate::ffi::discovery::dcgmGetGpuChipArchitecture;
 const _: dcgm_sys::pfn::dcgmGetGpuInstanceHierarchy =
     crate::ffi::discovery::dcgmGetGpuInstanceHierarchy;
 const _: dcgm_sys::pfn::dcgmGetGpuStatus = crate::ffi::discovery::dcgmGetGpuStatus;
-const _: dcgm_sys::pfn::dcgmGetGroupTopology = crate::ffi::discovery::dcgmGetGroupTopology;
+const _: dcgm_sys::pfn::dcgmGetGroupTopology = crate::ffi::topology::dcgmGetGroupTopology;
 const _: dcgm_sys::pfn::dcgmGetLatestValues = crate::ffi::values::dcgmGetLatestValues;
 const _: dcgm_sys::pfn::dcgmGetLatestValuesForFields =
     crate::ffi::values::dcgmGetLatestValuesForFields;
 const _: dcgm_sys::pfn::dcgmGetLatestValues_v2 = crate::ffi::values::dcgmGetLatestValues_v2;
 const _: dcgm_sys::pfn::dcgmGetMultipleValuesForField =
-    crate::ffi::misc::dcgmGetMultipleValuesForField;
-const _: dcgm_sys::pfn::dcgmGetNvLinkLinkStatus = crate::ffi::discovery::dcgmGetNvLinkLinkStatus;
-const _: dcgm_sys::pfn::dcgmGetNvLinkP2PStatus = crate::ffi::misc::dcgmGetNvLinkP2PStatus;
+    crate::ffi::samples::dcgmGetMultipleValuesForField;
+const _: dcgm_sys::pfn::dcgmGetNvLinkLinkStatus = crate::ffi::nvlink::dcgmGetNvLinkLinkStatus;
+const _: dcgm_sys::pfn::dcgmGetNvLinkP2PStatus = crate::ffi::nvlink::dcgmGetNvLinkP2PStatus;
 const _: dcgm_sys::pfn::dcgmGetPidInfo = crate::ffi::stats::dcgmGetPidInfo;
 const _: dcgm_sys::pfn::dcgmGetValuesSince = crate::ffi::values::dcgmGetValuesSince;
 const _: dcgm_sys::pfn::dcgmGetValuesSince_v2 = crate::ffi::values::dcgmGetValuesSince_v2;
@@ -90,25 +93,25 @@ const _: dcgm_sys::pfn::dcgmHealthGet = crate::ffi::health::dcgmHealthGet;
 const _: dcgm_sys::pfn::dcgmHealthSet = crate::ffi::health::dcgmHealthSet;
 const _: dcgm_sys::pfn::dcgmHealthSet_v2 = crate::ffi::health::dcgmHealthSet_v2;
 const _: dcgm_sys::pfn::dcgmHostengineEnvironmentVariableInfo =
-    crate::ffi::misc::dcgmHostengineEnvironmentVariableInfo;
+    crate::ffi::hostengine_settings::dcgmHostengineEnvironmentVariableInfo;
 const _: dcgm_sys::pfn::dcgmHostengineIsHealthy = crate::ffi::lifecycle::dcgmHostengineIsHealthy;
 const _: dcgm_sys::pfn::dcgmHostengineSetLoggingSeverity =
-    crate::ffi::misc::dcgmHostengineSetLoggingSeverity;
+    crate::ffi::hostengine_settings::dcgmHostengineSetLoggingSeverity;
 const _: dcgm_sys::pfn::dcgmHostengineVersionInfo =
     crate::ffi::lifecycle::dcgmHostengineVersionInfo;
 const _: dcgm_sys::pfn::dcgmInit = crate::ffi::lifecycle::dcgmInit;
 const _: dcgm_sys::pfn::dcgmIntrospectGetHostengineCpuUtilization =
-    crate::ffi::misc::dcgmIntrospectGetHostengineCpuUtilization;
+    crate::ffi::introspection::dcgmIntrospectGetHostengineCpuUtilization;
 const _: dcgm_sys::pfn::dcgmIntrospectGetHostengineMemoryUsage =
-    crate::ffi::misc::dcgmIntrospectGetHostengineMemoryUsage;
+    crate::ffi::introspection::dcgmIntrospectGetHostengineMemoryUsage;
 const _: dcgm_sys::pfn::dcgmJobGetStats = crate::ffi::stats::dcgmJobGetStats;
 const _: dcgm_sys::pfn::dcgmJobRemove = crate::ffi::stats::dcgmJobRemove;
 const _: dcgm_sys::pfn::dcgmJobRemoveAll = crate::ffi::stats::dcgmJobRemoveAll;
 const _: dcgm_sys::pfn::dcgmJobStartStats = crate::ffi::stats::dcgmJobStartStats;
 const _: dcgm_sys::pfn::dcgmJobStopStats = crate::ffi::stats::dcgmJobStopStats;
-const _: dcgm_sys::pfn::dcgmModuleDenylist = crate::ffi::misc::dcgmModuleDenylist;
-const _: dcgm_sys::pfn::dcgmModuleGetStatuses = crate::ffi::misc::dcgmModuleGetStatuses;
-const _: dcgm_sys::pfn::dcgmModuleIdToName = crate::ffi::misc::dcgmModuleIdToName;
+const _: dcgm_sys::pfn::dcgmModuleDenylist = crate::ffi::modules::dcgmModuleDenylist;
+const _: dcgm_sys::pfn::dcgmModuleGetStatuses = crate::ffi::modules::dcgmModuleGetStatuses;
+const _: dcgm_sys::pfn::dcgmModuleIdToName = crate::ffi::modules::dcgmModuleIdToName;
 const _: dcgm_sys::pfn::dcgmPolicyGet = crate::ffi::policy::dcgmPolicyGet;
 const _: dcgm_sys::pfn::dcgmPolicyRegister_v2 = crate::ffi::policy::dcgmPolicyRegister_v2;
 const _: dcgm_sys::pfn::dcgmPolicySet = crate::ffi::policy::dcgmPolicySet;
@@ -121,7 +124,7 @@ const _: dcgm_sys::pfn::dcgmProfPause = crate::ffi::prof::dcgmProfPause;
 const _: dcgm_sys::pfn::dcgmProfResume = crate::ffi::prof::dcgmProfResume;
 const _: dcgm_sys::pfn::dcgmRunDiagnostic = crate::ffi::diag::dcgmRunDiagnostic;
 const _: dcgm_sys::pfn::dcgmRunMnDiagnostic = crate::ffi::diag::dcgmRunMnDiagnostic;
-const _: dcgm_sys::pfn::dcgmSelectGpusByTopology = crate::ffi::misc::dcgmSelectGpusByTopology;
+const _: dcgm_sys::pfn::dcgmSelectGpusByTopology = crate::ffi::topology::dcgmSelectGpusByTopology;
 const _: dcgm_sys::pfn::dcgmShutdown = crate::ffi::lifecycle::dcgmShutdown;
 const _: dcgm_sys::pfn::dcgmStartEmbedded = crate::ffi::lifecycle::dcgmStartEmbedded;
 const _: dcgm_sys::pfn::dcgmStartEmbedded_v2 = crate::ffi::lifecycle::dcgmStartEmbedded_v2;

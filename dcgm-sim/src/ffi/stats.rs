@@ -22,6 +22,24 @@ fn value_at(e: &Engine, gpu: u32, field: u16, ts: i64) -> Option<f64> {
     }
 }
 
+/// Converters from a summary to DCGM's summary structs, which differ only in the number type:
+/// the three values converted by `$conv`, or all three `$blank` without a summary.
+macro_rules! summary_to_c {
+    ($($name:ident: $c:ident, $blank:expr, $conv:expr;)*) => {$(
+        fn $name(s: Option<Summary>) -> $c {
+            let [min, max, avg] = match s {
+                Some(s) => [s.min, s.max, s.avg].map($conv),
+                None => [$blank; 3],
+            };
+            $c {
+                minValue: min,
+                maxValue: max,
+                average: avg,
+            }
+        }
+    )*};
+}
+
 /// Minimum, maximum and average of a field over `[start, end]`.
 #[derive(Debug, Clone, Copy)]
 struct Summary {
@@ -58,49 +76,10 @@ impl Summary {
         })
     }
 
-    fn i64(s: Option<Summary>) -> dcgmStatSummaryInt64_t {
-        match s {
-            Some(s) => dcgmStatSummaryInt64_t {
-                minValue: s.min.round() as i64,
-                maxValue: s.max.round() as i64,
-                average: s.avg.round() as i64,
-            },
-            None => dcgmStatSummaryInt64_t {
-                minValue: DCGM_INT64_BLANK,
-                maxValue: DCGM_INT64_BLANK,
-                average: DCGM_INT64_BLANK,
-            },
-        }
-    }
-
-    fn i32(s: Option<Summary>) -> dcgmStatSummaryInt32_t {
-        match s {
-            Some(s) => dcgmStatSummaryInt32_t {
-                minValue: s.min.round() as i32,
-                maxValue: s.max.round() as i32,
-                average: s.avg.round() as i32,
-            },
-            None => dcgmStatSummaryInt32_t {
-                minValue: DCGM_INT32_BLANK,
-                maxValue: DCGM_INT32_BLANK,
-                average: DCGM_INT32_BLANK,
-            },
-        }
-    }
-
-    fn f64(s: Option<Summary>) -> dcgmStatSummaryFp64_t {
-        match s {
-            Some(s) => dcgmStatSummaryFp64_t {
-                minValue: s.min,
-                maxValue: s.max,
-                average: s.avg,
-            },
-            None => dcgmStatSummaryFp64_t {
-                minValue: DCGM_FP64_BLANK,
-                maxValue: DCGM_FP64_BLANK,
-                average: DCGM_FP64_BLANK,
-            },
-        }
+    summary_to_c! {
+        i64: dcgmStatSummaryInt64_t, DCGM_INT64_BLANK, |v: f64| v.round() as i64;
+        i32: dcgmStatSummaryInt32_t, DCGM_INT32_BLANK, |v: f64| v.round() as i32;
+        f64: dcgmStatSummaryFp64_t, DCGM_FP64_BLANK, |v: f64| v;
     }
 }
 

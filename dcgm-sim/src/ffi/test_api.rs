@@ -8,8 +8,8 @@ use std::ffi::{c_int, c_void};
 
 use dcgm_sys::*;
 
-use super::misc::module_ok;
-use super::values::{Read, fill_v1};
+use super::modules::module_ok;
+use super::values::{Read, fill_v1, since_outputs};
 use super::{guard, out, versioned};
 use crate::cache::{Watch, key};
 use crate::engine::{Engine, now_us, with_engine};
@@ -488,9 +488,8 @@ pub unsafe extern "C" fn dcgmGetFieldValuesSince(
     userData: *mut c_void,
 ) -> dcgmReturn_t {
     guard(|| {
-        let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
         // SAFETY: per this function's contract.
-        let next = unsafe { out(nextSinceTimestamp) }?;
+        let (cb, next) = unsafe { since_outputs(enumCB, nextSinceTimestamp) }?;
         if fieldIds.is_null() || numFieldIds < 1 {
             return Err(DCGM_ST_BADPARAM);
         }

@@ -296,13 +296,32 @@ pub unsafe extern "C" fn dcgmGetLatestValues_v2(
     })
 }
 
+/// What every since-read checks first: the client's callback and where to write the next
+/// timestamp (`DCGM_ST_BADPARAM` for either missing).
+///
+/// # Safety
+///
+/// `next` must be NULL or valid for writes for the duration of the call.
+pub unsafe fn since_outputs<'a, C>(
+    callback: Option<C>,
+    next: *mut i64,
+) -> Result<(C, &'a mut i64), dcgmReturn_t> {
+    let callback = callback.ok_or(DCGM_ST_BADPARAM)?;
+    // SAFETY: per this function's contract.
+    let next = unsafe { out(next) }?;
+    Ok((callback, next))
+}
+
+/// The samples since `since` of a group's entities and a field group's fields; on success the
+/// timestamp to ask from next time goes to `next_since`.
 fn collect_since(
     handle: dcgmHandle_t,
     group: dcgmGpuGrp_t,
     fg: dcgmFieldGrp_t,
     since: i64,
     gpus_only: bool,
-) -> Result<(Vec<Read>, i64), dcgmReturn_t> {
+    next_since: &mut i64,
+) -> Result<Vec<Read>, dcgmReturn_t> {
     with_engine(handle, |e| {
         let entities = e.group_entities(group)?;
         if gpus_only && entities.iter().any(|p| p.entityGroupId != DCGM_FE_GPU) {
@@ -348,7 +367,34 @@ fn collect_since(
         if !any_entry {
             return Err(DCGM_ST_NOT_WATCHED);
         }
-        Ok((out, next))
+        *next_since = next;
+        Ok(out)
+    })
+}
+
+/// Both versions of `dcgmGetValuesSince`, which differ only in the callback's type (`call`
+/// makes the client's callback) and in whether the group may hold entities other than GPUs.
+///
+/// # Safety
+///
+/// As for [`dcgmGetValuesSince`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn values_since<C>(
+    handle: dcgmHandle_t,
+    group: dcgmGpuGrp_t,
+    fg: dcgmFieldGrp_t,
+    since: i64,
+    next: *mut i64,
+    callback: Option<C>,
+    gpus_only: bool,
+    call: impl Fn(&C, u32, u32, *mut dcgmFieldValue_v1, c_int) -> c_int,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let (cb, next) = unsafe { since_outputs(callback, next) }?;
+        let reads = collect_since(handle, group, fg, since, gpus_only, next)?;
+        deliver(&reads, |g, id, v, n| call(&cb, g, id, v, n));
+        Ok(())
     })
 }
 
@@ -365,17 +411,19 @@ pub unsafe extern "C" fn dcgmGetValuesSince(
     enumCB: dcgmFieldValueEnumeration_f,
     userData: *mut c_void,
 ) -> dcgmReturn_t {
-    guard(|| {
-        let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
-        // SAFETY: per this function's contract.
-        let next_out = unsafe { out(nextSinceTimestamp) }?;
-        let (reads, next) =
-            collect_since(pDcgmHandle, groupId, fieldGroupId, sinceTimestamp, true)?;
-        *next_out = next;
-        // SAFETY: the client's callback, called as its type says.
-        deliver(&reads, |_, id, v, n| unsafe { cb(id, v, n, userData) });
-        Ok(())
-    })
+    // SAFETY: per this function's contract; the client's callback is called as its type says.
+    unsafe {
+        values_since(
+            pDcgmHandle,
+            groupId,
+            fieldGroupId,
+            sinceTimestamp,
+            nextSinceTimestamp,
+            enumCB,
+            true,
+            |cb, _, id, v, n| cb(id, v, n, userData),
+        )
+    }
 }
 
 /// # Safety
@@ -391,17 +439,19 @@ pub unsafe extern "C" fn dcgmGetValuesSince_v2(
     enumCB: dcgmFieldValueEntityEnumeration_f,
     userData: *mut c_void,
 ) -> dcgmReturn_t {
-    guard(|| {
-        let cb = enumCB.ok_or(DCGM_ST_BADPARAM)?;
-        // SAFETY: per this function's contract.
-        let next_out = unsafe { out(nextSinceTimestamp) }?;
-        let (reads, next) =
-            collect_since(pDcgmHandle, groupId, fieldGroupId, sinceTimestamp, false)?;
-        *next_out = next;
-        // SAFETY: the client's callback, called as its type says.
-        deliver(&reads, |g, id, v, n| unsafe { cb(g, id, v, n, userData) });
-        Ok(())
-    })
+    // SAFETY: per this function's contract; the client's callback is called as its type says.
+    unsafe {
+        values_since(
+            pDcgmHandle,
+            groupId,
+            fieldGroupId,
+            sinceTimestamp,
+            nextSinceTimestamp,
+            enumCB,
+            false,
+            |cb, g, id, v, n| cb(g, id, v, n, userData),
+        )
+    }
 }
 
 /// # Safety

@@ -66,6 +66,15 @@ pub const DCGM_POLICY_COND_POWER: dcgmPolicyCondition_t = 0x10;
 pub const DCGM_POLICY_COND_NVLINK: dcgmPolicyCondition_t = 0x20;
 /// XID errors.
 pub const DCGM_POLICY_COND_XID: dcgmPolicyCondition_t = 0x40;
+/// Every condition bit above. Not a name of DCGM's headers: the one list of the conditions,
+/// for the simulator's mask checks and `dcgm::PolicyCondition::ALL`.
+pub const DCGM_POLICY_COND_ALL: dcgmPolicyCondition_t = DCGM_POLICY_COND_DBE
+    | DCGM_POLICY_COND_PCI
+    | DCGM_POLICY_COND_MAX_PAGES_RETIRED
+    | DCGM_POLICY_COND_THERMAL
+    | DCGM_POLICY_COND_POWER
+    | DCGM_POLICY_COND_NVLINK
+    | DCGM_POLICY_COND_XID;
 
 /// Type of the `tag` of [`dcgmPolicyConditionParams_st`] (an anonymous enum in C).
 pub type dcgmPolicyConditionParams_st__bindgen_ty_1 = u32;
