@@ -6,12 +6,13 @@ use dcgm::{FieldGroup, Group, SinceCursor, Watch, WatchOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use crate::duration::seconds;
+use crate::entity::{entity_tuple, extract_entity};
 use crate::errors::ResultExt;
-use crate::handle::seconds;
-use crate::health_policy_diag_stats;
+use crate::policy::{PyPolicyRegistration, PyPolicySubscription};
 use crate::slot::Slot;
-use crate::tables::{entity_tuple, extract_entity};
 use crate::value::{PyFieldValue, values_to_list};
+use crate::{config, diagnostic, health, policy, profiling, stats, topology};
 
 // `policy_subscribe`'s default capacity (a literal there, so that Python shows it) is dcgm's.
 const _: () = assert!(dcgm::DEFAULT_POLICY_CHANNEL_CAPACITY == 1024);
@@ -157,23 +158,17 @@ impl PyGroup {
         update_interval: Option<f64>,
         max_keep_age: Option<f64>,
     ) -> PyResult<()> {
-        health_policy_diag_stats::health_set(
-            py,
-            self.get(py)?,
-            systems,
-            update_interval,
-            max_keep_age,
-        )
+        health::health_set(py, self.get(py)?, systems, update_interval, max_keep_age)
     }
 
     /// The watched health systems, as `dcgm.HealthSystem` flag bits.
     fn health_get(&self, py: Python<'_>) -> PyResult<u32> {
-        health_policy_diag_stats::health_get(py, self.get(py)?)
+        health::health_get(py, self.get(py)?)
     }
 
     /// What the health watches found since the previous check, as a dict.
     fn health_check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        health_policy_diag_stats::health_check(py, self.get(py)?)
+        health::health_check(py, self.get(py)?)
     }
 
     // --- policy ---
@@ -202,12 +197,12 @@ impl PyGroup {
             nvlink,
             xid,
         };
-        health_policy_diag_stats::policy_set(py, self.get(py)?, p)
+        policy::policy_set(py, self.get(py)?, p)
     }
 
     /// The policy of each GPU of the group: `{gpu_id: {...}}`.
     fn policy_get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        health_policy_diag_stats::policy_get(py, self.get(py)?)
+        policy::policy_get(py, self.get(py)?)
     }
 
     /// Calls `callback(violation)` (a dict) for each violation of `conditions`
@@ -219,8 +214,8 @@ impl PyGroup {
         py: Python<'_>,
         conditions: u32,
         callback: Py<PyAny>,
-    ) -> PyResult<health_policy_diag_stats::PyPolicyRegistration> {
-        health_policy_diag_stats::policy_register(py, self.get(py)?, conditions, callback)
+    ) -> PyResult<PyPolicyRegistration> {
+        policy::policy_register(py, self.get(py)?, conditions, callback)
     }
 
     /// Subscribes to the violations of `conditions` (`dcgm.PolicyCondition` flags) on the
@@ -233,8 +228,8 @@ impl PyGroup {
         py: Python<'_>,
         conditions: u32,
         capacity: usize,
-    ) -> PyResult<health_policy_diag_stats::PyPolicySubscription> {
-        health_policy_diag_stats::policy_subscribe(py, self.get(py)?, conditions, capacity)
+    ) -> PyResult<PyPolicySubscription> {
+        policy::policy_subscribe(py, self.get(py)?, conditions, capacity)
     }
 
     // --- diagnostics ---
@@ -253,7 +248,7 @@ impl PyGroup {
         fail_early: bool,
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        health_policy_diag_stats::run_diagnostic(
+        diagnostic::run_diagnostic(
             py,
             self.get(py)?,
             level,
@@ -281,12 +276,12 @@ impl PyGroup {
             max_keep_age: seconds(py, "max_keep_age", max_keep_age)?,
             max_keep_samples,
         };
-        health_policy_diag_stats::watch_pid_fields(py, self.get(py)?, options)
+        stats::watch_pid_fields(py, self.get(py)?, options)
     }
 
     /// Statistics of a process on the group's GPUs, as a dict.
     fn pid_info<'py>(&self, py: Python<'py>, pid: u32) -> PyResult<Bound<'py, PyDict>> {
-        health_policy_diag_stats::pid_info(py, self.get(py)?, pid)
+        stats::pid_info(py, self.get(py)?, pid)
     }
 
     /// Starts the watches job statistics need.
@@ -303,13 +298,13 @@ impl PyGroup {
             max_keep_age: seconds(py, "max_keep_age", max_keep_age)?,
             max_keep_samples,
         };
-        health_policy_diag_stats::watch_job_fields(py, self.get(py)?, options)
+        stats::watch_job_fields(py, self.get(py)?, options)
     }
 
     /// Starts recording job `job_id` (at most 63 bytes) on the group's GPUs; stop it and read
     /// it with `Handle.job_stop` / `Handle.job_stats`.
     fn job_start(&self, py: Python<'_>, job_id: String) -> PyResult<()> {
-        health_policy_diag_stats::job_start(py, self.get(py)?, job_id)
+        stats::job_start(py, self.get(py)?, job_id)
     }
 
     // --- configuration, profiling, topology ---
@@ -328,7 +323,7 @@ impl PyGroup {
         mem_app_clock_mhz: Option<u32>,
         sync_boost: Option<bool>,
     ) -> PyResult<()> {
-        crate::config_topology_hierarchy::config_set(
+        config::config_set(
             py,
             self.get(py)?,
             ecc_mode,
@@ -343,22 +338,22 @@ impl PyGroup {
     /// The target configuration of each GPU (or the current one with `current=True`).
     #[pyo3(signature = (current=false))]
     fn config_get<'py>(&self, py: Python<'py>, current: bool) -> PyResult<Bound<'py, PyList>> {
-        crate::config_topology_hierarchy::config_get(py, self.get(py)?, current)
+        config::config_get(py, self.get(py)?, current)
     }
 
     /// Applies the target configuration again.
     fn config_enforce(&self, py: Python<'_>) -> PyResult<()> {
-        crate::config_topology_hierarchy::config_enforce(py, self.get(py)?)
+        config::config_enforce(py, self.get(py)?)
     }
 
     /// Profiling metric groups of the group's first GPU.
     fn profiling_metric_groups<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        crate::config_topology_hierarchy::profiling_metric_groups(py, self.get(py)?)
+        profiling::profiling_metric_groups(py, self.get(py)?)
     }
 
     /// The group's topology: CPU affinity, NUMA optimality, slowest PCI path and NVLink count.
     fn topology<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        crate::config_topology_hierarchy::group_topology(py, self.get(py)?)
+        topology::group_topology(py, self.get(py)?)
     }
 
     fn __repr__(&self) -> String {

@@ -8,22 +8,36 @@
 
 use pyo3::prelude::*;
 
-mod config_topology_hierarchy;
+mod config;
+mod diagnostic;
+mod duration;
+mod entity;
 mod errors;
+mod field;
+mod flags;
 mod group;
 mod handle;
-mod health_policy_diag_stats;
+mod health;
+mod hierarchy;
+mod introspection;
+mod module;
+mod nvlink;
+mod policy;
+mod profiling;
 mod reader;
+mod return_codes;
 mod sim;
 mod slot;
-mod tables;
+mod stats;
+mod system;
 mod test_api;
+mod topology;
 mod value;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("DCGM_FE_COUNT", tables::ENTITY_GROUP_COUNT)?;
+    m.add("DCGM_FE_COUNT", entity::ENTITY_GROUP_COUNT)?;
     m.add("DCGM_FI_MAX_FIELDS", dcgm::raw::sys::DCGM_FI_MAX_FIELDS)?;
     m.add("DEFAULT_FIELD_IDS", dcgm_reader::DEFAULT_FIELD_IDS.to_vec())?;
     // For dcgm.structs_internal (the pydcgm-compatible test-API structs).
@@ -40,7 +54,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         dcgm::raw::sys::dcgmInjectFieldValue_version1,
     )?;
     m.add_class::<handle::PyHandle>()?;
-    m.add_class::<handle::PySystem>()?;
+    m.add_class::<system::PySystem>()?;
     m.add_class::<group::PyGroup>()?;
     m.add_class::<group::PyFieldGroup>()?;
     m.add_class::<group::PyWatch>()?;
@@ -48,21 +62,21 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<value::PyFieldValue>()?;
     m.add_class::<value::PyRunningProcess>()?;
     m.add_class::<value::PyAccountingStats>()?;
-    m.add_class::<tables::PyFieldMeta>()?;
+    m.add_class::<field::PyFieldMeta>()?;
     m.add_class::<reader::PyReader>()?;
     m.add_class::<reader::PySnapshots>()?;
-    m.add_class::<health_policy_diag_stats::PyPolicyRegistration>()?;
-    m.add_class::<health_policy_diag_stats::PyPolicySubscription>()?;
-    m.add_function(wrap_pyfunction!(tables::field_table, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::field_info, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::return_codes, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::python_error_suffix, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::entity_groups, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::health_systems, m)?)?;
-    m.add_function(wrap_pyfunction!(tables::policy_conditions, m)?)?;
+    m.add_class::<policy::PyPolicyRegistration>()?;
+    m.add_class::<policy::PyPolicySubscription>()?;
+    m.add_function(wrap_pyfunction!(field::field_table, m)?)?;
+    m.add_function(wrap_pyfunction!(field::field_info, m)?)?;
+    m.add_function(wrap_pyfunction!(return_codes::return_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(return_codes::python_error_suffix, m)?)?;
+    m.add_function(wrap_pyfunction!(entity::entity_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(health::health_systems, m)?)?;
+    m.add_function(wrap_pyfunction!(policy::policy_conditions, m)?)?;
     m.add_function(wrap_pyfunction!(sim::set_packaged_simulator, m)?)?;
     m.add_function(wrap_pyfunction!(sim::configure_simulator, m)?)?;
-    m.add_function(wrap_pyfunction!(health_policy_diag_stats::at_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(policy::at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(test_api::create_fake_gpus, m)?)?;
     m.add_function(wrap_pyfunction!(test_api::create_fake_gpu_instances, m)?)?;
     m.add_function(wrap_pyfunction!(

@@ -14,11 +14,12 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
+use crate::duration::seconds;
+use crate::entity::{entity_tuple, extract_entities};
 use crate::errors::{self, ResultExt};
-use crate::handle::seconds;
+use crate::field::extract_fields;
 use crate::sim;
 use crate::slot::Slot;
-use crate::tables::{entity_tuple, extract_entities, extract_fields};
 use crate::value::{PyFieldValue, value_or_blank};
 
 /// Every watched field of every GPU (or entity) in one call.

@@ -8,9 +8,10 @@ use dcgm::{Entity, Value};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 
+use crate::entity::extract_entity;
 use crate::errors::{self, ResultExt};
+use crate::field::extract_field;
 use crate::handle::PyHandle;
-use crate::tables::{extract_entity, extract_field};
 
 /// A count of entities to create: a non-negative int.
 fn count(py: Python<'_>, n: i64) -> PyResult<usize> {

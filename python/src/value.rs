@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
-use crate::tables::entity_tuple;
+use crate::entity::entity_tuple;
 
 static BLANK_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 

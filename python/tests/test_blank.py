@@ -31,7 +31,7 @@ def test_field_values_carry_blank_kinds(sim_config: Any) -> None:
     for v in by_field[203]:
         assert v.blank is dcgm.Blank.BLANK and v.value is None and v.is_blank
     for v in by_field[155]:
-        assert v.blank is None and isinstance(v.value, float) and v.value not in SENTINELS
+        assert v.blank is None and 50.0 < v.value <= 700.0 and v.value not in SENTINELS  # watts
 
 
 def test_reader_keeps_or_drops_blanks(sim_config: Any) -> None:
@@ -42,7 +42,8 @@ def test_reader_keeps_or_drops_blanks(sim_config: Any) -> None:
         d = r.latest_by_name()[0]
         assert d["gpu_temp"] is dcgm.Blank.NOT_SUPPORTED
         assert d["gpu_utilization"] is dcgm.Blank.BLANK
-        assert isinstance(d["power_usage"], float)
+        watts = d["power_usage"]
+        assert isinstance(watts, float) and 50.0 < watts <= 700.0
         samples = r.since_last_call()[(1, 0)][203]
         assert samples and all(s.blank is dcgm.Blank.BLANK and s.value is None for s in samples)
 

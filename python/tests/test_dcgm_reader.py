@@ -15,6 +15,14 @@ import dcgm.structs as dcgm_structs
 from dcgm import DcgmReader
 
 
+# What the default simulated node reads: GPU 0-6 run a 62000 MiB process (fb_used adds the
+# driver's 610 MiB), GPU 7's first MIG instance uses 4118 MiB; temperatures and power follow
+# the load, within these bounds.
+FB_USED_MIB = 62610
+GI_0_FB_USED_MIB = 4118
+PLAUSIBLE = {"gpu_temp": (25, 95), "power_usage": (50.0, 700.0)}
+
+
 class FieldCollector(DcgmReader):
     """An upstream-style subclass: collects what CustomFieldHandler gets."""
 
@@ -50,7 +58,8 @@ def test_subclass_process_calls_custom_field_handler() -> None:
         tags = {tag for _, tag in r.seen}
         assert tags == {"gpu_temp", "power_usage"}  # sm_clock is read but ignored
         for (gpu, tag), value in r.seen.items():
-            assert isinstance(value, int if tag == "gpu_temp" else float), (gpu, tag, value)
+            low, high = PLAUSIBLE[tag]
+            assert low <= value <= high, (gpu, tag, value)
         assert len(r.m_gpuIdToBusId) == 8 and len(r.m_gpuIdToUUId) == 8
         assert all(u.startswith("GPU-") for u in r.m_gpuIdToUUId.values())
         assert r.m_fieldIdToInfo[dcgm_fields.DCGM_FI_DEV_GPU_TEMP].tag == "gpu_temp"
@@ -78,7 +87,7 @@ def test_custom_data_handler_gets_series_per_gpu_and_field() -> None:
     assert all(v.ts > last_ts for v in series), "since-last-call repeats no sample"
     for v in series:
         assert (v.fieldId, v.isBlank) == (150, False)
-        assert isinstance(v.value, int)
+        assert 25 <= v.value <= 95
 
 
 def test_the_four_gpu_dict_forms() -> None:
@@ -88,7 +97,8 @@ def test_the_four_gpu_dict_forms() -> None:
         assert sorted(by_id) == list(range(8)) == sorted(by_name)
         assert set(by_id[3]) == {150, 155, 252}
         assert set(by_name[3]) == {"gpu_temp", "power_usage", "fb_used"}
-        assert isinstance(by_id[3][150], int) and isinstance(by_name[3]["power_usage"], float)
+        assert 25 <= by_id[3][150] <= 95 and 50.0 < by_name[3]["power_usage"] <= 700.0
+        assert by_id[3][252] == by_name[3]["fb_used"] == FB_USED_MIB
 
         since_id = r.GetAllGpuValuesAsFieldIdDictSinceLastCall()
         time.sleep(0.2)
@@ -100,7 +110,8 @@ def test_the_four_gpu_dict_forms() -> None:
         assert samples and all(v.ts > prev for v in samples)
         for v in samples:
             assert hasattr(v, "ts") and hasattr(v, "value") and hasattr(v, "isBlank")
-            assert v.fieldId == 150 and v.isBlank is False and v.value is not None
+            assert v.fieldId == 150 and v.isBlank is False
+            assert isinstance(v.value, int) and 25 <= v.value <= 95
 
 
 def test_process_and_dict_forms_keep_separate_positions() -> None:
@@ -140,14 +151,21 @@ def test_entities_and_v2_handlers() -> None:
         latest = r.GetLatestEntityValuesAsFieldIdDict()
         by_name = r.GetLatestEntityValuesAsFieldNameDict()
         since = r.GetAllEntityValuesAsFieldIdDictSinceLastCall()
+        time.sleep(0.2)  # the two since-last-call forms share one position
         since_name = r.GetAllEntityValuesAsFieldNameDictSinceLastCall()
         gpu_only = r.GetLatestGpuValuesAsFieldIdDict()
     gi_group, gi_id = instances[0]
     assert (gi_group, gi_id, "fb_used") in got and (dcgm_fields.DCGM_FE_GPU, 0, "fb_used") in got
-    assert isinstance(latest[gi_group][gi_id][252], int)
-    assert "fb_used" in by_name[dcgm_fields.DCGM_FE_GPU][0]
-    assert all(v.fieldId == 252 for v in since[gi_group][gi_id][252])
-    assert isinstance(since_name, dict)
+    assert latest == {gi_group: {gi_id: {252: GI_0_FB_USED_MIB}}, dcgm_fields.DCGM_FE_GPU: {0: {252: FB_USED_MIB}}}
+    assert by_name[dcgm_fields.DCGM_FE_GPU][0] == {"fb_used": FB_USED_MIB}
+    assert since[gi_group][gi_id][252] and all(v.fieldId == 252 for v in since[gi_group][gi_id][252])
+    assert sorted(since_name) == [dcgm_fields.DCGM_FE_GPU, gi_group]
+    fb_since = {
+        group: {eid: [v.value for v in fields["fb_used"]] for eid, fields in by_entity.items()}
+        for group, by_entity in since_name.items()
+    }
+    assert fb_since[gi_group][gi_id] and set(fb_since[gi_group][gi_id]) == {GI_0_FB_USED_MIB}
+    assert fb_since[dcgm_fields.DCGM_FE_GPU][0] and set(fb_since[dcgm_fields.DCGM_FE_GPU][0]) == {FB_USED_MIB}
     assert list(gpu_only) == [0]
     assert dcgm.entity_group_id_to_string(gi_group) == "GPU INSTANCE"
     assert dcgm.entity_group_id_to_string(dcgm_fields.DCGM_FE_CPU) == ""

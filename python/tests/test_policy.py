@@ -27,7 +27,8 @@ def wait_for(cond: Any, timeout: float = 5.0) -> bool:
 def test_conditions_enum() -> None:
     c = dcgm.PolicyCondition.XID | dcgm.PolicyCondition.DBE
     assert int(c) == 0x41
-    assert dcgm.PolicyCondition.ALL & dcgm.PolicyCondition.THERMAL
+    assert dcgm.PolicyCondition.ALL & dcgm.PolicyCondition.THERMAL == dcgm.PolicyCondition.THERMAL
+    assert int(dcgm.PolicyCondition.ALL) == 0x7F  # the seven conditions
 
 
 def test_policy_set_and_get(handle: dcgm.Handle) -> None:

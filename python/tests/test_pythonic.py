@@ -17,7 +17,7 @@ def test_handle_properties(handle: dcgm.Handle) -> None:
     assert "simulated" in repr(handle)
 
 
-def test_system(handle: dcgm.Handle) -> None:
+def test_system_describes_the_simulated_h100s(handle: dcgm.Handle) -> None:
     s = handle.system()
     assert s.gpu_ids() == list(range(8))
     assert s.supported_gpu_ids() == list(range(8))
@@ -26,13 +26,17 @@ def test_system(handle: dcgm.Handle) -> None:
     assert s.entities(F.DCGM_FE_GPU) == [(1, i) for i in range(8)]
     a = s.device_attributes(0)
     assert a["name"].startswith("NVIDIA") and a["uuid"].startswith("GPU-")
-    assert isinstance(a["memory_total_mib"], int) and isinstance(a["supported_clocks"], list)
+    assert (a["memory_total_mib"], a["memory_used_mib"], a["memory_free_mib"]) == (81559, 62610, 18949)
+    assert a["supported_clocks"] == [(2619, 1980)]  # (memory, SM) MHz
+    assert (s.gpu_status(0), s.chip_architecture(0)) == ("Ok", "Hopper")
     for key in (150, "gpu_temp", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_GPU_TEMP_CELSIUS"):
         m = s.field_meta(key)
         assert m is not None and (m.field_id, m.tag) == (150, "gpu_temp")
     assert s.field_meta("no_such_field") is None
     v = s.library_version()
-    assert set(v) == {"version", "fields", "raw"}
+    assert (v["version"], v["fields"]["version"], v["fields"]["buildtype"]) == ("4.6.0", "4.6.0", "Simulated library")
+    assert v["raw"] == ";".join("%s:%s" % kv for kv in v["fields"].items())
+    assert s.hostengine_version()["fields"]["buildtype"] == "Simulated hostengine"
     assert s.hostengine_healthy() is True
 
 
@@ -55,13 +59,16 @@ def test_group_field_group_watch_and_latest_values(handle: dcgm.Handle) -> None:
             assert v.timestamp_us > 1_600_000_000_000_000
             assert v.timestamp == pytest.approx(v.timestamp_us / 1e6)
             assert v.blank is None and v.is_blank is False and v.status == 0
-            assert isinstance(v.value, float if v.field_id == 155 else int)
+            low, high = {150: (25, 95), 155: (50.0, 700.0), 252: (62610, 62610)}[v.field_id]
+            assert isinstance(v.value, (int, float)) and low <= v.value <= high, v
             assert v.field_tag == F.DcgmFieldGetTagById(v.field_id)
     assert not w.active
     g.add_gpu(3)
     g.remove_entity((1, 0))
     assert g.gpu_ids() == [1, 2, 3]
     g.destroy()
+    with pytest.raises(dcgm.structs.DCGMError_Uninitialized):
+        g.gpu_ids()
 
 
 def test_values_since_with_a_cursor(handle: dcgm.Handle) -> None:
@@ -108,11 +115,15 @@ def test_reader_snake_case() -> None:
         assert r.mode in ("standalone", "embedded") and r.is_simulated is True
         assert sorted(latest) == [(1, i) for i in range(8)]
         assert set(latest[(1, 0)]) == {150, 155, 252}
-        assert isinstance(latest[(1, 0)][150], dcgm.FieldValue)
+        v = latest[(1, 0)][150]
+        assert (v.entity, v.field_id, v.field_tag, v.blank) == ((1, 0), 150, "gpu_temp", None)
+        assert isinstance(v.value, int) and 25 <= v.value <= 95
         by_name = r.latest_by_name()
         assert set(by_name[0]) == {"gpu_temp", "power_usage", "fb_used"}
         by_id = r.latest_by_id()
-        assert isinstance(by_id[7][155], float)
+        watts = by_id[7][155]
+        assert isinstance(watts, float) and 50.0 < watts <= 700.0
+        assert by_id[7][252] == 9610  # GPU 7 runs a 9000 MiB process
         first = r.since_last_call()
         time.sleep(0.2)
         second = r.since_last_call()

@@ -18,7 +18,8 @@ Snapshot = Dict[Tuple[int, int], Dict[int, dcgm.FieldValue]]
 def check_snapshot(snap: Snapshot) -> None:
     assert sorted(snap) == [(dcgm.EntityGroup.GPU, i) for i in range(8)]
     v = snap[(1, 0)][150]
-    assert isinstance(v, dcgm.FieldValue) and isinstance(v.value, int)
+    assert (v.entity, v.field_id, v.blank) == ((dcgm.EntityGroup.GPU, 0), 150, None)
+    assert isinstance(v.value, int) and 25 <= v.value <= 95  # gpu_temp in °C
 
 
 def test_run_calls_the_handler_count_times_an_interval_apart() -> None:

@@ -66,7 +66,7 @@ def test_fake_mig_instances(engine: dcgm.Handle) -> None:
     gis = create_fake_gpu_instances(engine, gpu, 2)
     assert gis == [gpu * 8, gpu * 8 + 1]
     cis = create_fake_compute_instances(engine, gis[0], 2)
-    assert len(cis) == 2
+    assert cis == [gpu * 8, gpu * 8 + 1], "the n-th compute instance of a GPU takes id gpu * 8 + n"
     s = engine.system()
     assert {(dcgm.EntityGroup.GPU_I, i) for i in gis} <= set(s.entities(dcgm.EntityGroup.GPU_I))
     assert {(dcgm.EntityGroup.GPU_CI, i) for i in cis} <= set(s.entities(dcgm.EntityGroup.GPU_CI))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, List
+from typing import Any, List, Tuple
 
 import dcgm
 
@@ -80,15 +80,19 @@ def test_readers_in_threads(sim_config: Any) -> None:
     assert len(results) == 20 and all(sorted(r) == list(range(8)) for r in results)
 
 
-def test_one_reader_shared_by_threads() -> None:
+def test_one_reader_shared_by_threads_repeats_no_sample() -> None:
     errors: List[BaseException] = []
+    latest: List[Any] = []
+    since: List[Tuple[Tuple[int, int], int, int]] = []
     with dcgm.Reader(["gpu_temp", "power_usage"], update_interval=0.02, simulate=True) as r:
 
         def run() -> None:
             try:
                 for _ in range(10):
-                    r.since_last_call()
-                    r.latest()
+                    got = r.since_last_call()
+                    since.extend((e, f, v.timestamp_us) for e, fields in got.items() for f, vs in fields.items() for v in vs)
+                    latest.append(r.latest())
+                    time.sleep(0.005)
             except BaseException as e:  # noqa: BLE001
                 errors.append(e)
 
@@ -98,3 +102,10 @@ def test_one_reader_shared_by_threads() -> None:
         for t in threads:
             t.join()
     assert not errors, errors
+    assert len(latest) == 40
+    for snap in latest:
+        assert sorted(snap) == [(dcgm.EntityGroup.GPU, i) for i in range(8)]
+        assert all(set(fields) == {150, 155} for fields in snap.values())
+    # Every caller gets the samples since the previous call, whoever made it: none twice.
+    assert since and len(set(since)) == len(since)
+    assert {e for e, _, _ in since} == {(dcgm.EntityGroup.GPU, i) for i in range(8)}

@@ -1,13 +1,13 @@
-//! The tables the Python package is generated from at import: fields (from
-//! `dcgm-sys/data/fields.tsv` through `dcgm_sys::FIELD_TABLE`), return codes and entity groups,
-//! plus argument conversion for fields and entities.
+//! Fields: `dcgm.FieldMeta`, the field table `dcgm.fields` is built from at import (from
+//! `dcgm-sys/data/fields.tsv` through `dcgm_sys::FIELD_TABLE`), and field arguments (an id, a
+//! name, a pre-4.6 alias or a tag) to `FieldId`s.
 
+use dcgm::FieldId;
 use dcgm::raw::Binding;
 use dcgm::raw::sys::{self as sys, FieldInfo};
-use dcgm::{Entity, EntityGroup, FieldId};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyString, PyTuple};
+use pyo3::types::{PyInt, PyString};
 
 use crate::errors;
 
@@ -179,44 +179,6 @@ fn lookup_field(key: &Bound<'_, PyAny>) -> PyResult<Option<&'static FieldInfo>> 
     )))
 }
 
-/// Every `dcgmReturn_t` code: `(code, C name, description, pydcgm class suffix)`.
-#[pyfunction]
-pub fn return_codes() -> Vec<(i32, &'static str, &'static str, String)> {
-    sys::RETURN_CODES
-        .iter()
-        .map(|(c, n, d)| (*c, *n, *d, sys::python_error_suffix(n)))
-        .collect()
-}
-
-/// The class-name suffix pydcgm gives the exception of a return code's C name.
-#[pyfunction]
-pub fn python_error_suffix(c_name: &str) -> String {
-    sys::python_error_suffix(c_name)
-}
-
-/// Every entity group: `(constant name, value, DCGM's display name)`.
-#[pyfunction]
-pub fn entity_groups() -> Vec<(&'static str, u32, &'static str)> {
-    let all = [
-        ("DCGM_FE_NONE", sys::DCGM_FE_NONE),
-        ("DCGM_FE_GPU", sys::DCGM_FE_GPU),
-        ("DCGM_FE_VGPU", sys::DCGM_FE_VGPU),
-        ("DCGM_FE_SWITCH", sys::DCGM_FE_SWITCH),
-        ("DCGM_FE_GPU_I", sys::DCGM_FE_GPU_I),
-        ("DCGM_FE_GPU_CI", sys::DCGM_FE_GPU_CI),
-        ("DCGM_FE_LINK", sys::DCGM_FE_LINK),
-        ("DCGM_FE_CPU", sys::DCGM_FE_CPU),
-        ("DCGM_FE_CPU_CORE", sys::DCGM_FE_CPU_CORE),
-        ("DCGM_FE_CONNECTX", sys::DCGM_FE_CONNECTX),
-    ];
-    all.iter()
-        .map(|(n, v)| (*n, *v, sys::entity_group_name(*v)))
-        .collect()
-}
-
-/// The number of entity groups (`DCGM_FE_COUNT`).
-pub const ENTITY_GROUP_COUNT: u32 = sys::DCGM_FE_COUNT;
-
 /// A field argument: an int id or a name, alias or tag. Unknown fields raise
 /// `DCGMError_UnknownField`.
 pub fn extract_field(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<FieldId> {
@@ -239,65 +201,4 @@ pub fn extract_fields(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Fi
         return Ok(vec![extract_field(py, obj)?]);
     }
     obj.try_iter()?.map(|f| extract_field(py, &f?)).collect()
-}
-
-/// An entity argument: an `(entityGroupId, entityId)` pair, or an object with
-/// `entityGroupId`/`entityId` (pydcgm's `c_dcgmGroupEntityPair_t`) or
-/// `entity_group`/`entity_id` attributes.
-pub fn extract_entity(obj: &Bound<'_, PyAny>) -> PyResult<Entity> {
-    let pair = |g: Bound<'_, PyAny>, i: Bound<'_, PyAny>| -> PyResult<Entity> {
-        let g: u32 = g.extract()?;
-        let i: u32 = i.extract()?;
-        Ok(Entity::new(EntityGroup::from_raw(g), i))
-    };
-    if let Ok(t) = obj.cast::<PyTuple>()
-        && t.len() == 2
-    {
-        return pair(t.get_item(0)?, t.get_item(1)?);
-    }
-    for (g, i) in [("entityGroupId", "entityId"), ("entity_group", "entity_id")] {
-        if obj.hasattr(g)? && obj.hasattr(i)? {
-            return pair(obj.getattr(g)?, obj.getattr(i)?);
-        }
-    }
-    if let Ok(l) = obj.extract::<(u32, u32)>() {
-        return Ok(Entity::new(EntityGroup::from_raw(l.0), l.1));
-    }
-    Err(PyTypeError::new_err(format!(
-        "an entity is an (entityGroupId, entityId) pair or an object with entityGroupId and \
-         entityId attributes, not {}",
-        obj.repr()?
-    )))
-}
-
-/// A list of entity arguments.
-pub fn extract_entities(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Entity>> {
-    obj.try_iter()?.map(|e| extract_entity(&e?)).collect()
-}
-
-/// An entity as a Python pair.
-pub fn entity_tuple(e: Entity) -> (u32, u32) {
-    (e.group.raw(), e.id)
-}
-
-/// The named health systems: `(name, bit)`, in declaration order, `ALL` last.
-#[pyfunction]
-pub fn health_systems() -> Vec<(&'static str, u32)> {
-    named_flags::<dcgm::HealthSystems>()
-}
-
-/// The policy conditions: `(name, bit)`, in declaration order, `ALL` last.
-#[pyfunction]
-pub fn policy_conditions() -> Vec<(&'static str, u32)> {
-    named_flags::<dcgm::PolicyCondition>()
-}
-
-/// Every named constant of a flags type (the unnamed catch-all that keeps unknown bits is left
-/// out).
-fn named_flags<F: bitflags::Flags<Bits = u32>>() -> Vec<(&'static str, u32)> {
-    F::FLAGS
-        .iter()
-        .filter(|f| !f.name().is_empty())
-        .map(|f| (f.name(), f.value().bits()))
-        .collect()
 }

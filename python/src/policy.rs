@@ -1,23 +1,20 @@
-//! Health watches, policies (Python callbacks or channel subscriptions), diagnostics and
-//! process/job statistics, returned as plain dicts and lists.
+//! Policies of a group: setting and reading them, and their violations delivered to a Python
+//! callback (`PolicyRegistration`) or into a bounded channel (`PolicySubscription`), each
+//! violation a dict.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use dcgm::{
-    DiagLevel, DiagRequest, DiagResponse, DiagResult, GpuUsage, Group, HealthSystems, JobGpuStats,
-    PidGpuInfo, Policy, PolicyCondition, PolicyRegistration, PolicyViolation, StatSummary,
-    ViolationDetail, WatchOptions,
-};
+use dcgm::{Group, Policy, PolicyCondition, PolicyRegistration, PolicyViolation, ViolationDetail};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 
-use crate::errors::{self, ResultExt};
-use crate::handle::seconds;
+use crate::duration::seconds;
+use crate::errors::ResultExt;
+use crate::flags::named_flags;
 use crate::slot::Slot;
-use crate::tables::entity_tuple;
 
 /// Set at interpreter exit: policy callbacks arriving after it are dropped instead of taking
 /// the GIL of a finalizing interpreter.
@@ -29,61 +26,6 @@ static FINALIZING: AtomicBool = AtomicBool::new(false);
 pub fn at_exit() {
     FINALIZING.store(true, Ordering::SeqCst);
 }
-
-fn secs(t: SystemTime) -> f64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
-// --- health ---
-
-pub fn health_set(
-    py: Python<'_>,
-    g: Group,
-    systems: u32,
-    update_interval: Option<f64>,
-    max_keep_age: Option<f64>,
-) -> PyResult<()> {
-    let systems = HealthSystems::from_bits_retain(systems);
-    match (update_interval, max_keep_age) {
-        (None, None) => py.detach(move || g.health_set(systems)).py(py),
-        (i, a) => {
-            let i = seconds(py, "update_interval", i.unwrap_or(30.0))?;
-            let a = seconds(py, "max_keep_age", a.unwrap_or(600.0))?;
-            py.detach(move || g.health_set_with(systems, i, a)).py(py)
-        }
-    }
-}
-
-pub fn health_get(py: Python<'_>, g: Group) -> PyResult<u32> {
-    Ok(py.detach(move || g.health_get()).py(py)?.bits())
-}
-
-pub fn health_check<'py>(py: Python<'py>, g: Group) -> PyResult<Bound<'py, PyDict>> {
-    let r = py.detach(move || g.health_check()).py(py)?;
-    let d = PyDict::new(py);
-    d.set_item("overall", r.overall.to_string())?;
-    d.set_item("healthy", r.is_healthy())?;
-    let list = PyList::empty(py);
-    for i in r.incidents {
-        let x = PyDict::new(py);
-        x.set_item("system", i.system.bits())?;
-        x.set_item("system_name", i.system.to_string())?;
-        x.set_item("result", i.result.to_string())?;
-        x.set_item("entity", entity_tuple(i.entity))?;
-        x.set_item("error_code", i.error_code)?;
-        x.set_item("error_name", i.error_name)?;
-        x.set_item("category", i.category.map(|c| format!("{c:?}")))?;
-        x.set_item("severity", i.severity.map(|s| s.to_string()))?;
-        x.set_item("suggestion", i.suggestion)?;
-        x.set_item("message", i.message)?;
-        list.append(x)?;
-    }
-    d.set_item("incidents", list)?;
-    Ok(d)
-}
-
-// --- policy ---
 
 fn policy_dict<'py>(py: Python<'py>, p: &Policy) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -417,221 +359,8 @@ pub fn policy_subscribe(
     })
 }
 
-// --- diagnostics ---
-
-fn diag_result(r: DiagResult) -> String {
-    r.to_string()
-}
-
-fn diag_error<'py>(py: Python<'py>, e: &dcgm::DiagError) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("entity", e.entity.map(entity_tuple))?;
-    d.set_item("code", e.code)?;
-    d.set_item("code_name", e.code_name)?;
-    d.set_item("category", e.category.map(|c| format!("{c:?}")))?;
-    d.set_item("severity", e.severity.map(|s| s.to_string()))?;
-    d.set_item("message", &e.message)?;
-    Ok(d)
-}
-
-fn diag_dict<'py>(py: Python<'py>, r: &DiagResponse) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("overall", diag_result(r.overall()))?;
-    let tests = PyList::empty(py);
-    for t in &r.tests {
-        let x = PyDict::new(py);
-        x.set_item("name", &t.name)?;
-        x.set_item("plugin", &t.plugin)?;
-        x.set_item("category", &t.category)?;
-        x.set_item("result", diag_result(t.result))?;
-        let per = PyList::empty(py);
-        for (e, res) in &t.results {
-            per.append((entity_tuple(*e), diag_result(*res)))?;
-        }
-        x.set_item("results", per)?;
-        let errs = PyList::empty(py);
-        for e in &t.errors {
-            errs.append(diag_error(py, e)?)?;
-        }
-        x.set_item("errors", errs)?;
-        x.set_item("info", t.info.clone())?;
-        tests.append(x)?;
-    }
-    d.set_item("tests", tests)?;
-    let ents = PyList::empty(py);
-    for e in &r.entities {
-        let x = PyDict::new(py);
-        x.set_item("entity", entity_tuple(e.entity))?;
-        x.set_item("serial", &e.serial)?;
-        x.set_item("sku_device_id", &e.sku_device_id)?;
-        ents.append(x)?;
-    }
-    d.set_item("entities", ents)?;
-    let other = PyList::empty(py);
-    for e in &r.other_errors {
-        other.append(diag_error(py, e)?)?;
-    }
-    d.set_item("other_errors", other)?;
-    d.set_item("dcgm_version", &r.dcgm_version)?;
-    d.set_item("driver_version", &r.driver_version)?;
-    Ok(d)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub fn run_diagnostic<'py>(
-    py: Python<'py>,
-    g: Group,
-    level: u32,
-    tests: Option<Vec<String>>,
-    params: Option<Vec<String>>,
-    verbose: bool,
-    fail_early: bool,
-    timeout: Option<f64>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let lvl = match level {
-        1 => DiagLevel::Short,
-        2 => DiagLevel::Medium,
-        3 => DiagLevel::Long,
-        4 => DiagLevel::ExtraLong,
-        n => {
-            return Err(errors::badparam(
-                py,
-                format!("diagnostic level {n}: use 1, 2, 3 or 4"),
-            ));
-        }
-    };
-    let mut req = match tests {
-        Some(t) => DiagRequest::tests(t),
-        None => DiagRequest::level(lvl),
-    };
-    for p in params.unwrap_or_default() {
-        req = req.param(p);
-    }
-    req = req.verbose(verbose).fail_early(fail_early);
-    if let Some(t) = timeout {
-        req = req.timeout(seconds(py, "timeout", t)?);
-    }
-    let r = py.detach(move || g.run_diag(&req)).py(py)?;
-    diag_dict(py, &r)
-}
-
-// --- process and job statistics ---
-
-fn summary<'py>(py: Python<'py>, s: &StatSummary) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("min", s.min)?;
-    d.set_item("max", s.max)?;
-    d.set_item("average", s.average)?;
-    Ok(d)
-}
-
-fn violations<'py>(py: Python<'py>, v: &dcgm::ViolationTimes) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let s = |x: Option<Duration>| x.map(|d| d.as_secs_f64());
-    d.set_item("power", s(v.power))?;
-    d.set_item("thermal", s(v.thermal))?;
-    d.set_item("reliability", s(v.reliability))?;
-    d.set_item("board_limit", s(v.board_limit))?;
-    d.set_item("low_utilization", s(v.low_utilization))?;
-    d.set_item("sync_boost", s(v.sync_boost))?;
-    Ok(d)
-}
-
-/// Writes the fields process and job statistics share into `d`, flat (the dicts keep one level).
-fn put_usage(py: Python<'_>, d: &Bound<'_, PyDict>, u: &GpuUsage) -> PyResult<()> {
-    d.set_item("energy_joules", u.energy_joules)?;
-    d.set_item("max_memory_bytes", u.max_memory_bytes)?;
-    d.set_item("sm_util", summary(py, &u.sm_util)?)?;
-    d.set_item("mem_util", summary(py, &u.mem_util)?)?;
-    d.set_item("pcie_rx", summary(py, &u.pcie_rx)?)?;
-    d.set_item("pcie_tx", summary(py, &u.pcie_tx)?)?;
-    d.set_item("sm_clock_mhz", summary(py, &u.sm_clock_mhz)?)?;
-    d.set_item("mem_clock_mhz", summary(py, &u.mem_clock_mhz)?)?;
-    d.set_item("start_time", u.start_time.map(secs))?;
-    d.set_item("end_time", u.end_time.map(secs))?;
-    d.set_item("pcie_replays", u.pcie_replays)?;
-    d.set_item("ecc_single_bit", u.ecc_single_bit)?;
-    d.set_item("ecc_double_bit", u.ecc_double_bit)?;
-    d.set_item("xid_count", u.xid_count)?;
-    d.set_item(
-        "xid_times",
-        u.xid_times.iter().map(|t| secs(*t)).collect::<Vec<_>>(),
-    )?;
-    d.set_item("violations", violations(py, &u.violations)?)?;
-    d.set_item("overall_health", u.overall_health.to_string())?;
-    d.set_item("incident_count", u.incident_count)?;
-    Ok(())
-}
-
-fn pid_gpu<'py>(py: Python<'py>, p: &PidGpuInfo) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("gpu", p.gpu)?;
-    d.set_item("process_sm_util", p.process_sm_util)?;
-    d.set_item("process_mem_util", p.process_mem_util)?;
-    d.set_item("other_compute_pids", p.other_compute_pids.clone())?;
-    d.set_item("other_graphics_pids", p.other_graphics_pids.clone())?;
-    put_usage(py, &d, &p.usage)?;
-    Ok(d)
-}
-
-pub fn watch_pid_fields(py: Python<'_>, g: Group, options: WatchOptions) -> PyResult<()> {
-    py.detach(move || g.watch_pid_fields(options)).py(py)
-}
-
-pub fn pid_info<'py>(py: Python<'py>, g: Group, pid: u32) -> PyResult<Bound<'py, PyDict>> {
-    let info = py.detach(move || g.pid_info(pid)).py(py)?;
-    let d = PyDict::new(py);
-    d.set_item("pid", info.pid)?;
-    let gpus = PyList::empty(py);
-    for x in &info.gpus {
-        gpus.append(pid_gpu(py, x)?)?;
-    }
-    d.set_item("gpus", gpus)?;
-    d.set_item("summary", pid_gpu(py, &info.summary)?)?;
-    Ok(d)
-}
-
-fn job_gpu<'py>(py: Python<'py>, j: &JobGpuStats) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("gpu", j.gpu)?;
-    d.set_item("power_w", summary(py, &j.power_w)?)?;
-    let procs = |list: &[dcgm::ProcessUtil]| -> PyResult<Bound<'py, PyList>> {
-        let l = PyList::empty(py);
-        for p in list {
-            let x = PyDict::new(py);
-            x.set_item("pid", p.pid)?;
-            x.set_item("sm_util", p.sm_util)?;
-            x.set_item("mem_util", p.mem_util)?;
-            l.append(x)?;
-        }
-        Ok(l)
-    };
-    d.set_item("compute_processes", procs(&j.compute_processes)?)?;
-    d.set_item("graphics_processes", procs(&j.graphics_processes)?)?;
-    put_usage(py, &d, &j.usage)?;
-    Ok(d)
-}
-
-pub fn watch_job_fields(py: Python<'_>, g: Group, options: WatchOptions) -> PyResult<()> {
-    py.detach(move || g.watch_job_fields(options)).py(py)
-}
-
-pub fn job_start(py: Python<'_>, g: Group, id: String) -> PyResult<()> {
-    py.detach(move || g.job_start(&id)).py(py)
-}
-
-pub fn job_stats<'py>(
-    py: Python<'py>,
-    h: dcgm::Handle,
-    id: String,
-) -> PyResult<Bound<'py, PyDict>> {
-    let s = py.detach(move || h.job_stats(&id)).py(py)?;
-    let d = PyDict::new(py);
-    let gpus = PyList::empty(py);
-    for g in &s.gpus {
-        gpus.append(job_gpu(py, g)?)?;
-    }
-    d.set_item("gpus", gpus)?;
-    d.set_item("summary", job_gpu(py, &s.summary)?)?;
-    Ok(d)
+/// The policy conditions: `(name, bit)`, in declaration order, `ALL` last.
+#[pyfunction]
+pub fn policy_conditions() -> Vec<(&'static str, u32)> {
+    named_flags::<PolicyCondition>()
 }
