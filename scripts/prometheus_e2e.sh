@@ -332,11 +332,11 @@ rules_ok() {
     curl -sf "$PROM/api/v1/rules" -o "$TMP/rules.json" && python3 - "$TMP/rules.json" <<'EOF'
 import json, sys
 rules = [r for g in json.load(open(sys.argv[1]))["data"]["groups"] for r in g["rules"]]
-ok = len(rules) == 5 and all(r["health"] == "ok" and r["lastEvaluation"][:4] != "0001" for r in rules)
+ok = len(rules) == 6 and all(r["health"] == "ok" and r["lastEvaluation"][:4] != "0001" for r in rules)
 sys.exit(0 if ok else 1)
 EOF
 }
-check "the 5 alert rules load and evaluate without error on live data" wait_for 20 rules_ok
+check "the 6 alert rules load and evaluate without error on live data" wait_for 20 rules_ok
 
 for log in exp-g exp-f exp-t exp-s $([ "$REAL_TARGETS" = 1 ] && echo exp-r); do
     if grep -qi -e 'error' -e 'panic' "$TMP/$log.log"; then

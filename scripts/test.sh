@@ -65,8 +65,8 @@ tier() {
 # The tool tests run the example programs and the dcgm-exporter binary, which `--all-targets`
 # builds only as test harnesses.
 tier "build (bins, examples)" cargo build --workspace --bins --examples
-tier "Rust tests (all targets)" cargo test --workspace --all-targets
-tier "Rust doc tests" cargo test --workspace --doc
+tier "Rust tests (all targets)" cargo test --workspace --all-targets --no-fail-fast
+tier "Rust doc tests" cargo test --workspace --doc --no-fail-fast
 tier "async streams (feature tokio)" bash -c 'cargo test -p dcgm-reader --features tokio --test streams && cargo test -p dcgm -p dcgm-reader --features dcgm-reader/tokio --doc'
 tier "Prometheus end-to-end" bash scripts/prometheus_e2e.sh
 tier "Python wheel and sdist" bash python/build_and_test.sh

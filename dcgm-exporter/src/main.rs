@@ -212,6 +212,24 @@ fn run(cli: Cli) -> ExitCode {
     }
 }
 
+/// An exported entity as its labels name it: `GPU 0`, or a MIG instance by its GPU and
+/// `GPU_I_ID` (DCGM's entity id, which the log used to show, is not a label).
+fn describe(id: &dcgm_prometheus::EntityIdentity) -> String {
+    match &id.mig {
+        None => format!("GPU {}", id.gpu),
+        Some(m) => {
+            let instance = m
+                .instance_id
+                .map_or_else(|| "?".to_string(), |i| i.to_string());
+            if m.profile.is_empty() {
+                format!("GPU {} GPU_I_ID {instance}", id.gpu)
+            } else {
+                format!("GPU {} GPU_I_ID {instance} ({})", id.gpu, m.profile)
+            }
+        }
+    }
+}
+
 enum StartError {
     /// The configuration cannot work (exit status 2).
     Config(dcgm::Error),
@@ -250,7 +268,7 @@ fn start(settings: &Settings, counters: Vec<Counter>) -> Result<Collector, Start
         collector
             .identities()
             .iter()
-            .map(|i| i.entity.to_string())
+            .map(describe)
             .collect::<Vec<_>>()
             .join(", ")
     );

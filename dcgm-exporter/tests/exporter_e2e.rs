@@ -239,6 +239,18 @@ fn once_in_flex_mode_exports_mig_instances_with_their_labels() {
     }
     let ids: BTreeSet<&str> = mig.iter().map(|l| l["GPU_I_ID"].as_str()).collect();
     assert_eq!(ids.len(), 3);
+    // The start-up log names the instances as the labels do (it used to print DCGM's entity
+    // ids, `GPU_I 0,1,2`, beside labels saying GPU_I_ID 1,2,3).
+    let log = String::from_utf8_lossy(&out.stderr);
+    let line = log
+        .lines()
+        .find(|l| l.contains("exporting 10 entities"))
+        .unwrap_or_else(|| panic!("no start-up line in {log}"));
+    for l in &mig {
+        let named = format!("GPU 7 GPU_I_ID {} ({})", l["GPU_I_ID"], l["GPU_I_PROFILE"]);
+        assert!(line.contains(&named), "{named:?} not in {line:?}");
+    }
+    assert!(!line.contains("GPU_I "), "{line}");
 }
 
 #[test]
