@@ -256,6 +256,17 @@ fn run_with_config(name: &str, args: &[&str], config: &str) -> Output {
     out
 }
 
+/// Runs a tool on a preset node (`DCGM_SIM_CONFIG=faults`).
+fn run_with_preset(name: &str, args: &[&str], preset: &str) -> Output {
+    Command::new(tool(name))
+        .args(args)
+        .env_remove("DCGM_LIB_PATH")
+        .env("DCGM_SIM_CONFIG", preset)
+        .env_remove("DCGM_SIM_FAULTS")
+        .output()
+        .unwrap()
+}
+
 /// Runs a tool on the default simulated node with `DCGM_SIM_FAULTS` set.
 fn run_with_faults(name: &str, args: &[&str], faults: &str) -> Output {
     Command::new(tool(name))
@@ -290,6 +301,42 @@ fn health_reports_scripted_incidents_with_severity_and_exit_status() {
     let o = run("health", &["--simulate"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("Overall health: PASS"));
+}
+
+#[test]
+fn the_default_node_is_calm_and_the_faults_preset_is_not() {
+    // Both past the last of the preset's incidents (3.5 s), side by side.
+    let spawn = |preset: Option<&str>| {
+        let mut c = Command::new(tool("health"));
+        c.args(["--simulate", "-s", "all", "-c", "2", "-d", "4000", "--json"])
+            .env_remove("DCGM_LIB_PATH")
+            .env_remove("DCGM_SIM_FAULTS")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        match preset {
+            Some(p) => c.env("DCGM_SIM_CONFIG", p),
+            None => c.env_remove("DCGM_SIM_CONFIG"),
+        };
+        c.spawn().unwrap()
+    };
+    let (calm, named_calm, faults) = (spawn(None), spawn(Some("default")), spawn(Some("faults")));
+    for child in [calm, named_calm] {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        let last = stdout(&o).lines().last().unwrap().to_string();
+        let v: serde_json::Value = serde_json::from_str(&last).unwrap();
+        assert_eq!(v["overall"], "PASS", "{last}");
+    }
+    let o = faults.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let out = stdout(&o);
+    for code in [
+        "DCGM_FR_XID_ERROR",
+        "DCGM_FR_VOLATILE_DBE_DETECTED",
+        "DCGM_FR_TEMP_VIOLATION",
+    ] {
+        assert!(out.contains(code), "{code}: {out}");
+    }
 }
 
 #[test]
@@ -396,13 +443,14 @@ fn discovery_shows_na_for_blank_attributes_never_a_sentinel() {
 }
 
 /// Runs a tool with stdout on a pipe, reads one line, closes the pipe (as `| head -1` does) and
-/// returns the tool's exit status and stderr once it has noticed.
+/// returns the tool's exit status and stderr once it has noticed. The node is the `faults`
+/// preset, so that `policy` has violations to print.
 fn close_pipe_after_one_line(name: &str, args: &[&str]) -> (std::process::ExitStatus, String) {
     use std::io::{BufRead, Read};
     let mut child = Command::new(tool(name))
         .args(args)
         .env_remove("DCGM_LIB_PATH")
-        .env_remove("DCGM_SIM_CONFIG")
+        .env("DCGM_SIM_CONFIG", "faults")
         .env_remove("DCGM_SIM_FAULTS")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -477,9 +525,9 @@ fn a_bad_host_is_named_with_why_it_could_not_be_reached() {
 }
 
 #[test]
-fn policy_from_the_readme_reports_the_default_nodes_violations_within_seconds() {
+fn policy_from_the_readme_reports_the_faults_presets_violations_within_seconds() {
     let start = std::time::Instant::now();
-    let o = run(
+    let o = run_with_preset(
         "policy",
         &[
             "--simulate",
@@ -493,6 +541,7 @@ fn policy_from_the_readme_reports_the_default_nodes_violations_within_seconds() 
             "-t",
             "8",
         ],
+        "faults",
     );
     assert!(o.status.success(), "{o:?}");
     assert!(start.elapsed().as_secs() < 8, "stopped by the timeout");
