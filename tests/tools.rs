@@ -340,6 +340,49 @@ fn the_default_node_is_calm_and_the_faults_preset_is_not() {
 }
 
 #[test]
+fn a_bad_simulator_config_is_named_with_its_line_and_key_not_the_driver() {
+    let dir = std::env::temp_dir().join(format!("dcgm-rs-tools-{}-badcfg", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("node.toml");
+    std::fs::write(&path, "seed = 7\n\n[[gpus]]\ncolour = \"red\"\n").unwrap();
+    for (name, args) in [
+        ("discovery", &["--simulate"][..]),
+        ("dmon", &["--simulate", "-c", "1"][..]),
+        ("health", &["--simulate", "-c", "1"][..]),
+    ] {
+        let o = Command::new(tool(name))
+            .args(args)
+            .env("DCGM_SIM_CONFIG", &path)
+            .env_remove("DCGM_LIB_PATH")
+            .env_remove("DCGM_SIM_FAULTS")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{name}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_else(|| panic!("{name}: no error line in {err}"));
+        let place = format!("DCGM_SIM_CONFIG={}: line 4, column 1", path.display());
+        assert!(line.contains(&place), "{name}: {line}");
+        assert!(line.contains("unknown field `colour`"), "{name}: {line}");
+        assert!(!err.contains("driver"), "{name}: {err}");
+        assert!(!err.contains("nv-hostengine"), "{name}: {err}");
+    }
+
+    let o = run_with_preset("discovery", &["--simulate"], "no-such-preset");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "DCGM_SIM_CONFIG=no-such-preset: no such file, and not a preset name (default, faults)"
+        ),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn policy_streams_violations_as_json_lines() {
     let o = run_with_config(
         "policy",
