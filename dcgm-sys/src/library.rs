@@ -304,12 +304,12 @@ impl DcgmLibrary {
         // SAFETY: it takes no arguments and returns NULL or a NUL-terminated string that stays
         // valid until the next dcgmInit; it is copied at once.
         let p = unsafe { f() };
-        // SAFETY: non-null, NUL-terminated (above).
-        (!p.is_null()).then(|| {
-            unsafe { std::ffi::CStr::from_ptr(p) }
-                .to_string_lossy()
-                .into_owned()
-        })
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null and NUL-terminated (above).
+        let reason = unsafe { std::ffi::CStr::from_ptr(p) };
+        Some(reason.to_string_lossy().into_owned())
     }
 
     /// The function table.
