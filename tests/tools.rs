@@ -1,24 +1,10 @@
 //! The example tools run against the simulator, output checked.
 
-use std::path::PathBuf;
+mod support;
+
 use std::process::{Command, Output};
 
-fn tool(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    // The exporter is a binary of its own crate; the other tools are examples.
-    let p = if name == "dcgm-exporter" {
-        dir.join(name)
-    } else {
-        dir.join("examples").join(name)
-    };
-    assert!(
-        p.exists(),
-        "{} not built (`cargo build --workspace --bins --examples`)",
-        p.display()
-    );
-    p
-}
+use support::{real_libdcgm, tool};
 
 fn run(name: &str, args: &[&str]) -> Output {
     Command::new(tool(name))
@@ -51,10 +37,8 @@ fn dmon_prints_a_labelled_table_with_na_for_blanks() {
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    assert!(
-        lines[0].starts_with("#Entity") && lines[0].contains("(simulated)"),
-        "{out}"
-    );
+    assert!(lines[0].starts_with("#Entity"), "{out}");
+    assert!(!out.contains("simulated"), "said once, on stderr: {out}");
     assert!(lines[0].contains("gpu_temp") && lines[0].contains("power_usage"));
     let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("GPU ")).collect();
     assert_eq!(rows.len(), 16, "2 samples x 8 GPUs:\n{out}");
@@ -187,7 +171,7 @@ fn discovery_shows_the_tree_and_json() {
     let o = run("discovery", &["--simulate"]);
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
-    assert!(out.starts_with("Node: 8 GPU(s) (SIMULATED)"));
+    assert!(out.starts_with("Node: 8 GPU(s)\n"), "{out}");
     assert!(out.contains("GPU instance 0") && out.contains("compute instance"));
     assert!(out.contains("NvSwitches: 0, 1, 2, 3"));
     assert!(out.contains("CPU 1: 56 cores (56-111)"));
@@ -296,7 +280,7 @@ fn health_reports_scripted_incidents_with_severity_and_exit_status() {
     );
     assert!(out.contains("GPU 5") && out.contains("PCIE"), "{out}");
     assert!(out.contains("GPU 1") && out.contains("THERMAL"), "{out}");
-    assert!(out.trim_end().ends_with("Overall health: FAIL (SIMULATED)"));
+    assert!(out.trim_end().ends_with("Overall health: FAIL"), "{out}");
 
     let o = run("health", &["--simulate"]);
     assert_eq!(o.status.code(), Some(0));
@@ -673,6 +657,58 @@ fn every_tool_lists_its_exit_statuses_in_help() {
     }
 }
 
+/// What every tool says on stderr, once, when its data comes from the simulator.
+const SIMULATED_LINE: &str = "# SIMULATED DATA: reading from dcgm-sim, not from real GPUs";
+
+#[test]
+fn every_tool_says_once_on_stderr_that_its_data_is_simulated_and_nowhere_else() {
+    // `top` needs a terminal: tests/top.rs checks it there.
+    let runs: Vec<(&str, &[&str])> = vec![
+        ("diag", &["-r", "1"]),
+        ("discovery", &[]),
+        ("dmon", &["-c", "2", "-d", "50"]),
+        ("exporter", &["--out", "-", "--count", "1"]),
+        ("health", &["-c", "2", "-d", "50"]),
+        ("nvlink", &[]),
+        ("policy", &["-t", "0.3"]),
+        ("query", &["--query-gpu=index,name"]),
+        ("stat", &[]),
+        ("topology", &[]),
+    ];
+    let children: Vec<_> = runs
+        .iter()
+        .map(|(name, args)| {
+            let child = Command::new(tool(name))
+                .arg("--simulate")
+                .args(*args)
+                .env_remove("DCGM_LIB_PATH")
+                .env_remove("DCGM_SIM_CONFIG")
+                .env_remove("DCGM_SIM_FAULTS")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (*name, child)
+        })
+        .collect();
+    for (name, child) in children {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{name}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.matches(SIMULATED_LINE).count(), 1, "{name}: {err}");
+        assert_eq!(
+            err.to_lowercase().matches("simulated").count(),
+            1,
+            "{name}: {err}"
+        );
+        // The exporter's text carries `dcgm_exporter_simulated 1`: data, not a label.
+        if name != "exporter" {
+            let out = stdout(&o).to_lowercase();
+            assert!(!out.contains("simulated"), "{name}: {out}");
+        }
+    }
+}
+
 #[test]
 fn dmon_titles_every_format_with_the_field_name_as_typed_and_fills_the_units() {
     let fields = "DCGM_FI_DEV_GPU_UTIL,sm_clock,fb_used,DCGM_FI_DEV_GPU_TEMP";
@@ -921,29 +957,6 @@ fn the_textfile_collector_example_writes_a_prom_file() {
     let _ = std::fs::remove_dir_all(&dir);
     let bad = run("exporter", &["-d", "x:1", "--simulate"]);
     assert_eq!(bad.status.code(), Some(2));
-}
-
-/// The real libdcgm staged by `scripts/real-dcgm.sh`, or `None` (with the reason printed) where
-/// it is absent; under `DCGM_REQUIRE_REAL=1` (CI) its absence fails the test.
-fn real_libdcgm() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let staged = Command::new("bash")
-        .arg(root.join("scripts/real-dcgm.sh"))
-        .arg("dir")
-        .output()
-        .unwrap();
-    if !staged.status.success() {
-        let why = String::from_utf8_lossy(&staged.stderr);
-        assert_ne!(
-            std::env::var("DCGM_REQUIRE_REAL").as_deref(),
-            Ok("1"),
-            "DCGM_REQUIRE_REAL=1 but the real libdcgm is absent: {why}"
-        );
-        eprintln!("real libdcgm absent, skipped: {why}");
-        return None;
-    }
-    let dir = String::from_utf8_lossy(&staged.stdout).trim().to_string();
-    Some(PathBuf::from(dir).join("lib/libdcgm.so.4"))
 }
 
 /// A loopback port that accepts TCP connections and never writes a byte, open until dropped.
