@@ -4,7 +4,11 @@
 //! ```text
 //! cargo run --example health -- --simulate
 //! cargo run --example health -- --simulate -s mem,pcie -c 10 -d 1000 --json
+//! DCGM_SIM_CONFIG=faults cargo run --example health -- --simulate -c 5 -d 1000
 //! ```
+//!
+//! On the simulator's default node every check passes; within four seconds its `faults`
+//! preset warns of GPU 3 (XID 13) and fails GPU 5 (a double-bit ECC error) and GPU 1 (91 °C).
 
 mod common;
 

@@ -2,8 +2,11 @@
 //! thermal, power, NVLink, PCIe, retired pages) as lines or JSON, like `dcgmi policy`.
 //!
 //! ```text
-//! cargo run --example policy -- --simulate --xid --dbe --max-temp 85 --json
+//! DCGM_SIM_CONFIG=faults cargo run --example policy -- --simulate --xid --dbe --max-temp 85 --json
 //! ```
+//!
+//! The simulator's default node is calm; its `faults` preset has an XID, a double-bit ECC
+//! error and a hot GPU within four seconds.
 
 mod common;
 
