@@ -225,9 +225,15 @@ fn tools_without_a_library_say_what_to_install() {
 }
 
 fn run_with_config(name: &str, args: &[&str], config: &str) -> Output {
+    run_with_config_file(name, args, "node.json", config)
+}
+
+/// Runs a tool on the node that `config` describes, written to a file `file_name` (`.json` or
+/// `.toml`) that `DCGM_SIM_CONFIG` names.
+fn run_with_config_file(name: &str, args: &[&str], file_name: &str, config: &str) -> Output {
     let dir = std::env::temp_dir().join(format!("dcgm-rs-tools-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("node.json");
+    let path = dir.join(file_name);
     std::fs::write(&path, config).unwrap();
     let out = Command::new(tool(name))
         .args(args)
@@ -325,29 +331,26 @@ fn the_default_node_is_calm_and_the_faults_preset_is_not() {
 
 #[test]
 fn a_bad_simulator_config_is_named_with_its_line_and_key_not_the_driver() {
-    let dir = std::env::temp_dir().join(format!("dcgm-rs-tools-{}-badcfg", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("node.toml");
-    std::fs::write(&path, "seed = 7\n\n[[gpus]]\ncolour = \"red\"\n").unwrap();
+    let bad = "seed = 7\n\n[[gpus]]\ncolour = \"red\"\n";
     for (name, args) in [
         ("discovery", &["--simulate"][..]),
         ("dmon", &["--simulate", "-c", "1"][..]),
         ("health", &["--simulate", "-c", "1"][..]),
     ] {
-        let o = Command::new(tool(name))
-            .args(args)
-            .env("DCGM_SIM_CONFIG", &path)
-            .env_remove("DCGM_LIB_PATH")
-            .env_remove("DCGM_SIM_FAULTS")
-            .output()
-            .unwrap();
+        let o = run_with_config_file(name, args, "node.toml", bad);
         assert_eq!(o.status.code(), Some(1), "{name}: {o:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         let line = err
             .lines()
             .find(|l| l.starts_with("error: "))
             .unwrap_or_else(|| panic!("{name}: no error line in {err}"));
-        let place = format!("DCGM_SIM_CONFIG={}: line 4, column 1", path.display());
+        let place = format!(
+            "DCGM_SIM_CONFIG={}: line 4, column 1",
+            std::env::temp_dir()
+                .join(format!("dcgm-rs-tools-{}-{name}", std::process::id()))
+                .join("node.toml")
+                .display()
+        );
         assert!(line.contains(&place), "{name}: {line}");
         assert!(line.contains("unknown field `colour`"), "{name}: {line}");
         assert!(!err.contains("driver"), "{name}: {err}");
@@ -363,7 +366,6 @@ fn a_bad_simulator_config_is_named_with_its_line_and_key_not_the_driver() {
         ),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
