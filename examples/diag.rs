@@ -9,8 +9,10 @@
 
 mod common;
 
+use std::process::ExitCode;
+
 use clap::Parser;
-use dcgm::{DiagLevel, DiagRequest, DiagResult, Group};
+use dcgm::{DiagLevel, DiagRequest, DiagResult};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -33,8 +35,11 @@ struct Cli {
     json: bool,
 }
 
-fn main() {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
     let mut req = match cli.run.as_str() {
         "1" => DiagRequest::level(DiagLevel::Short),
         "2" => DiagRequest::level(DiagLevel::Medium),
@@ -45,18 +50,9 @@ fn main() {
     for p in &cli.params {
         req = req.param(p.clone());
     }
-    let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
-    let gpus = if cli.gpus.is_empty() {
-        handle
-            .system()
-            .gpu_ids()
-            .unwrap_or_else(|e| common::fail(e))
-    } else {
-        cli.gpus.clone()
-    };
-    let group = Group::with_gpus(&handle, &format!("diag-{}", std::process::id()), &gpus)
-        .unwrap_or_else(|e| common::fail(e));
-    let resp = group.run_diag(&req).unwrap_or_else(|e| common::fail(e));
+    let handle = cli.conn.open()?;
+    let (group, gpus) = common::gpu_group(&handle, "diag", &cli.gpus)?;
+    let resp = group.run_diag(&req)?;
     let overall = resp.overall();
     if cli.json {
         let tests: Vec<serde_json::Value> = resp
@@ -106,14 +102,11 @@ fn main() {
                 common::outln!("    {e}");
             }
         }
-        common::outln!(
-            "Overall: {overall}{}",
-            if handle.is_simulated() {
-                " (SIMULATED)"
-            } else {
-                ""
-            }
-        );
+        common::outln!("Overall: {overall}");
     }
-    std::process::exit(if overall == DiagResult::Fail { 3 } else { 0 });
+    Ok(ExitCode::from(if overall == DiagResult::Fail {
+        3
+    } else {
+        0
+    }))
 }

@@ -7,6 +7,8 @@
 
 mod common;
 
+use std::process::ExitCode;
+
 use clap::Parser;
 use dcgm::EntityGroup;
 use serde_json::json;
@@ -23,87 +25,18 @@ struct Cli {
     json: bool,
 }
 
-fn main() {
-    let cli = Cli::parse();
-    let run = || -> dcgm::Result<serde_json::Value> {
-        let handle = cli.conn.open()?;
-        let sys = handle.system();
-        let attrs = sys
-            .gpu_ids()?
-            .into_iter()
-            .map(|gpu| Ok((gpu, sys.device_attributes(gpu)?)))
-            .collect::<dcgm::Result<Vec<_>>>()?;
-        // The MIG hierarchy is the slowest answer of a host engine (about 90 ms on libdcgm
-        // 4.6.0): ask for it only when some GPU is in MIG mode.
-        let mig = if attrs.iter().any(|(_, a)| a.mig_mode) {
-            sys.mig_hierarchy()?
-        } else {
-            Vec::new()
-        };
-        let mut gpus = Vec::new();
-        for (gpu, a) in attrs {
-            let instances: Vec<serde_json::Value> = mig
-                .iter()
-                .filter(|m| m.gpu == gpu)
-                .flat_map(|m| &m.instances)
-                .map(|gi| {
-                    json!({
-                        "entity_id": gi.entity_id,
-                        "nvml_instance_id": gi.nvml_instance_id,
-                        "profile_id": gi.profile_id,
-                        "slices": gi.slices,
-                        "compute_instances": gi.compute_instances.iter().map(|ci| json!({
-                            "entity_id": ci.entity_id,
-                            "nvml_compute_instance_id": ci.nvml_compute_instance_id,
-                            "slices": ci.slices,
-                        })).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            gpus.push(json!({
-                "gpu": gpu,
-                "name": a.name,
-                "uuid": a.uuid,
-                "pci_bus_id": a.pci_bus_id,
-                "memory_mib": a.memory_total_mib,
-                "power_limit_w": a.power_limit_w,
-                "mig_mode": a.mig_mode,
-                "mig_instances": instances,
-            }));
-        }
-        let switches: Vec<u32> = sys
-            .entities(EntityGroup::Switch, false)?
-            .iter()
-            .map(|e| e.id)
-            .collect();
-        let cpus: Vec<serde_json::Value> = sys
-            .cpu_hierarchy()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|c| json!({"cpu": c.id, "cores": common::ranges(&c.cores), "core_count": c.cores.len()}))
-            .collect();
-        Ok(json!({
-            "simulated": handle.is_simulated(),
-            "gpus": gpus,
-            "nvswitches": switches,
-            "cpus": cpus,
-        }))
-    };
-    let doc = run().unwrap_or_else(|e| common::fail(e));
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
+    let doc = node(&cli.conn)?;
     if cli.json {
-        common::outln!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
-        return;
+        common::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
     }
     let gpus = doc["gpus"].as_array().cloned().unwrap_or_default();
-    common::outln!(
-        "Node: {} GPU(s){}",
-        gpus.len(),
-        if doc["simulated"] == json!(true) {
-            " (SIMULATED)"
-        } else {
-            ""
-        }
-    );
+    common::outln!("Node: {} GPU(s)", gpus.len());
     let mut top: Vec<Node> = gpus.iter().map(gpu_node).collect();
     let sw = doc["nvswitches"].as_array().cloned().unwrap_or_default();
     if !sw.is_empty() {
@@ -119,6 +52,73 @@ fn main() {
         )));
     }
     print_tree(&top, "");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The node as the JSON document `--json` prints (and the tree is drawn from).
+fn node(conn: &common::ConnectArgs) -> dcgm::Result<serde_json::Value> {
+    let handle = conn.open()?;
+    let sys = handle.system();
+    let attrs = sys
+        .gpu_ids()?
+        .into_iter()
+        .map(|gpu| Ok((gpu, sys.device_attributes(gpu)?)))
+        .collect::<dcgm::Result<Vec<_>>>()?;
+    // The MIG hierarchy is the slowest answer of a host engine (about 90 ms on libdcgm
+    // 4.6.0): ask for it only when some GPU is in MIG mode.
+    let mig = if attrs.iter().any(|(_, a)| a.mig_mode) {
+        sys.mig_hierarchy()?
+    } else {
+        Vec::new()
+    };
+    let mut gpus = Vec::new();
+    for (gpu, a) in attrs {
+        let instances: Vec<serde_json::Value> = mig
+            .iter()
+            .filter(|m| m.gpu == gpu)
+            .flat_map(|m| &m.instances)
+            .map(|gi| {
+                json!({
+                    "entity_id": gi.entity_id,
+                    "nvml_instance_id": gi.nvml_instance_id,
+                    "profile_id": gi.profile_id,
+                    "slices": gi.slices,
+                    "compute_instances": gi.compute_instances.iter().map(|ci| json!({
+                        "entity_id": ci.entity_id,
+                        "nvml_compute_instance_id": ci.nvml_compute_instance_id,
+                        "slices": ci.slices,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        gpus.push(json!({
+            "gpu": gpu,
+            "name": a.name,
+            "uuid": a.uuid,
+            "pci_bus_id": a.pci_bus_id,
+            "memory_mib": a.memory_total_mib,
+            "power_limit_w": a.power_limit_w,
+            "mig_mode": a.mig_mode,
+            "mig_instances": instances,
+        }));
+    }
+    let switches: Vec<u32> = sys
+        .entities(EntityGroup::Switch, false)?
+        .iter()
+        .map(|e| e.id)
+        .collect();
+    let cpus: Vec<serde_json::Value> = sys
+            .cpu_hierarchy()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| json!({"cpu": c.id, "cores": common::ranges(&c.cores), "core_count": c.cores.len()}))
+            .collect();
+    Ok(json!({
+        "simulated": handle.is_simulated(),
+        "gpus": gpus,
+        "nvswitches": switches,
+        "cpus": cpus,
+    }))
 }
 
 /// One entry of the printed tree: a label, lines under it, and its children.

@@ -8,6 +8,7 @@
 
 mod common;
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
@@ -52,16 +53,18 @@ enum Format {
     Json,
 }
 
-fn main() {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
     let fields: Vec<FieldId> = cli
         .fields
         .iter()
         .map(|f| FieldId::parse(f))
-        .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| common::fail(e));
+        .collect::<Result<_, _>>()?;
     if cli.delay_ms == 0 {
-        common::fail("the delay must be at least 1 ms");
+        return Err("the delay must be at least 1 ms".into());
     }
     let mut builder = cli
         .conn
@@ -71,18 +74,11 @@ fn main() {
         .max_keep_age(Duration::from_secs(60))
         .ignore_blank(false);
     if let Some(e) = &cli.entities {
-        let ents = common::parse_entities(e).unwrap_or_else(|e| common::fail(e));
+        let ents = common::parse_entities(e)?;
         builder = builder.entities(&ents);
     }
-    let reader = builder.build().unwrap_or_else(|e| common::fail(e));
-    let mut reader = cli
-        .conn
-        .connect_reader(reader)
-        .unwrap_or_else(|e| common::fail(e));
+    let mut reader = cli.conn.connect_reader(builder.build()?)?;
     let simulated = reader.is_simulated().unwrap_or(false);
-    if simulated {
-        eprintln!("# SIMULATED DATA: reading from dcgm-sim, not from real GPUs");
-    }
     let metas: Vec<FieldMeta> = fields
         .iter()
         .map(|f| f.meta().expect("parsed fields are known"))
@@ -122,9 +118,6 @@ fn main() {
                 h += &format!(" {n:>w$}");
                 u += &format!(" {unit:>w$}");
             }
-            if simulated {
-                h += "  (simulated)";
-            }
             common::outln!("{h}\n{u}");
         }
         Format::Csv => {
@@ -135,9 +128,7 @@ fn main() {
     let mut n = 0u64;
     let mut snap = dcgm_reader::Snapshot::new();
     loop {
-        if let Err(e) = reader.latest_into(&mut snap) {
-            common::fail(e);
-        }
+        reader.latest_into(&mut snap)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis())
@@ -156,6 +147,7 @@ fn main() {
         }
         std::thread::sleep(Duration::from_millis(cli.delay_ms));
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cell(v: Option<&Value>) -> String {

@@ -11,6 +11,8 @@
 //!
 //! Exit status: 0 success, 1 DCGM or I/O error, 2 bad arguments.
 
+mod common;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,31 +56,27 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
     let counters = match parse_counters(COUNTERS) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("exporter: counters: {e}");
-            return ExitCode::from(2);
+            eprintln!("error: counters: {e}");
+            return Ok(ExitCode::from(2));
         }
     };
     let mut cfg = CollectorConfig::new(counters);
     cfg.devices = cli.devices.clone();
     cfg.simulator = cli.simulate;
     cfg.collect_interval = Duration::from_secs(cli.interval.max(1));
-    match run(&cli, cfg) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("exporter: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run(cli: &Cli, cfg: CollectorConfig) -> Result<(), Box<dyn std::error::Error>> {
     // Discovers the GPUs (or MIG instances), watches the counters' fields and keeps the
     // entity labels; each `collect` is one latest read rendered as exposition text.
     let mut collector = Collector::new(cfg)?;
+    if collector.is_simulated() {
+        common::say_simulated();
+    }
     let mut text = String::new();
     let to_stdout = cli.out.as_os_str() == "-";
     let tmp = cli.out.with_extension("prom.tmp");
@@ -90,7 +88,9 @@ fn run(cli: &Cli, cfg: CollectorConfig) -> Result<(), Box<dyn std::error::Error>
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
                 // The reader (`| head`) has what it wanted.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                    return Ok(ExitCode::SUCCESS);
+                }
                 r => r?,
             }
         } else {
@@ -109,7 +109,7 @@ fn run(cli: &Cli, cfg: CollectorConfig) -> Result<(), Box<dyn std::error::Error>
             }
         );
         if cli.count.is_some_and(|c| written >= c) {
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         std::thread::sleep(Duration::from_secs(cli.interval.max(1)));
     }

@@ -4,14 +4,19 @@
 //! ```text
 //! cargo run --example health -- --simulate
 //! cargo run --example health -- --simulate -s mem,pcie -c 10 -d 1000 --json
+//! DCGM_SIM_CONFIG=faults cargo run --example health -- --simulate -c 5 -d 1000
 //! ```
+//!
+//! On the simulator's default node every check passes; within four seconds its `faults`
+//! preset warns of GPU 3 (XID 13) and fails GPU 5 (a double-bit ECC error) and GPU 1 (91 °C).
 
 mod common;
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use dcgm::{Group, HealthResult, HealthSystems};
+use dcgm::{HealthResult, HealthSystems};
 
 #[derive(Debug, Parser)]
 #[command(name = "health", about = "Watch GPU health and report incidents", after_help = common::EXIT_STATUS_GRADED)]
@@ -61,43 +66,30 @@ fn parse_systems(s: &str) -> Result<HealthSystems, String> {
     Ok(out)
 }
 
-fn main() {
-    let cli = Cli::parse();
-    let systems = parse_systems(&cli.systems).unwrap_or_else(|e| common::fail(e));
-    let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
+    let systems = parse_systems(&cli.systems)?;
+    let handle = cli.conn.open()?;
     let simulated = handle.is_simulated();
-    let group = if cli.gpus.is_empty() {
-        let all = handle
-            .system()
-            .gpu_ids()
-            .unwrap_or_else(|e| common::fail(e));
-        Group::with_gpus(&handle, &format!("health-{}", std::process::id()), &all)
-    } else {
-        Group::with_gpus(
-            &handle,
-            &format!("health-{}", std::process::id()),
-            &cli.gpus,
-        )
-    }
-    .unwrap_or_else(|e| common::fail(e));
-    group
-        .health_set(systems)
-        .unwrap_or_else(|e| common::fail(e));
+    let (group, _) = common::gpu_group(&handle, "health", &cli.gpus)?;
+    group.health_set(systems)?;
     // What the engine actually watches (it may leave out systems a GPU lacks).
     let watched: Vec<&str> = group
-        .health_get()
-        .unwrap_or_else(|e| common::fail(e))
+        .health_get()?
         .iter()
         .filter_map(|s| s.name())
         .collect();
-    let gpus = group.entities().unwrap_or_else(|e| common::fail(e));
+    let gpus = group.entities()?;
     let rounds = cli.count.max(1);
     let mut worst = HealthResult::Pass;
     for i in 0..rounds {
         if i > 0 {
             std::thread::sleep(Duration::from_millis(cli.delay_ms));
         }
-        let report = group.health_check().unwrap_or_else(|e| common::fail(e));
+        let report = group.health_check()?;
         worst = worst.max(report.overall);
         let per_gpu: Vec<(String, HealthResult)> = gpus
             .iter()
@@ -167,14 +159,11 @@ fn main() {
         }
     }
     if !cli.json {
-        common::outln!(
-            "Overall health: {worst}{}",
-            if simulated { " (SIMULATED)" } else { "" }
-        );
+        common::outln!("Overall health: {worst}");
     }
-    std::process::exit(match worst {
+    Ok(ExitCode::from(match worst {
         HealthResult::Pass => 0,
         HealthResult::Warn => 2,
         HealthResult::Fail => 3,
-    });
+    }))
 }

@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::process::ExitCode;
+
 use clap::Parser;
 use dcgm::LinkState;
 
@@ -28,13 +30,13 @@ fn code(s: LinkState) -> char {
     }
 }
 
-fn main() {
-    let cli = Cli::parse();
-    let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
-    let st = handle
-        .system()
-        .nvlink_status()
-        .unwrap_or_else(|e| common::fail(e));
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
+    let handle = cli.conn.open()?;
+    let st = handle.system().nvlink_status()?;
     if cli.json {
         let enc = |v: &[(u32, Vec<LinkState>)]| -> Vec<serde_json::Value> {
             v.iter()
@@ -47,7 +49,7 @@ fn main() {
             "{}",
             serde_json::json!({"simulated": handle.is_simulated(), "gpus": enc(&st.gpus), "nvswitches": enc(&st.switches)})
         );
-        return;
+        return Ok(ExitCode::SUCCESS);
     }
     common::outln!("+----------------------+");
     common::outln!("|  Link Status         |");
@@ -67,6 +69,7 @@ fn main() {
     let bad = st.unhealthy_links();
     if !bad.is_empty() {
         common::outln!("{} link(s) down", bad.len());
-        std::process::exit(2);
+        return Ok(ExitCode::from(2));
     }
+    Ok(ExitCode::SUCCESS)
 }

@@ -2,15 +2,19 @@
 //! thermal, power, NVLink, PCIe, retired pages) as lines or JSON, like `dcgmi policy`.
 //!
 //! ```text
-//! cargo run --example policy -- --simulate --xid --dbe --max-temp 85 --json
+//! DCGM_SIM_CONFIG=faults cargo run --example policy -- --simulate --xid --dbe --max-temp 85 --json
 //! ```
+//!
+//! The simulator's default node is calm; its `faults` preset has an XID, a double-bit ECC
+//! error and a hot GPU within four seconds.
 
 mod common;
 
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use dcgm::{Group, Policy, ViolationDetail};
+use dcgm::{Policy, ViolationDetail};
 
 #[derive(Debug, Parser)]
 #[command(name = "policy", about = "Set policy conditions and stream violations", after_help = common::EXIT_STATUS)]
@@ -52,8 +56,11 @@ struct Cli {
     json: bool,
 }
 
-fn main() {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
     let mut policy = Policy {
         dbe: cli.dbe,
         pci: cli.pcie,
@@ -73,30 +80,16 @@ fn main() {
             ..policy
         };
     }
-    let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
+    let handle = cli.conn.open()?;
     let simulated = handle.is_simulated();
-    let gpus = if cli.gpus.is_empty() {
-        handle
-            .system()
-            .gpu_ids()
-            .unwrap_or_else(|e| common::fail(e))
-    } else {
-        cli.gpus.clone()
-    };
-    let group = Group::with_gpus(&handle, &format!("policy-{}", std::process::id()), &gpus)
-        .unwrap_or_else(|e| common::fail(e));
-    group
-        .policy_set(&policy)
-        .unwrap_or_else(|e| common::fail(e));
-    let (reg, rx) = group
-        .policy_subscribe(policy.conditions())
-        .unwrap_or_else(|e| common::fail(e));
+    let (group, gpus) = common::gpu_group(&handle, "policy", &cli.gpus)?;
+    group.policy_set(&policy)?;
+    let (reg, rx) = group.policy_subscribe(policy.conditions())?;
     // Status goes to stderr in every mode, so stdout stays one violation per line.
     eprintln!(
-        "Listening for {} on {} GPU(s){}",
+        "Listening for {} on {} GPU(s)",
         policy.conditions(),
-        gpus.len(),
-        if simulated { " (SIMULATED)" } else { "" }
+        gpus.len()
     );
     let deadline = cli
         .timeout_s
@@ -155,4 +148,5 @@ fn main() {
     if reg.dropped() > 0 {
         eprintln!("warning: {} violation(s) were dropped", reg.dropped());
     }
+    Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
@@ -168,46 +169,34 @@ fn parse_format(s: &str) -> Result<Format, String> {
     Ok(f)
 }
 
-fn main() {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
     if cli.help_query {
         common::outln!("index");
         for (n, f, _) in PROPERTIES {
             common::outln!("{n}  ({})", FieldId(*f).name());
         }
-        return;
+        return Ok(ExitCode::SUCCESS);
     }
     if cli.query_gpu.is_empty() && cli.query_apps.is_empty() {
-        common::fail("give --query-gpu=... or --query-compute-apps=... (see --help-query)");
+        return Err("give --query-gpu=... or --query-compute-apps=... (see --help-query)".into());
     }
-    let fmt = parse_format(&cli.format).unwrap_or_else(|e| common::fail(e));
-    let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
-    let gpus = if cli.ids.is_empty() {
-        handle
-            .system()
-            .gpu_ids()
-            .unwrap_or_else(|e| common::fail(e))
-    } else {
-        cli.ids.clone()
-    };
-    let group = Group::with_gpus(&handle, &format!("query-{}", std::process::id()), &gpus)
-        .unwrap_or_else(|e| common::fail(e));
-    let run = || -> dcgm::Result<()> {
+    let fmt = parse_format(&cli.format)?;
+    let handle = cli.conn.open()?;
+    let (group, gpus) = common::gpu_group(&handle, "query", &cli.ids)?;
+    loop {
         if !cli.query_gpu.is_empty() {
             query_gpus(&handle, &group, &gpus, &cli.query_gpu, &fmt)?;
         }
         if !cli.query_apps.is_empty() {
             query_apps(&handle, &group, &cli.query_apps, &fmt)?;
         }
-        Ok(())
-    };
-    loop {
-        if let Err(e) = run() {
-            common::fail(e);
-        }
         match cli.loop_s {
             Some(s) => std::thread::sleep(Duration::from_secs(s.max(1))),
-            None => break,
+            None => return Ok(ExitCode::SUCCESS),
         }
     }
 }

@@ -10,6 +10,7 @@
 mod common;
 
 use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
@@ -37,17 +38,20 @@ struct Cli {
     watch: Option<f64>,
 }
 
-fn main() {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
     if cli.watch.is_some_and(|s| !(s > 0.0 && s.is_finite())) {
-        common::fail("--watch takes a number of seconds above zero");
+        return Err("--watch takes a number of seconds above zero".into());
     }
-    let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
-    let source = GpuStats::new(&handle, "stat").unwrap_or_else(|e| common::fail(e));
+    let handle = cli.conn.open()?;
+    let source = GpuStats::new(&handle, "stat")?;
     let color = !cli.no_color && !cli.json && colors_wanted();
     let clear = cli.watch.is_some() && !cli.json && std::io::stdout().is_terminal();
     loop {
-        let lines = source.read().unwrap_or_else(|e| common::fail(e));
+        let lines = source.read()?;
         if let Some(e) = source.process_error() {
             eprintln!("note: the process lists are not available: {e}");
         }
@@ -68,7 +72,7 @@ fn main() {
         let _ = std::io::stdout().flush();
         match cli.watch {
             Some(s) => std::thread::sleep(Duration::from_secs_f64(s)),
-            None => break,
+            None => return Ok(ExitCode::SUCCESS),
         }
     }
 }

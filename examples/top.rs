@@ -16,6 +16,7 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::IsTerminal;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
@@ -542,18 +543,22 @@ fn catch_signals(caught: Arc<AtomicI32>) -> std::io::Result<()> {
     Ok(())
 }
 
-fn main() {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
     if !(100..=10_000).contains(&cli.delay_ms) {
-        common::fail("the interval must be between 100 and 10000 ms");
+        return Err("the interval must be between 100 and 10000 ms".into());
     }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        common::fail(
+        return Err(
             "top needs a terminal (its stdin and stdout are not both one): run it in a \
-             terminal, or use `stat --watch SECONDS` or `dmon` for output to a pipe or a file",
+             terminal, or use `stat --watch SECONDS` or `dmon` for output to a pipe or a file"
+                .into(),
         );
     }
-    let (mut source, rows) = Source::open(&cli).unwrap_or_else(|e| common::fail(e));
+    let (mut source, rows) = Source::open(cli)?;
     let mut s = State {
         rows,
         values: HashMap::new(),
@@ -566,26 +571,20 @@ fn main() {
         sort: 4,
         reverse: false,
         source: match (&cli.conn.host, source.handle.is_simulated()) {
-            (_, true) => "(SIMULATED)".into(),
+            (_, true) => "dcgm-sim".into(),
             (Some(h), false) => format!("host {h}"),
             (None, false) => "embedded".into(),
         },
         error: None,
         proc_error: None,
     };
-    source.watch(s.interval).unwrap_or_else(|e| common::fail(e));
+    source.watch(s.interval)?;
     let caught = Arc::new(AtomicI32::new(0));
-    catch_signals(caught.clone())
-        .unwrap_or_else(|e| common::fail(format_args!("cannot catch signals: {e}")));
-    let guard = TerminalGuard;
-    // `fail` exits without running destructors: the guard is dropped by hand before it.
-    let mut terminal = match ratatui::try_init() {
-        Ok(t) => t,
-        Err(e) => {
-            drop(guard);
-            common::fail(format_args!("cannot set up the terminal: {e}"))
-        }
-    };
+    catch_signals(caught.clone()).map_err(|e| format!("cannot catch signals: {e}"))?;
+    // Dropped on every way out of `run`, before `main` says why it ended.
+    let _guard = TerminalGuard;
+    let mut terminal =
+        ratatui::try_init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut next = Instant::now();
     let r = (|| -> std::io::Result<()> {
         loop {
@@ -639,12 +638,10 @@ fn main() {
             }
         }
     })();
-    drop(guard);
-    if let Err(e) = r {
-        common::fail(e);
-    }
-    let sig = caught.load(Ordering::SeqCst);
-    if sig != 0 {
-        std::process::exit(128 + sig);
-    }
+    r?;
+    Ok(match caught.load(Ordering::SeqCst) {
+        0 => ExitCode::SUCCESS,
+        // SIGINT, SIGTERM or SIGHUP (2, 15, 1): 128 + the signal, as a shell reports it.
+        sig => ExitCode::from(128 + sig as u8),
+    })
 }

@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::process::ExitCode;
+
 use clap::Parser;
 use dcgm::PciPath;
 
@@ -31,11 +33,14 @@ fn pci_name(p: PciPath) -> &'static str {
     }
 }
 
-fn main() {
-    let cli = Cli::parse();
-    let handle = cli.conn.open().unwrap_or_else(|e| common::fail(e));
+fn main() -> ExitCode {
+    common::main(run)
+}
+
+fn run(cli: &Cli) -> common::Result {
+    let handle = cli.conn.open()?;
     let sys = handle.system();
-    let gpus = sys.gpu_ids().unwrap_or_else(|e| common::fail(e));
+    let gpus = sys.gpu_ids()?;
     let mut rows = Vec::new();
     for &g in &gpus {
         let t = match sys.device_topology(g) {
@@ -45,7 +50,7 @@ fn main() {
             Err(e) if gpus.len() == 1 && e.code() == Some(dcgm::ReturnCode::NotSupported) => {
                 lone_gpu_topology(&handle, g)
             }
-            Err(e) => common::fail(e),
+            Err(e) => return Err(e.into()),
         };
         rows.push((g, t));
     }
@@ -66,7 +71,7 @@ fn main() {
             "{}",
             serde_json::json!({"simulated": handle.is_simulated(), "gpus": doc})
         );
-        return;
+        return Ok(ExitCode::SUCCESS);
     }
     let mut header = String::from("      ");
     for g in &gpus {
@@ -98,9 +103,7 @@ fn main() {
     common::outln!();
     common::outln!("Legend: X = self, NV# = bonded set of # NVLinks, SYS = across CPU sockets,");
     common::outln!("        NODE = within a socket, PHB = host bridge, PXB/PIX = PCIe switches");
-    if handle.is_simulated() {
-        common::outln!("(SIMULATED node)");
-    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The topology of the only GPU: no peers, and the CPUs the kernel lists for its PCI device

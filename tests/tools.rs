@@ -1,24 +1,10 @@
 //! The example tools run against the simulator, output checked.
 
-use std::path::PathBuf;
+mod support;
+
 use std::process::{Command, Output};
 
-fn tool(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    // The exporter is a binary of its own crate; the other tools are examples.
-    let p = if name == "dcgm-exporter" {
-        dir.join(name)
-    } else {
-        dir.join("examples").join(name)
-    };
-    assert!(
-        p.exists(),
-        "{} not built (`cargo build --workspace --bins --examples`)",
-        p.display()
-    );
-    p
-}
+use support::{real_libdcgm, tool};
 
 fn run(name: &str, args: &[&str]) -> Output {
     Command::new(tool(name))
@@ -51,10 +37,8 @@ fn dmon_prints_a_labelled_table_with_na_for_blanks() {
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    assert!(
-        lines[0].starts_with("#Entity") && lines[0].contains("(simulated)"),
-        "{out}"
-    );
+    assert!(lines[0].starts_with("#Entity"), "{out}");
+    assert!(!out.contains("simulated"), "said once, on stderr: {out}");
     assert!(lines[0].contains("gpu_temp") && lines[0].contains("power_usage"));
     let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("GPU ")).collect();
     assert_eq!(rows.len(), 16, "2 samples x 8 GPUs:\n{out}");
@@ -187,7 +171,7 @@ fn discovery_shows_the_tree_and_json() {
     let o = run("discovery", &["--simulate"]);
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
-    assert!(out.starts_with("Node: 8 GPU(s) (SIMULATED)"));
+    assert!(out.starts_with("Node: 8 GPU(s)\n"), "{out}");
     assert!(out.contains("GPU instance 0") && out.contains("compute instance"));
     assert!(out.contains("NvSwitches: 0, 1, 2, 3"));
     assert!(out.contains("CPU 1: 56 cores (56-111)"));
@@ -241,9 +225,15 @@ fn tools_without_a_library_say_what_to_install() {
 }
 
 fn run_with_config(name: &str, args: &[&str], config: &str) -> Output {
+    run_with_config_file(name, args, "node.json", config)
+}
+
+/// Runs a tool on the node that `config` describes, written to a file `file_name` (`.json` or
+/// `.toml`) that `DCGM_SIM_CONFIG` names.
+fn run_with_config_file(name: &str, args: &[&str], file_name: &str, config: &str) -> Output {
     let dir = std::env::temp_dir().join(format!("dcgm-rs-tools-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("node.json");
+    let path = dir.join(file_name);
     std::fs::write(&path, config).unwrap();
     let out = Command::new(tool(name))
         .args(args)
@@ -254,6 +244,17 @@ fn run_with_config(name: &str, args: &[&str], config: &str) -> Output {
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     out
+}
+
+/// Runs a tool on a preset node (`DCGM_SIM_CONFIG=faults`).
+fn run_with_preset(name: &str, args: &[&str], preset: &str) -> Output {
+    Command::new(tool(name))
+        .args(args)
+        .env_remove("DCGM_LIB_PATH")
+        .env("DCGM_SIM_CONFIG", preset)
+        .env_remove("DCGM_SIM_FAULTS")
+        .output()
+        .unwrap()
 }
 
 /// Runs a tool on the default simulated node with `DCGM_SIM_FAULTS` set.
@@ -285,11 +286,86 @@ fn health_reports_scripted_incidents_with_severity_and_exit_status() {
     );
     assert!(out.contains("GPU 5") && out.contains("PCIE"), "{out}");
     assert!(out.contains("GPU 1") && out.contains("THERMAL"), "{out}");
-    assert!(out.trim_end().ends_with("Overall health: FAIL (SIMULATED)"));
+    assert!(out.trim_end().ends_with("Overall health: FAIL"), "{out}");
 
     let o = run("health", &["--simulate"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("Overall health: PASS"));
+}
+
+#[test]
+fn the_default_node_is_calm_and_the_faults_preset_is_not() {
+    // Both past the last of the preset's incidents (3.5 s), side by side.
+    let spawn = |preset: Option<&str>| {
+        let mut c = Command::new(tool("health"));
+        c.args(["--simulate", "-s", "all", "-c", "2", "-d", "4000", "--json"])
+            .env_remove("DCGM_LIB_PATH")
+            .env_remove("DCGM_SIM_FAULTS")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        match preset {
+            Some(p) => c.env("DCGM_SIM_CONFIG", p),
+            None => c.env_remove("DCGM_SIM_CONFIG"),
+        };
+        c.spawn().unwrap()
+    };
+    let (calm, named_calm, faults) = (spawn(None), spawn(Some("default")), spawn(Some("faults")));
+    for child in [calm, named_calm] {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        let last = stdout(&o).lines().last().unwrap().to_string();
+        let v: serde_json::Value = serde_json::from_str(&last).unwrap();
+        assert_eq!(v["overall"], "PASS", "{last}");
+    }
+    let o = faults.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let out = stdout(&o);
+    for code in [
+        "DCGM_FR_XID_ERROR",
+        "DCGM_FR_VOLATILE_DBE_DETECTED",
+        "DCGM_FR_TEMP_VIOLATION",
+    ] {
+        assert!(out.contains(code), "{code}: {out}");
+    }
+}
+
+#[test]
+fn a_bad_simulator_config_is_named_with_its_line_and_key_not_the_driver() {
+    let bad = "seed = 7\n\n[[gpus]]\ncolour = \"red\"\n";
+    for (name, args) in [
+        ("discovery", &["--simulate"][..]),
+        ("dmon", &["--simulate", "-c", "1"][..]),
+        ("health", &["--simulate", "-c", "1"][..]),
+    ] {
+        let o = run_with_config_file(name, args, "node.toml", bad);
+        assert_eq!(o.status.code(), Some(1), "{name}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_else(|| panic!("{name}: no error line in {err}"));
+        let place = format!(
+            "DCGM_SIM_CONFIG={}: line 4, column 1",
+            std::env::temp_dir()
+                .join(format!("dcgm-rs-tools-{}-{name}", std::process::id()))
+                .join("node.toml")
+                .display()
+        );
+        assert!(line.contains(&place), "{name}: {line}");
+        assert!(line.contains("unknown field `colour`"), "{name}: {line}");
+        assert!(!err.contains("driver"), "{name}: {err}");
+        assert!(!err.contains("nv-hostengine"), "{name}: {err}");
+    }
+
+    let o = run_with_preset("discovery", &["--simulate"], "no-such-preset");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "DCGM_SIM_CONFIG=no-such-preset: no such file, and not a preset name (default, faults)"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -396,13 +472,14 @@ fn discovery_shows_na_for_blank_attributes_never_a_sentinel() {
 }
 
 /// Runs a tool with stdout on a pipe, reads one line, closes the pipe (as `| head -1` does) and
-/// returns the tool's exit status and stderr once it has noticed.
+/// returns the tool's exit status and stderr once it has noticed. The node is the `faults`
+/// preset, so that `policy` has violations to print.
 fn close_pipe_after_one_line(name: &str, args: &[&str]) -> (std::process::ExitStatus, String) {
     use std::io::{BufRead, Read};
     let mut child = Command::new(tool(name))
         .args(args)
         .env_remove("DCGM_LIB_PATH")
-        .env_remove("DCGM_SIM_CONFIG")
+        .env("DCGM_SIM_CONFIG", "faults")
         .env_remove("DCGM_SIM_FAULTS")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -477,9 +554,9 @@ fn a_bad_host_is_named_with_why_it_could_not_be_reached() {
 }
 
 #[test]
-fn policy_from_the_readme_reports_the_default_nodes_violations_within_seconds() {
+fn policy_from_the_readme_reports_the_faults_presets_violations_within_seconds() {
     let start = std::time::Instant::now();
-    let o = run(
+    let o = run_with_preset(
         "policy",
         &[
             "--simulate",
@@ -493,6 +570,7 @@ fn policy_from_the_readme_reports_the_default_nodes_violations_within_seconds() 
             "-t",
             "8",
         ],
+        "faults",
     );
     assert!(o.status.success(), "{o:?}");
     assert!(start.elapsed().as_secs() < 8, "stopped by the timeout");
@@ -577,6 +655,58 @@ fn every_tool_lists_its_exit_statuses_in_help() {
         assert!(help.contains("1 "), "{name}: {help}");
         if name == "health" || name == "diag" {
             assert!(help.contains("0 pass, 2 warn, 3 fail"), "{name}: {help}");
+        }
+    }
+}
+
+/// What every tool says on stderr, once, when its data comes from the simulator.
+const SIMULATED_LINE: &str = "# SIMULATED DATA: reading from dcgm-sim, not from real GPUs";
+
+#[test]
+fn every_tool_says_once_on_stderr_that_its_data_is_simulated_and_nowhere_else() {
+    // `top` needs a terminal: tests/top.rs checks it there.
+    let runs: Vec<(&str, &[&str])> = vec![
+        ("diag", &["-r", "1"]),
+        ("discovery", &[]),
+        ("dmon", &["-c", "2", "-d", "50"]),
+        ("exporter", &["--out", "-", "--count", "1"]),
+        ("health", &["-c", "2", "-d", "50"]),
+        ("nvlink", &[]),
+        ("policy", &["-t", "0.3"]),
+        ("query", &["--query-gpu=index,name"]),
+        ("stat", &[]),
+        ("topology", &[]),
+    ];
+    let children: Vec<_> = runs
+        .iter()
+        .map(|(name, args)| {
+            let child = Command::new(tool(name))
+                .arg("--simulate")
+                .args(*args)
+                .env_remove("DCGM_LIB_PATH")
+                .env_remove("DCGM_SIM_CONFIG")
+                .env_remove("DCGM_SIM_FAULTS")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (*name, child)
+        })
+        .collect();
+    for (name, child) in children {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{name}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.matches(SIMULATED_LINE).count(), 1, "{name}: {err}");
+        assert_eq!(
+            err.to_lowercase().matches("simulated").count(),
+            1,
+            "{name}: {err}"
+        );
+        // The exporter's text carries `dcgm_exporter_simulated 1`: data, not a label.
+        if name != "exporter" {
+            let out = stdout(&o).to_lowercase();
+            assert!(!out.contains("simulated"), "{name}: {out}");
         }
     }
 }
@@ -829,29 +959,6 @@ fn the_textfile_collector_example_writes_a_prom_file() {
     let _ = std::fs::remove_dir_all(&dir);
     let bad = run("exporter", &["-d", "x:1", "--simulate"]);
     assert_eq!(bad.status.code(), Some(2));
-}
-
-/// The real libdcgm staged by `scripts/real-dcgm.sh`, or `None` (with the reason printed) where
-/// it is absent; under `DCGM_REQUIRE_REAL=1` (CI) its absence fails the test.
-fn real_libdcgm() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let staged = Command::new("bash")
-        .arg(root.join("scripts/real-dcgm.sh"))
-        .arg("dir")
-        .output()
-        .unwrap();
-    if !staged.status.success() {
-        let why = String::from_utf8_lossy(&staged.stderr);
-        assert_ne!(
-            std::env::var("DCGM_REQUIRE_REAL").as_deref(),
-            Ok("1"),
-            "DCGM_REQUIRE_REAL=1 but the real libdcgm is absent: {why}"
-        );
-        eprintln!("real libdcgm absent, skipped: {why}");
-        return None;
-    }
-    let dir = String::from_utf8_lossy(&staged.stdout).trim().to_string();
-    Some(PathBuf::from(dir).join("lib/libdcgm.so.4"))
 }
 
 /// A loopback port that accepts TCP connections and never writes a byte, open until dropped.

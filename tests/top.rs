@@ -1,6 +1,8 @@
 //! `top` in a real terminal: tmux runs it, the test sends keys and reads the screen as a person
 //! would see it. Needs tmux (Debian's package; `.ci/run` installs it).
 
+mod support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -116,14 +118,7 @@ impl Drop for Tmux {
 }
 
 fn top() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().unwrap().parent().unwrap().join("examples/top");
-    assert!(
-        p.exists(),
-        "{} not built (cargo build --examples)",
-        p.display()
-    );
-    p
+    support::tool("top")
 }
 
 /// The line of the selected row (marked `>`).
@@ -147,7 +142,7 @@ fn top_shows_gpus_bars_and_processes_and_answers_keys() {
     let s = t.wait_for("the first refresh", |s| {
         s.contains("MiB /") && s.contains("4242")
     });
-    assert!(s.contains("(SIMULATED)"), "{s}");
+    assert!(s.contains("dcgm top  dcgm-sim  interval"), "{s}");
     assert!(s.contains("GPU 0 NVIDIA H100"), "{s}");
     for label in [
         "Util",
@@ -242,26 +237,16 @@ fn top_refuses_a_bad_interval_before_touching_the_terminal() {
 
 #[test]
 fn top_on_the_real_library_shows_the_h200_and_na_for_blanks() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let staged = Command::new("bash")
-        .arg(root.join("scripts/real-dcgm.sh"))
-        .arg("dir")
-        .output()
-        .unwrap();
-    if !staged.status.success() {
-        eprintln!(
-            "real libdcgm absent, skipped: {}",
-            String::from_utf8_lossy(&staged.stderr)
-        );
-        assert_ne!(std::env::var("DCGM_REQUIRE_REAL").as_deref(), Ok("1"));
+    let Some(lib) = support::real_libdcgm() else {
         return;
-    }
-    let dir = String::from_utf8_lossy(&staged.stdout).trim().to_string();
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let cmd = format!(
-        "env NVML_INJECTION_MODE=True NVML_YAML_FILE={} {} --lib {dir}/lib/libdcgm.so.4 -d 200",
+        "env NVML_INJECTION_MODE=True NVML_YAML_FILE={} {} --lib {} -d 200",
         root.join("../shared/fixtures/nvml-capture-h200.yaml")
             .display(),
-        top().display()
+        top().display(),
+        lib.display()
     );
     let Some(t) = Tmux::start(120, 30, &cmd) else {
         return;
@@ -329,7 +314,13 @@ fn top_quits_on_ctrl_c_and_gives_the_terminal_back() {
     };
     t.keys(&["C-c"]);
     assert_terminal_given_back(&t, 0);
+    // Printed before the alternate screen, so it stays on the terminal.
+    let s = t.screen();
+    assert_eq!(s.matches(SIMULATED_LINE).count(), 1, "{s}");
 }
+
+/// What every tool says on stderr, once, when its data comes from the simulator.
+const SIMULATED_LINE: &str = "# SIMULATED DATA: reading from dcgm-sim, not from real GPUs";
 
 #[test]
 fn top_gives_the_terminal_back_on_sigint_and_sigterm() {

@@ -1,10 +1,26 @@
 //! The simulated machine's description: a TOML or JSON file named by `DCGM_SIM_CONFIG`, a
-//! JSON string given to `dcgmSimConfigure`, or the built-in default node.
+//! preset named by it, a JSON string given to `dcgmSimConfigure`, or the built-in default node.
+//!
+//! The default node ([`SimConfig::default`], preset `default`) is calm: readings follow a
+//! simulated workload and nothing goes wrong. The preset `faults`
+//! (`DCGM_SIM_CONFIG=faults`, [`SimConfig::faults`]) is the same node with three scripted
+//! incidents a few seconds after start (XID 13 on GPU 3 at 1.5 s, a double-bit ECC error on
+//! GPU 5 at 2.5 s, GPU 1 at 91 °C at 3.5 s), so that policy, health and alerting have
+//! something to report. A `DCGM_SIM_CONFIG` value that names an existing file is always read
+//! as a file.
+//!
+//! A config that does not parse, or that has a key the simulator does not know, is an error
+//! that names the file, the line and the column, and quotes the line:
+//! `DCGM_SIM_CONFIG=node.toml: line 3, column 1 (colour = "red"): unknown field `colour`, …`.
 
 use serde::{Deserialize, Serialize};
 
-/// Environment variable naming the config file (`.toml` or `.json`).
+/// Environment variable naming the config file (`.toml` or `.json`) or a preset
+/// ([`PRESETS`]).
 pub const CONFIG_ENV: &str = "DCGM_SIM_CONFIG";
+/// The names `DCGM_SIM_CONFIG` takes for a built-in node: `default` (the calm default node)
+/// and `faults` (the same node with scripted incidents).
+pub const PRESETS: &[&str] = &["default", "faults"];
 /// Environment variable with comma-separated faults, merged over the config's
 /// (`init_fails`, `connect_refused`, `drop_after=N`, `down_ms=N`, `slow_ms=N`, `prof_in_use`,
 /// `unsupported=ID;ID`, `blank=ID;ID`).
@@ -215,9 +231,9 @@ impl Default for EventConfig {
 }
 
 impl Default for SimConfig {
-    /// A believable 8-GPU training node: H100s over four NvSwitches, GPU 7 in MIG mode, two CPU
-    /// sockets, a training job on GPUs 0–6, an inference server on a MIG instance, and three
-    /// incidents in the first four seconds (XID 13 on GPU 3, a DBE on GPU 5, 91 °C on GPU 1).
+    /// A believable, calm 8-GPU training node: H100s over four NvSwitches, GPU 7 in MIG mode,
+    /// two CPU sockets, a training job on GPUs 0–6, an inference server on a MIG instance, and
+    /// no incidents ([`SimConfig::faults`] adds some).
     fn default() -> Self {
         let bus = ["18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"];
         let gpus = (0..8)
@@ -272,28 +288,7 @@ impl Default for SimConfig {
                     memory_mib: 9_000,
                 },
             ],
-            // A few incidents soon after start, so that `policy` and `health` on the default
-            // node have something to report: an XID, a double-bit ECC error, a hot GPU.
-            events: vec![
-                EventConfig {
-                    at_ms: 1500,
-                    gpu: 3,
-                    kind: "xid".into(),
-                    value: 13,
-                },
-                EventConfig {
-                    at_ms: 2500,
-                    gpu: 5,
-                    kind: "dbe".into(),
-                    value: 1,
-                },
-                EventConfig {
-                    at_ms: 3500,
-                    gpu: 1,
-                    kind: "thermal".into(),
-                    value: 91,
-                },
-            ],
+            events: Vec::new(),
             hostengines: vec![
                 "localhost".into(),
                 "127.0.0.1".into(),
@@ -305,36 +300,97 @@ impl Default for SimConfig {
 }
 
 impl SimConfig {
-    /// Parses a config from TOML or JSON text (JSON if it starts with `{`).
+    /// The preset `faults`: the default node with an XID 13 on GPU 3 at 1.5 s, a double-bit
+    /// ECC error on GPU 5 at 2.5 s and GPU 1 at 91 °C at 3.5 s, so that `policy`, `health` and
+    /// alert rules have something to report.
+    pub fn faults() -> Self {
+        let events = vec![
+            EventConfig {
+                at_ms: 1500,
+                gpu: 3,
+                kind: "xid".into(),
+                value: 13,
+            },
+            EventConfig {
+                at_ms: 2500,
+                gpu: 5,
+                kind: "dbe".into(),
+                value: 1,
+            },
+            EventConfig {
+                at_ms: 3500,
+                gpu: 1,
+                kind: "thermal".into(),
+                value: 91,
+            },
+        ];
+        Self {
+            events,
+            ..Self::default()
+        }
+    }
+
+    /// The preset of this name ([`PRESETS`]), defaults filled in.
+    pub fn preset(name: &str) -> Option<Self> {
+        let mut cfg = match name {
+            "default" => Self::default(),
+            "faults" => Self::faults(),
+            _ => return None,
+        };
+        cfg.fill_defaults();
+        Some(cfg)
+    }
+
+    /// Parses a config from TOML or JSON text (JSON if it starts with `{`). An error names the
+    /// line and column and quotes the line (`line 3, column 1 (colour = "red"): unknown field
+    /// ...`).
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut cfg: SimConfig = if text.trim_start().starts_with('{') {
-            serde_json::from_str(text).map_err(|e| format!("invalid JSON config: {e}"))?
+            serde_json::from_str(text).map_err(|e| {
+                let full = e.to_string();
+                let suffix = format!(" at line {} column {}", e.line(), e.column());
+                let message = full.strip_suffix(&suffix).unwrap_or(&full);
+                located(text, e.line(), e.column(), message)
+            })?
         } else {
-            toml::from_str(text).map_err(|e| format!("invalid TOML config: {e}"))?
+            toml::from_str(text).map_err(|e| {
+                let (line, column) = e
+                    .span()
+                    .map_or((0, 0), |span| line_and_column(text, span.start));
+                located(text, line, column, e.message())
+            })?
         };
         cfg.fill_defaults();
         Ok(cfg)
     }
 
-    /// The config from `DCGM_SIM_CONFIG` (or the default node), with `DCGM_SIM_FAULTS` applied.
+    /// The config from `DCGM_SIM_CONFIG` (a file, or a preset name; unset or empty: the default
+    /// node), with `DCGM_SIM_FAULTS` applied. Errors start with `DCGM_SIM_CONFIG=<value>: `.
     pub fn from_env() -> Result<Self, String> {
         let mut cfg = match std::env::var_os(CONFIG_ENV).filter(|v| !v.is_empty()) {
-            Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    format!("cannot read {CONFIG_ENV}={}: {e}", path.to_string_lossy())
-                })?;
-                Self::parse(&text)?
-            }
-            None => {
-                let mut c = Self::default();
-                c.fill_defaults();
-                c
-            }
+            Some(value) => Self::from_value(std::path::Path::new(&value))
+                .map_err(|e| format!("{CONFIG_ENV}={}: {e}", value.to_string_lossy()))?,
+            None => Self::preset("default").unwrap_or_default(),
         };
         if let Ok(spec) = std::env::var(FAULTS_ENV) {
             cfg.faults.apply_spec(&spec)?;
         }
         Ok(cfg)
+    }
+
+    /// What a `DCGM_SIM_CONFIG` value names: an existing file, or else a preset.
+    fn from_value(value: &std::path::Path) -> Result<Self, String> {
+        if !value.exists() {
+            if let Some(cfg) = value.to_str().and_then(Self::preset) {
+                return Ok(cfg);
+            }
+            return Err(format!(
+                "no such file, and not a preset name ({})",
+                PRESETS.join(", ")
+            ));
+        }
+        let text = std::fs::read_to_string(value).map_err(|e| format!("cannot read it: {e}"))?;
+        Self::parse(&text)
     }
 
     /// Fills UUIDs, bus ids and serials left empty, deterministically from the seed, and
@@ -369,6 +425,24 @@ impl SimConfig {
             }
         }
     }
+}
+
+/// `line L, column C (the line): message`, or the message alone when the place is unknown.
+fn located(text: &str, line: usize, column: usize, message: &str) -> String {
+    match text.lines().nth(line.wrapping_sub(1)) {
+        Some(src) if line > 0 => {
+            format!("line {line}, column {column} ({}): {message}", src.trim())
+        }
+        _ => message.to_string(),
+    }
+}
+
+/// The 1-based line and column of a byte offset.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
 }
 
 /// Maximum SM clock and memory clock, in MHz, of a GPU model as NVML reports them.

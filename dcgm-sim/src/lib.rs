@@ -11,7 +11,9 @@
 //!
 //! Besides the DCGM API it exports `dcgmSimConfigure(json)`, which replaces the configuration
 //! for the next `dcgmInit` (tests use it to script faults and events without environment
-//! variables), and `dcgmSimIsSimulator()`, which returns 1 so clients can label simulated data.
+//! variables), `dcgmSimIsSimulator()`, which returns 1 so clients can label simulated data,
+//! and `dcgmSimInitError()`, why the last `dcgmInit` failed on its configuration (so a client
+//! can say what is wrong with the simulator's config rather than with a driver).
 
 #![allow(non_snake_case)]
 
@@ -35,7 +37,8 @@ pub mod values;
 #[doc(hidden)]
 pub mod violations;
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{CString, c_char, c_int};
+use std::sync::Mutex;
 
 use dcgm_sys::*;
 
@@ -76,4 +79,26 @@ pub unsafe extern "C" fn dcgmSimConfigure(json: *const c_char) -> dcgmReturn_t {
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmSimIsSimulator() -> c_int {
     1
+}
+
+/// Why the last `dcgmInit` failed on its configuration (`DCGM_SIM_CONFIG`, a preset name or
+/// `DCGM_SIM_FAULTS`), as the message `dcgmInit` printed on stderr; NULL when it did not. The
+/// string stays valid until the next `dcgmInit`.
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmSimInitError() -> *const c_char {
+    lock_init_error()
+        .as_ref()
+        .map_or(std::ptr::null(), |e| e.as_ptr())
+}
+
+static INIT_ERROR: Mutex<Option<CString>> = Mutex::new(None);
+
+fn lock_init_error() -> std::sync::MutexGuard<'static, Option<CString>> {
+    INIT_ERROR.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Records why `dcgmInit` failed on its configuration (`None`: it did not), for
+/// [`dcgmSimInitError`].
+pub(crate) fn set_init_error(reason: Option<&str>) {
+    *lock_init_error() = reason.map(|r| CString::new(r.replace('\0', " ")).unwrap_or_default());
 }

@@ -291,6 +291,27 @@ impl DcgmLibrary {
         self.is_simulator
     }
 
+    /// Why the simulator's last `dcgmInit` failed on its configuration (a `DCGM_SIM_CONFIG`
+    /// file that does not parse, an unknown key, a bad `DCGM_SIM_FAULTS`), from dcgm-sim's
+    /// `dcgmSimInitError`; `None` for NVIDIA's libdcgm, or when it did not fail that way.
+    pub fn simulator_init_error(&self) -> Option<String> {
+        if !self.is_simulator {
+            return None;
+        }
+        type InitErrorFn = unsafe extern "C" fn() -> *const std::ffi::c_char;
+        // SAFETY: dcgm-sim exports dcgmSimInitError with this signature.
+        let f = unsafe { self._lib.get::<InitErrorFn>(b"dcgmSimInitError\0") }.ok()?;
+        // SAFETY: it takes no arguments and returns NULL or a NUL-terminated string that stays
+        // valid until the next dcgmInit; it is copied at once.
+        let p = unsafe { f() };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null and NUL-terminated (above).
+        let reason = unsafe { std::ffi::CStr::from_ptr(p) };
+        Some(reason.to_string_lossy().into_owned())
+    }
+
     /// The function table.
     pub fn api(&self) -> &DcgmApi {
         &self.api

@@ -253,6 +253,11 @@ pub enum Error {
     /// The simulator was asked for but its library could not be found.
     #[error("{0}")]
     SimulatorNotFound(String),
+    /// The simulator did not start because its configuration is wrong (a `DCGM_SIM_CONFIG`
+    /// file that does not parse or has an unknown key, an unknown preset, a bad
+    /// `DCGM_SIM_FAULTS`): the simulator's reason, which names the file, the line and the key.
+    #[error("the simulator did not start: {0}")]
+    SimulatorConfig(String),
 }
 
 impl Error {
@@ -273,6 +278,7 @@ impl Error {
             }
             Error::InvalidArgument(_) => Some(ReturnCode::from_raw(DCGM_ST_BADPARAM)),
             Error::SimulatorNotFound(_) => Some(ReturnCode::from_raw(DCGM_ST_LIBRARY_NOT_FOUND)),
+            Error::SimulatorConfig(_) => Some(ReturnCode::from_raw(DCGM_ST_INIT_ERROR)),
         }
     }
 

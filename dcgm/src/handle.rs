@@ -433,7 +433,11 @@ impl HandleBuilder {
         let lib = Arc::new(Lib::new(raw));
         let l = &*lib;
         // SAFETY: dcgmInit takes no arguments.
-        unsafe { ffi!(l, dcgmInit()) }?;
+        unsafe { ffi!(l, dcgmInit()) }.map_err(|e| match l.raw.simulator_init_error() {
+            // A simulator that failed on its config says why: no driver is involved.
+            Some(reason) => Error::SimulatorConfig(reason),
+            None => e,
+        })?;
         map.insert(
             key.clone(),
             Runtime {

@@ -7,12 +7,53 @@ pub mod gpu_stats;
 pub mod process;
 
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::process::ExitCode;
+use std::sync::{Once, mpsc};
 use std::time::Duration;
 
 use clap::Args;
-use dcgm::{Entity, EntityGroup, Handle, HandleBuilder};
+use dcgm::{Entity, EntityGroup, Group, Handle, HandleBuilder};
 use dcgm_reader::{Connection, Reader, ReaderBuilder};
+
+/// What a tool's `run` returns: its exit status, or the error that ends it with status 1
+/// (see [`report`]). Every error converts into it with `?`, a message with `.into()`.
+pub type Result<T = ExitCode, E = Box<dyn std::error::Error>> = std::result::Result<T, E>;
+
+/// Every tool's `main`: `fn main() -> ExitCode { common::main(run) }`. Parses the command
+/// line (clap exits with status 2 on a bad one), runs the tool and returns its exit status, or
+/// reports the error that ended it (status 1).
+pub fn main<C: clap::Parser>(run: impl FnOnce(&C) -> Result) -> ExitCode {
+    match run(&C::parse()) {
+        Ok(code) => code,
+        Err(e) => report(e),
+    }
+}
+
+/// Says why the tool failed on stderr and gives its exit status, 1.
+pub fn report(e: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::FAILURE
+}
+
+/// Says on stderr, once in the process however often it is called, that the data comes from
+/// the simulator: the one place every tool says so in words (JSON outputs also carry
+/// `"simulated": true`, as data).
+pub fn say_simulated() {
+    static SAID: Once = Once::new();
+    SAID.call_once(|| eprintln!("# SIMULATED DATA: reading from dcgm-sim, not from real GPUs"));
+}
+
+/// A group of the GPUs given on the command line, or of every GPU when none is given, named
+/// after the tool and the process; and the GPUs in it.
+pub fn gpu_group(handle: &Handle, tool: &str, given: &[u32]) -> dcgm::Result<(Group, Vec<u32>)> {
+    let gpus = if given.is_empty() {
+        handle.system().gpu_ids()?
+    } else {
+        given.to_vec()
+    };
+    let group = Group::with_gpus(handle, &format!("{tool}-{}", std::process::id()), &gpus)?;
+    Ok((group, gpus))
+}
 
 /// Connection options shared by the tools.
 #[derive(Debug, Clone, Args)]
@@ -72,7 +113,7 @@ impl ConnectArgs {
             None => self.builder().embedded()?,
         };
         if h.is_simulated() {
-            eprintln!("# SIMULATED DATA: reading from dcgm-sim, not from real GPUs");
+            say_simulated();
         }
         Ok(h)
     }
@@ -91,13 +132,19 @@ impl ConnectArgs {
         })
     }
 
-    /// Connects `reader` now, bounded by `--connect-timeout` when it talks to a `--host`.
+    /// Connects `reader` now, bounded by `--connect-timeout` when it talks to a `--host`, and
+    /// says on stderr when the data is simulated.
     pub fn connect_reader(&self, mut reader: Reader) -> dcgm::Result<Reader> {
-        if self.host.is_none() {
+        let reader = if self.host.is_none() {
             reader.connect()?;
-            return Ok(reader);
+            reader
+        } else {
+            self.bounded(move || reader.connect().map(|()| reader))?
+        };
+        if reader.is_simulated().unwrap_or(false) {
+            say_simulated();
         }
-        self.bounded(move || reader.connect().map(|()| reader))
+        Ok(reader)
     }
 
     /// Runs `connect` (the talk with the `--host` engine) on a thread of its own and waits at
@@ -156,7 +203,8 @@ pub fn entity_label(e: &Entity) -> String {
     e.to_string()
 }
 
-/// Prints an error with its hint and exits with status 1.
+/// Prints an error with its hint and exits with status 1, from where no `Result` can carry
+/// it back to `main` (a thread's deadline, a write to stdout deep in a loop).
 pub fn fail(e: impl std::fmt::Display) -> ! {
     eprintln!("error: {e}");
     std::process::exit(1)

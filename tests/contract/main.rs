@@ -12,6 +12,8 @@
 mod reader;
 mod safe_layer;
 mod since_exact;
+#[path = "../support/mod.rs"]
+mod support;
 mod target;
 mod test_api;
 mod tools;

@@ -1,11 +1,11 @@
 //! Every tool in `examples/` against the library under test: exit 0, no blank sentinel in the
 //! output, N/A where the library has no value.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use dcgm::testing::assert_no_sentinel;
 
+use crate::support::tool;
 use crate::target::{Kind, Target};
 use crate::{Case, case};
 
@@ -158,23 +158,6 @@ pub fn cases() -> Vec<Case> {
             not_on: Some((Kind::Sim, "the default injected GPU is the real library's")),
         },
     ]
-}
-
-fn tool(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    // The exporter is a binary of its own crate; the other tools are examples.
-    let p = if name == "dcgm-exporter" {
-        dir.join(name)
-    } else {
-        dir.join("examples").join(name)
-    };
-    assert!(
-        p.exists(),
-        "{} not built (`cargo build --workspace --bins --examples`)",
-        p.display()
-    );
-    p
 }
 
 fn run_with(t: &Target, name: &str, args: &[&str], capture: bool) -> Output {

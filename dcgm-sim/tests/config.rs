@@ -1,0 +1,59 @@
+//! The node descriptions: the calm default, the `faults` preset, and errors that say where a
+//! config file is wrong.
+
+use dcgm_sim::config::{PRESETS, SimConfig};
+
+#[test]
+fn the_default_node_has_no_scripted_incidents() {
+    assert!(SimConfig::default().events.is_empty());
+    let preset = SimConfig::preset("default").unwrap();
+    assert!(preset.events.is_empty());
+    assert_eq!(preset.gpus.len(), 8);
+}
+
+#[test]
+fn the_faults_preset_is_the_default_node_with_three_incidents() {
+    let faults = SimConfig::preset("faults").unwrap();
+    let events: Vec<(u64, u32, &str, i64)> = faults
+        .events
+        .iter()
+        .map(|e| (e.at_ms, e.gpu, e.kind.as_str(), e.value))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            (1500, 3, "xid", 13),
+            (2500, 5, "dbe", 1),
+            (3500, 1, "thermal", 91)
+        ]
+    );
+    let calm = SimConfig::preset("default").unwrap();
+    assert_eq!(faults.gpus.len(), calm.gpus.len());
+    assert_eq!(faults.gpus[3].uuid, calm.gpus[3].uuid);
+    assert_eq!(PRESETS, ["default", "faults"]);
+    assert!(SimConfig::preset("calm").is_none());
+}
+
+#[test]
+fn a_toml_error_names_the_line_the_column_and_the_key() {
+    let e = SimConfig::parse("seed = 7\n\n[[gpus]]\ncolour = \"red\"\n").unwrap_err();
+    assert!(
+        e.starts_with("line 4, column 1 (colour = \"red\"): unknown field `colour`"),
+        "{e}"
+    );
+    let e = SimConfig::parse("seed = \"seven\"\n").unwrap_err();
+    assert!(
+        e.starts_with("line 1, column 8 (seed = \"seven\"): invalid type"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_json_error_names_the_line_the_column_and_the_key() {
+    let e = SimConfig::parse("{\"seed\": 1,\n \"gpu\": []}").unwrap_err();
+    assert!(
+        e.starts_with("line 2, column 6 (\"gpu\": []}): unknown field `gpu`"),
+        "{e}"
+    );
+    assert!(!e.contains(" at line "), "the place is said once: {e}");
+}
