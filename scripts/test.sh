@@ -64,7 +64,8 @@ tier() {
 
 # The tool tests run the example programs and the dcgm-exporter binary, which `--all-targets`
 # builds only as test harnesses.
-tier "build (bins, examples)" cargo build --workspace --bins --examples
+# (and the simulator's library itself, so that `--simulate` never finds an older copy of it).
+tier "build (bins, examples)" bash -c 'cargo build --workspace --bins --examples && cargo build -p dcgm-sim'
 tier "Rust tests (all targets)" cargo test --workspace --all-targets --no-fail-fast
 tier "Rust doc tests" cargo test --workspace --doc --no-fail-fast
 tier "async streams (feature tokio)" bash -c 'cargo test -p dcgm-reader --features tokio --test streams && cargo test -p dcgm -p dcgm-reader --features dcgm-reader/tokio --doc'
