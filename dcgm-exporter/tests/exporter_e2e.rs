@@ -5,50 +5,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::path::Path;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// The profile directory of this test binary (`target/debug`), where the example and dcgm-sim
-/// are built.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
-}
-
-/// Builds the simulator (a no-op when `cargo test` already built it) and returns the
-/// exporter binary's path (cargo builds it for this test).
-fn exporter_path() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let release = profile_dir().file_name().is_some_and(|n| n == "release");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-p", "dcgm-sim"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if release {
-            cmd.arg("--release");
-        }
-        let st = cmd.status().expect("run cargo");
-        assert!(st.success(), "cargo build -p dcgm-sim failed");
-        PathBuf::from(env!("CARGO_BIN_EXE_dcgm-exporter"))
-    })
-}
+mod support;
+use support::process::{self, Server, TempDir};
 
 fn exporter(args: &[&str]) -> Command {
-    let mut c = Command::new(exporter_path());
-    c.args(args)
-        .env("DCGM_SIM_LIB", profile_dir().join("libdcgm_sim.so"))
-        .env_remove("DCGM_SIM_CONFIG")
-        .env_remove("DCGM_SIM_FAULTS")
-        .env_remove("DCGM_LIB_PATH")
-        .env("NODE_NAME", "e2e-node");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("DCGM_EXPORTER_") || k == "DCGM_REMOTE_HOSTENGINE_INFO" {
-            c.env_remove(k);
-        }
-    }
-    c
+    process::exporter("e2e-node", args)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -616,43 +581,8 @@ fn bad_arguments_exit_2_and_help_exits_0() {
 }
 
 /// A running exporter, killed when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-    /// Its log lines so far.
-    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn start(args: &[&str]) -> Server {
-    let mut child = exporter(args)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let lines = log.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(i) = line.find("listening on http://") {
-                let rest = &line[i + "listening on http://".len()..];
-                let _ = tx.send(rest.split('/').next().unwrap().to_string());
-            }
-            lines.lock().unwrap().push(line);
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the exporter did not start");
-    Server { child, addr, log }
+    Server::start(exporter(args))
 }
 
 /// One HTTP/1.1 exchange on `s`: status, headers (lowercase names) and body.
@@ -848,27 +778,8 @@ fn web_config_errors_exit_2() {
     }
 }
 
-/// A temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn tempdir(tag: &str) -> TempDir {
-    let d = std::env::temp_dir().join(format!("dcgm-rs-exporter-e2e-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    TempDir(d)
+    process::tempdir(&format!("exporter-e2e-{tag}"))
 }
 
 /// Polls `path` until `done` holds for the response (status, body), for at most 15 s.

@@ -2,57 +2,30 @@
 //! wait, and the log says so once, not 20 times a second as it used to; the server keeps
 //! serving once descriptors come back.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+mod support;
+use support::process::Server;
 
 #[test]
 fn accept_failures_are_logged_once_a_minute_and_serving_resumes() {
-    let profile = std::path::Path::new(env!("CARGO_BIN_EXE_dcgm-exporter"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    // The simulator, built as the other process tests build it (a no-op when it is).
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "-p", "dcgm-sim"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    if profile.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(
-        build.status().expect("run cargo").success(),
-        "cargo build -p dcgm-sim failed"
-    );
-    let sim = profile.join("libdcgm_sim.so");
-    let mut child = Command::new("bash")
-        .arg("-c")
+    // Through bash, for its `ulimit`; the simulator is built beside the binary first.
+    let exe = support::process::exporter_path();
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
         .arg("ulimit -n 48 && exec \"$0\" --simulate -a 127.0.0.1:0 -c 500 -d g")
-        .arg(env!("CARGO_BIN_EXE_dcgm-exporter"))
-        .env("DCGM_SIM_LIB", &sim)
-        .env_remove("DCGM_SIM_CONFIG")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let log = Arc::new(Mutex::new(Vec::<String>::new()));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let lines = log.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(i) = line.find("listening on http://") {
-                let rest = &line[i + "listening on http://".len()..];
-                let _ = tx.send(rest.split('/').next().unwrap().to_string());
-            }
-            lines.lock().unwrap().push(line);
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the exporter did not start");
+        .arg(exe)
+        .env(
+            "DCGM_SIM_LIB",
+            support::process::profile_dir().join("libdcgm_sim.so"),
+        )
+        .env_remove("DCGM_SIM_CONFIG");
+    let server = Server::start(cmd);
+    let (addr, log) = (server.addr.clone(), server.log.clone());
     // More connections than descriptors, held for 3 s.
     let held: Vec<TcpStream> = (0..80)
         .filter_map(|_| TcpStream::connect(&addr).ok())
@@ -88,8 +61,7 @@ fn accept_failures_are_logged_once_a_minute_and_serving_resumes() {
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     assert_eq!(
         logged,
         1,

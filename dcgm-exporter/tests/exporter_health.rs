@@ -5,206 +5,18 @@
 //! range. Everything but the host engine runs on dcgm-sim (`--simulate`), on loopback.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod support;
+use support::process::{self, Server, run_bounded, tempdir};
 
 const LAST_SUCCESS: &str = "dcgm_exporter_last_collection_success_timestamp_seconds";
 
-/// The profile directory of this test binary (`target/debug`).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
-}
-
-/// Builds the simulator (a no-op when `cargo test` already built it) and returns the
-/// exporter binary's path.
-fn exporter_path() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let release = profile_dir().file_name().is_some_and(|n| n == "release");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-q", "-p", "dcgm-sim"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if release {
-            cmd.arg("--release");
-        }
-        assert!(cmd.status().expect("run cargo").success());
-        PathBuf::from(env!("CARGO_BIN_EXE_dcgm-exporter"))
-    })
-}
-
 fn exporter(args: &[&str]) -> Command {
-    let mut c = Command::new(exporter_path());
-    c.args(args)
-        .env("DCGM_SIM_LIB", profile_dir().join("libdcgm_sim.so"))
-        .env_remove("DCGM_SIM_CONFIG")
-        .env_remove("DCGM_SIM_FAULTS")
-        .env_remove("DCGM_LIB_PATH")
-        .env("NODE_NAME", "health-node");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("DCGM_EXPORTER_")
-            || k.starts_with("DCGM_HPC")
-            || k == "DCGM_REMOTE_HOSTENGINE_INFO"
-            || k == "DCGM_POD_RESOURCES_KUBELET_SOCKET"
-        {
-            c.env_remove(k);
-        }
-    }
-    c
-}
-
-/// Runs to the end, killed (and the test failed) if it takes more than `limit`: the defects
-/// pinned here blocked forever or allocated without end.
-fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the exporter");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{:?} did not exit within {limit:?}: {}",
-                cmd.get_args().collect::<Vec<_>>(),
-                String::from_utf8_lossy(&t_err.join().unwrap())
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    Output {
-        status,
-        stdout: t_out.join().unwrap(),
-        stderr: t_err.join().unwrap(),
-    }
-}
-
-/// A running exporter, killed when dropped, with its log.
-struct Server {
-    child: Child,
-    addr: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(mut cmd: Command) -> Server {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let lines = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(i) = line.find("listening on http://") {
-                    let rest = &line[i + "listening on http://".len()..];
-                    let _ = tx.send(rest.split('/').next().unwrap().to_string());
-                }
-                lines.lock().unwrap().push(line);
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the exporter did not start");
-        Server { child, addr, log }
-    }
-
-    /// `GET path`: status and body.
-    fn get(&self, path: &str) -> (u16, String) {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        write!(
-            s,
-            "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut raw = Vec::new();
-        s.read_to_end(&mut raw).unwrap();
-        let raw = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-        (status, body.to_string())
-    }
-
-    /// Polls `path` every 100 ms until `done` holds, for at most `limit`; the last answer.
-    fn poll(&self, path: &str, limit: Duration, done: impl Fn(u16, &str) -> bool) -> (u16, String) {
-        let t0 = Instant::now();
-        loop {
-            let (st, body) = self.get(path);
-            if done(st, &body) || t0.elapsed() > limit {
-                return (st, body);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// The log lines containing every one of `words`.
-    fn lines_with(&self, words: &[&str]) -> Vec<String> {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| words.iter().all(|w| l.contains(w)))
-            .cloned()
-            .collect()
-    }
-
-    fn log_text(&self) -> String {
-        self.log.lock().unwrap().join("\n")
-    }
-
-    /// Waits (at most `limit`) for a log line with every one of `words`.
-    fn wait_log(&self, words: &[&str], limit: Duration) {
-        let t0 = Instant::now();
-        while self.lines_with(words).is_empty() {
-            assert!(
-                t0.elapsed() < limit,
-                "no log line with {words:?}:\n{}",
-                self.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn signal(&self, sig: &str) {
-        let st = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
+    process::exporter("health-node", args)
 }
 
 /// The value of the last-success gauge in an exposition.
@@ -212,29 +24,6 @@ fn last_success(text: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(&format!("{LAST_SUCCESS} ")))
         .map(|v| v.parse().unwrap())
-}
-
-/// A temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempdir(tag: &str) -> TempDir {
-    let d = std::env::temp_dir().join(format!("dcgm-rs-health-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    TempDir(d)
 }
 
 fn mkfifo(p: &Path) {

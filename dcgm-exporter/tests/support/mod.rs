@@ -1,3 +1,4 @@
 //! Helpers shared by the exporter's test binaries.
 
 pub mod hostile;
+pub mod process;
