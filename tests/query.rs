@@ -449,3 +449,19 @@ fn on_the_real_library_the_h200s_static_values_are_nvidia_smis() {
         assert_eq!(value(&ours, name), "[N/A]", "{name}: {why}");
     }
 }
+
+#[test]
+fn every_dcgm_field_named_in_help_query_gpu_is_in_dcgms_registry() {
+    let o = query(&["--help-query-gpu"]);
+    let out = stdout(&o);
+    let named: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split("From: ").nth(1))
+        .filter_map(|s| s.split([' ', '.']).next())
+        .filter(|s| s.starts_with("DCGM_FI_"))
+        .collect();
+    assert!(named.len() > 130, "{} fields named:\n{out}", named.len());
+    for name in named {
+        assert!(dcgm::FieldId::by_name(name).is_some(), "{name}");
+    }
+}

@@ -76,8 +76,13 @@ pub enum Show {
     FabricState,
     /// The fabric manager's error code: `Success` for 0.
     FabricStatus,
-    /// A two-bit health flag of NVML's fabric health mask at this shift.
+    /// A two-bit health flag of NVML's fabric health mask at this shift
+    /// (`NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_*`: 0 not supported, 1 true, 2 false).
     HealthBits(u32),
+    /// The four-bit "incorrect configuration" code of the fabric health mask (shift 8).
+    IncorrectConfig,
+    /// NVML's fabric health summary by name.
+    HealthSummary,
     /// NVLink peer type by name.
     PeerType,
 }
@@ -218,6 +223,20 @@ pub fn show(v: Option<&Value>, how: Show) -> Result<String, String> {
         Show::HealthBits(shift) => named(match (int()? as u64 >> shift) & 3 {
             1 => "True",
             2 => "False",
+            _ => "Not Supported",
+        }),
+        Show::IncorrectConfig => named(match (int()? as u64 >> 8) & 0xf {
+            1 => "None",
+            2 => "Incorrect SysGUID",
+            3 => "Incorrect Chassis Serial Number",
+            4 => "No Partition",
+            5 => "Insufficient NVLinks",
+            _ => "Not Supported",
+        }),
+        Show::HealthSummary => named(match int()? {
+            1 => "Healthy",
+            2 => "Unhealthy",
+            3 => "Limited Capacity",
             _ => "Not Supported",
         }),
         Show::PeerType => named(match int()? {
@@ -470,13 +489,13 @@ pub static GPU_PROPERTIES: &[Property] = &[
     prop("fabric.status", &[], "", "the fabric join's result, once done", Fabric("DCGM_FI_DEV_FABRIC_MANAGER_ERROR", FabricStatus)),
     prop("fabric.cliqueId", &[], "", "the NVLink clique the GPU belongs to", Fabric("DCGM_FI_DEV_FABRIC_CLIQUE_ID", Plain)),
     prop("fabric.clusterUuid", &[], "", "the NVLink cluster the GPU belongs to", Fabric("DCGM_FI_DEV_FABRIC_CLUSTER_UUID", Plain)),
-    prop("fabric.health.summary", &[], "", "the fabric's overall health", Fabric("DCGM_FI_DEV_FABRIC_HEALTH_SUMMARY", Plain)),
+    prop("fabric.health.summary", &[], "", "the fabric's overall health", Fabric("DCGM_FI_DEV_FABRIC_HEALTH_SUMMARY", HealthSummary)),
     prop("fabric.health.bandwidth", &[], "", "whether fabric bandwidth is degraded", Fabric("DCGM_FI_DEV_FABRIC_HEALTH_MASK", HealthBits(0))),
     prop("fabric.health.route_recovery_in_progress", &[], "", "whether a fabric route is being recovered", Fabric("DCGM_FI_DEV_FABRIC_HEALTH_MASK", HealthBits(2))),
     prop("fabric.health.route_unhealthy", &[], "", "whether a fabric route is unhealthy", Fabric("DCGM_FI_DEV_FABRIC_HEALTH_MASK", HealthBits(4))),
     prop("fabric.health.access_timeout_recovery", &[], "", "whether the fabric recovers from an access timeout", Fabric("DCGM_FI_DEV_FABRIC_HEALTH_MASK", HealthBits(6))),
-    prop("fabric.health.incorrect_configuration", &[], "", "whether the fabric is set up wrongly", Source::None("N/A")),
-    prop("fabric.health.partition_assigned", &[], "", "whether the GPU has a fabric partition", Source::None("N/A")),
+    prop("fabric.health.incorrect_configuration", &[], "", "what is wrong in the fabric's set-up, if anything", Fabric("DCGM_FI_DEV_FABRIC_HEALTH_MASK", IncorrectConfig)),
+    prop("fabric.health.partition_assigned", &[], "", "whether the GPU has a fabric partition", Source::None("N/A")), // not in DCGM 4.6's health mask
     prop("platform.chassis_serial_number", &[], "", "serial number of the chassis holding the GPU", f("DCGM_FI_DEV_PLATFORM_CHASSIS_SERIAL_NUMBER")),
     prop("platform.slot_number", &[], "", "chassis slot of the GPU's tray (switch trays counted)", f("DCGM_FI_DEV_PLATFORM_CHASSIS_SLOT_NUMBER")),
     prop("platform.tray_index", &[], "", "index of the GPU's tray among compute trays", f("DCGM_FI_DEV_PLATFORM_TRAY_INDEX")),
