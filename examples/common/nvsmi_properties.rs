@@ -83,8 +83,8 @@ pub enum Show {
     IncorrectConfig,
     /// NVML's fabric health summary by name.
     HealthSummary,
-    /// NVLink peer type by name.
-    PeerType,
+    /// The native-endian `u32` at this byte offset of a binary field (a C struct).
+    U32At(usize),
 }
 
 /// What nvidia-smi prints where the driver has no value.
@@ -239,12 +239,14 @@ pub fn show(v: Option<&Value>, how: Show) -> Result<String, String> {
             3 => "Limited Capacity",
             _ => "Not Supported",
         }),
-        Show::PeerType => named(match int()? {
-            0 => "Not Supported",
-            1 => "Direct Connected",
-            2 => "Switch Connected",
-            _ => NA,
-        }),
+        Show::U32At(at) => match v {
+            Value::Bytes(b) => b
+                .get(at..at + 4)
+                .and_then(|w| w.try_into().ok())
+                .map(|w| u32::from_ne_bytes(w).to_string())
+                .ok_or_else(|| NA.to_string()),
+            _ => Err(NA.into()),
+        },
     }
 }
 
@@ -286,6 +288,11 @@ const SYNC_BOOST: u64 = 0x10;
 const SW_THERMAL: u64 = 0x20;
 const HW_THERMAL: u64 = 0x40;
 const HW_POWER_BRAKE: u64 = 0x80;
+
+// Where `dcgmDeviceEncStats_v1`'s counters sit (after its version word).
+const ENC_SESSIONS: usize = 4;
+const ENC_FPS: usize = 8;
+const ENC_LATENCY: usize = 12;
 
 /// Every property nvidia-smi's `--help-query-gpu` lists, in its order.
 #[rustfmt::skip]
@@ -366,9 +373,9 @@ pub static GPU_PROPERTIES: &[Property] = &[
     prop("utilization.decoder", &[], "%", "share of the last sample period the video decoder worked", f("DCGM_FI_DEV_DEC_UTIL")),
     prop("utilization.jpeg", &[], "%", "share of the last sample period the JPEG engine worked", na()),
     prop("utilization.ofa", &[], "%", "share of the last sample period the optical flow engine worked", na()),
-    prop("encoder.stats.sessionCount", &[], "", "video encoder sessions open", na()),
-    prop("encoder.stats.averageFps", &[], "", "mean frames per second over those sessions", na()),
-    prop("encoder.stats.averageLatency", &[], "", "mean encode latency over those sessions, microseconds", na()),
+    prop("encoder.stats.sessionCount", &[], "", "video encoder sessions open", Field("DCGM_FI_DEV_ENC_STATS", U32At(ENC_SESSIONS))),
+    prop("encoder.stats.averageFps", &[], "", "mean frames per second over those sessions", Field("DCGM_FI_DEV_ENC_STATS", U32At(ENC_FPS))),
+    prop("encoder.stats.averageLatency", &[], "", "mean encode latency over those sessions, microseconds", Field("DCGM_FI_DEV_ENC_STATS", U32At(ENC_LATENCY))),
     prop("dramEncryption.mode.current", &[], "", "whether memory encryption is on", na()),
     prop("dramEncryption.mode.pending", &[], "", "whether memory encryption is on after reboot", na()),
     prop("ecc.mode.current", &[], "", "whether ECC is on", Field("DCGM_FI_DEV_ECC_MODE", Enabled)),
@@ -500,7 +507,7 @@ pub static GPU_PROPERTIES: &[Property] = &[
     prop("platform.slot_number", &[], "", "chassis slot of the GPU's tray (switch trays counted)", f("DCGM_FI_DEV_PLATFORM_CHASSIS_SLOT_NUMBER")),
     prop("platform.tray_index", &[], "", "index of the GPU's tray among compute trays", f("DCGM_FI_DEV_PLATFORM_TRAY_INDEX")),
     prop("platform.host_id", &[], "", "index of the node within its slot", f("DCGM_FI_DEV_PLATFORM_HOST_ID")),
-    prop("platform.peer_type", &[], "", "how the GPU's NVLinks reach their peers", Field("DCGM_FI_DEV_PLATFORM_PEER_TYPE", PeerType)),
+    prop("platform.peer_type", &[], "", "how the GPU's NVLinks reach their peers (DCGM's number: nvidia-smi names it)", f("DCGM_FI_DEV_PLATFORM_PEER_TYPE")),
     prop("platform.module_id", &[], "", "the GPU's number within its node", f("DCGM_FI_DEV_PLATFORM_MODULE_ID")),
     prop("platform.gpu_fabric_guid", &[], "", "the GPU's fabric GUID", na()),
     prop("hostname", &[], "", "host name the driver associates with the GPU", na()),
