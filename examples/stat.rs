@@ -406,10 +406,8 @@ fn measure_cpu(gpus: &mut [Gpu], simulated: bool) {
 /// The host name (`uname -n`, what Python's `platform.node()` gives); the simulated node's
 /// name when simulated.
 fn hostname(simulated: bool) -> String {
-    if simulated {
-        if let Ok(cfg) = dcgm_sim::config::SimConfig::from_env() {
-            return cfg.hostname;
-        }
+    if simulated && let Ok(cfg) = dcgm_sim::config::SimConfig::from_env() {
+        return cfg.hostname;
     }
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
