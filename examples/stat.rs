@@ -221,8 +221,12 @@ fn run(cli: &Cli) -> common::Result {
     let mut first = true;
     loop {
         let started = Instant::now();
-        let samples = source.read()?;
-        let extra = extras.read()?;
+        // DCGM refuses to read an empty group: a node without GPUs says so, as gpustat does.
+        let (samples, extra) = if gpus.is_empty() {
+            (Vec::new(), ExtraValues::default())
+        } else {
+            (source.read()?, extras.read()?)
+        };
         if let Some(e) = source.process_error() {
             eprintln!("note: the process lists are not available: {e}");
         }
@@ -278,6 +282,7 @@ struct Extras<'g> {
 }
 
 /// What [`Extras`] read: the values of each GPU, and the driver version.
+#[derive(Default)]
 struct ExtraValues {
     values: BTreeMap<(u32, u16), Value>,
     driver_version: Option<String>,
