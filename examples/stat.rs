@@ -28,6 +28,8 @@ use dcgm::{FieldGroup, FieldId, Group, Handle, Value, Watch, WatchOptions};
 #[derive(Debug, Parser)]
 #[command(
     name = "stat",
+    version,
+    disable_version_flag = true,
     about = "gpustat over DCGM: a line per GPU with its temperature, utilisation, memory and \
              processes",
     after_help = common::EXIT_STATUS
@@ -35,6 +37,9 @@ use dcgm::{FieldGroup, FieldId, Group, Handle, Value, Watch, WatchOptions};
 struct Cli {
     #[command(flatten)]
     conn: common::ConnectArgs,
+    /// Print the version and exit.
+    #[arg(short = 'v', long, action = clap::ArgAction::Version)]
+    version: (),
     /// Colours even when stdout is not a terminal.
     #[arg(long, visible_alias = "color", conflicts_with = "no_color")]
     force_color: bool,
@@ -124,7 +129,7 @@ struct Show {
 }
 
 impl Show {
-    fn from(cli: &Cli) -> Self {
+    fn of(cli: &Cli) -> Self {
         let all = cli.show_all;
         let codec = cli.show_codec.as_deref().unwrap_or("");
         let power = cli.show_power.as_deref().unwrap_or("");
@@ -203,7 +208,7 @@ fn run(cli: &Cli) -> common::Result {
     if cli.json && interval.is_some() {
         return Err("--json and --interval/-i can't be used together".into());
     }
-    let show = Show::from(cli);
+    let show = Show::of(cli);
     let handle = cli.conn.open()?;
     let source = GpuStats::new(&handle, "stat")?;
     let extras = Extras::new(&handle, source.group())?;
