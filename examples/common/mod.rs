@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod gpu_stats;
+pub mod host_process;
+pub mod local_time;
 pub mod nvsmi_properties;
 pub mod process;
 
