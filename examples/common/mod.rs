@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod gpu_stats;
+pub mod nvsmi_report;
 pub mod process;
 
 use std::path::PathBuf;
