@@ -40,6 +40,9 @@ struct Cli {
     /// List the supported property names and exit.
     #[arg(long)]
     help_query: bool,
+    /// `-q [-d SECTIONS]`: nvidia-smi's per-GPU report (examples/common/nvsmi_report.rs).
+    #[command(flatten)]
+    report: common::nvsmi_report::ReportArgs,
 }
 
 /// nvidia-smi property → (DCGM field, unit printed after the value, scale).
@@ -174,6 +177,12 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> common::Result {
+    if cli.report.query {
+        let handle = cli.conn.open()?;
+        let (ids, sections) = (&cli.ids, &cli.report.display);
+        common::nvsmi_report::run_report(&handle, ids, sections, &mut std::io::stdout())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if cli.help_query {
         common::outln!("index");
         for (n, f, _) in PROPERTIES {
