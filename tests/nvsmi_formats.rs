@@ -355,3 +355,48 @@ fn query_q_on_the_real_library_matches_nvidia_smi_q_on_the_h200_capture() {
     assert!(line("Performance State").ends_with(": P0"), "{got:?}");
     assert!(line("Max Power Limit").ends_with(" W"), "{got:?}");
 }
+
+#[test]
+fn dmon_s_on_the_real_library_reads_the_h200_capture_and_measures_violations() {
+    let Some(lib) = real_libdcgm() else {
+        return;
+    };
+    let fx = fixture();
+    let want = captured(&fx, "nvidia-smi dmon -s pucvmet -c 2");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let yaml = root.join("../shared/fixtures/nvml-capture-h200.yaml");
+    let o = run(
+        "dmon",
+        &[
+            "--lib",
+            lib.to_str().unwrap(),
+            "-s",
+            "pucvmet",
+            "-c",
+            "3",
+            "-d",
+            "200",
+        ],
+        &[
+            ("NVML_INJECTION_MODE", "True".into()),
+            ("NVML_YAML_FILE", yaml.display().to_string()),
+        ],
+    );
+    let lines = report_lines(&o);
+    assert_eq!(lines[..2], want[..2]);
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    let rows: Vec<Vec<&str>> = lines[2..]
+        .iter()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{lines:?}");
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap() - 1;
+    // The capture's H200: its power and memory clock come through.
+    assert_eq!(rows[0][col("mclk")], "3201", "{lines:?}");
+    assert!(rows[0][col("pwr")].parse::<u32>().is_ok(), "{lines:?}");
+    // The violation columns measure an interval: nothing on the first sample, a number once
+    // the engine has sampled again.
+    assert_eq!(rows[0][col("pviol")], "-", "{lines:?}");
+    assert!(rows[2][col("pviol")].parse::<u32>().is_ok(), "{lines:?}");
+    assert!(["0", "1"].contains(&rows[2][col("tviol")]), "{lines:?}");
+}
