@@ -63,6 +63,9 @@ struct Cli {
     /// List the `--query-compute-apps` properties and exit.
     #[arg(long = "help-query-compute-apps")]
     help_query_apps: bool,
+    /// `-q [-d SECTIONS]`: nvidia-smi's per-GPU report (examples/common/nvsmi_report.rs).
+    #[command(flatten)]
+    report: common::nvsmi_report::ReportArgs,
 }
 
 struct Format {
@@ -138,9 +141,17 @@ fn run(cli: &Cli) -> common::Result {
         print_apps_help();
         return Ok(ExitCode::SUCCESS);
     }
+    if cli.report.query {
+        let handle = cli.conn.open()?;
+        let all = handle.system().gpu_ids()?;
+        let ids = select_gpus(&handle, &all, &cli.ids)?;
+        let sections = &cli.report.display;
+        common::nvsmi_report::run_report(&handle, &ids, sections, &mut std::io::stdout())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if cli.query_gpu.is_empty() && cli.query_apps.is_empty() {
         return Err(
-            "give --query-gpu=... or --query-compute-apps=... (see --help-query-gpu)".into(),
+            "give --query-gpu=..., --query-compute-apps=... or -q (see --help-query-gpu)".into(),
         );
     }
     let fmt = parse_format(&cli.format)?;

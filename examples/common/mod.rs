@@ -7,6 +7,7 @@ pub mod gpu_stats;
 pub mod host_process;
 pub mod local_time;
 pub mod nvsmi_properties;
+pub mod nvsmi_report;
 pub mod process;
 
 use std::path::PathBuf;
