@@ -557,27 +557,7 @@ pub fn app_property(name: &str) -> Option<&'static AppProperty> {
         .find(|p| p.name == name || p.aliases.contains(&name))
 }
 
-/// `YYYY/MM/DD HH:MM:SS.mmm` in UTC, nvidia-smi's timestamp layout (nvidia-smi writes local
-/// time; the examples have no time zone database, and nodes usually run in UTC).
+/// `YYYY/MM/DD HH:MM:SS.mmm` in local time, nvidia-smi's timestamp layout.
 pub fn timestamp(t: std::time::SystemTime) -> String {
-    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}/{month:02}/{day:02} {:02}:{:02}:{:02}.{:03}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        d.subsec_millis()
-    )
+    super::local_time::LocalTime::at(t).nvsmi()
 }

@@ -877,40 +877,7 @@ impl Gpu<'_> {
     }
 }
 
-/// Now as nvidia-smi's header has it (`Tue Dec  1 07:57:44 2026`), in UTC.
+/// Now as nvidia-smi's header has it (`Tue Dec  1 07:57:44 2026`), in local time.
 fn ctime_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    ctime(secs)
-}
-
-/// `secs` since the epoch as C's `ctime` writes it, in UTC (days to a civil date after
-/// Howard Hinnant's `civil_from_days`).
-fn ctime(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let weekday = (days + 4).rem_euclid(7) as usize; // 1970-01-01 was a Thursday.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as usize;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{} {} {day:>2} {:02}:{:02}:{:02} {year}",
-        DAYS[weekday],
-        MONTHS[month - 1],
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    super::local_time::LocalTime::now().c_locale()
 }
