@@ -852,30 +852,7 @@ fn tls_request(
     let conn = rustls::ClientConnection::new(cfg.clone(), name).map_err(std::io::Error::other)?;
     let mut c = BufReader::new(rustls::StreamOwned::new(conn, sock));
     c.get_mut().write_all(req.as_bytes())?;
-    let mut line = String::new();
-    c.read_line(&mut line)?;
-    let status = line
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other(line.clone()))?;
-    let mut len = 0usize;
-    loop {
-        line.clear();
-        if c.read_line(&mut line)? == 0 {
-            break;
-        }
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; len];
-    c.read_exact(&mut body)?;
-    Ok(status)
+    hostile::read_response(&mut c)
 }
 
 #[test]

@@ -43,6 +43,11 @@ pub fn request(addr: SocketAddr, req: &str, limit: Duration) -> std::io::Result<
     s.set_write_timeout(Some(limit))?;
     let mut c = BufReader::new(s);
     c.get_mut().write_all(req.as_bytes())?;
+    read_response(&mut c)
+}
+
+/// One response from `c`: its status, with the body read (by Content-Length) and dropped.
+pub fn read_response(c: &mut impl BufRead) -> std::io::Result<u16> {
     let mut line = String::new();
     c.read_line(&mut line)?;
     let status = line
