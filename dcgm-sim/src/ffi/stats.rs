@@ -240,6 +240,18 @@ macro_rules! fill_common {
     }};
 }
 
+/// `dcgmWatchPidFields` and `dcgmWatchJobFields`: the group must exist; then the engine keeps
+/// that kind of statistics.
+fn watch_stats(handle: dcgmHandle_t, group: dcgmGpuGrp_t, start: fn(&mut Engine)) -> dcgmReturn_t {
+    guard(|| {
+        with_engine(handle, |e| {
+            e.group_entities(group)?;
+            start(e);
+            Ok(())
+        })
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Processes
 
@@ -251,15 +263,9 @@ pub extern "C" fn dcgmWatchPidFields(
     maxKeepAge: f64,
     maxKeepSamples: c_int,
 ) -> dcgmReturn_t {
-    guard(|| {
-        // libdcgm 4.6.0 accepts any frequency, age and sample count here.
-        let _ = (updateFreq, maxKeepAge, maxKeepSamples);
-        with_engine(pDcgmHandle, |e| {
-            e.group_entities(groupId)?;
-            e.pid_watch = true;
-            Ok(())
-        })
-    })
+    // libdcgm 4.6.0 accepts any frequency, age and sample count here.
+    let _ = (updateFreq, maxKeepAge, maxKeepSamples);
+    watch_stats(pDcgmHandle, groupId, |e| e.pid_watch = true)
 }
 
 /// When a configured process started: before the engine, by an amount that depends on the pid.
@@ -373,15 +379,8 @@ pub extern "C" fn dcgmWatchJobFields(
     maxKeepAge: f64,
     maxKeepSamples: c_int,
 ) -> dcgmReturn_t {
-    guard(|| {
-        // libdcgm 4.6.0 accepts any frequency, age and sample count here.
-        let _ = (updateFreq, maxKeepAge, maxKeepSamples);
-        with_engine(pDcgmHandle, |e| {
-            e.group_entities(groupId)?;
-            e.job_watch = true;
-            Ok(())
-        })
-    })
+    let _ = (updateFreq, maxKeepAge, maxKeepSamples);
+    watch_stats(pDcgmHandle, groupId, |e| e.job_watch = true)
 }
 
 /// # Safety
