@@ -49,9 +49,9 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
                   pause, F6 or s sort column, r reverse, q or Ctrl-C quit.\n\
                   Process columns: SM% and MEM% are the process's own SM and memory \
                   utilisation, DCGM's process statistics (dcgmGetPidInfo): the average of the \
-                  per-process utilisation samples DCGM holds for it since it started (top \
-                  asks DCGM to keep 60 s of them) (N/A where DCGM has none: on a real node process \
-                  statistics need root, for accounting mode). enc and dec (by the Util \
+                  per-process utilisation samples DCGM holds for it since it started, of \
+                  the last 60 s it is asked to keep; N/A where DCGM has none (on a real node \
+                  process statistics need root, for accounting mode). enc and dec (by the Util \
                   bar) are the GPU's encoder/decoder use: DCGM has no per-process figure for them. TYPE is C \
                   (compute), G (graphics) or C+G, from DCGM's two running-process lists. CPU% \
                   (of one CPU, between two refreshes), HOST MEM (resident) and CONTAINER (the \
@@ -756,9 +756,9 @@ fn draw_chart(f: &mut ratatui::Frame, s: &State, area: Rect) {
     ];
     let chart = Chart::new(datasets)
         .block(Block::default().borders(Borders::TOP).title(format!(
-            "{} history, last {} samples",
+            "{} history, last {} samples: util % (green), memory % (cyan)",
             r.label.trim_start_matches(" └ "),
-            n
+            util.len()
         )))
         .x_axis(Axis::default().bounds([0.0, (n - 1) as f64]))
         .y_axis(
