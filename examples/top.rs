@@ -57,8 +57,10 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
                   (of one CPU, between two refreshes), HOST MEM (resident) and CONTAINER (the \
                   runtime and short id from /proc/PID/cgroup, k8s:POD/ID for a Kubernetes pod) \
                   come from /proc; `-` where the process is not on this host. MIG instances \
-                  are listed with the processes of their GPU: DCGM's process lists do not say \
-                  which instance a process runs on.\n\
+                  are listed with their processes: DCGM's process lists name only the GPU, so \
+                  the instance is the one the process's CUDA_VISIBLE_DEVICES (or \
+                  NVIDIA_VISIBLE_DEVICES) gives as MIG-GPU-UUID/GI/CI; the GPU's processes of \
+                  unknown instance follow each instance marked `?`.\n\
                   Needs a terminal (stdin and stdout); for a pipe or a file use stat --watch or \
                   dmon.\n\
                   Exit status: 0 on quit, 1 when DCGM cannot be reached or there is no usable \
@@ -136,6 +138,9 @@ struct Row0 {
     power_limit_w: Option<u32>,
     /// The GPU it belongs to (itself for a GPU).
     gpu: u32,
+    /// For a GPU instance: its GPU's UUID and NVML's id of the instance, the names a process's
+    /// `CUDA_VISIBLE_DEVICES` gives it by.
+    mig: Option<(String, u32)>,
 }
 
 /// Which of DCGM's running-process lists a process is on.
@@ -172,6 +177,8 @@ struct Process {
     cpu_percent: Option<f64>,
     host_mem_mib: Option<u64>,
     container: Option<String>,
+    /// The GPU instance (its entity id) the process's environment gives it, where it does.
+    instance: Option<u32>,
 }
 
 const SORT_COLUMNS: [&str; 11] = [
@@ -273,6 +280,7 @@ impl Source {
                 name: a.name.clone(),
                 power_limit_w: a.power_limit_w,
                 gpu,
+                mig: None,
             });
             entities.push(Entity::gpu(gpu));
             for gi in mig
@@ -289,6 +297,11 @@ impl Source {
                         .map_or_else(|| "MIG".to_string(), |s| format!("MIG {s} slice(s)")),
                     power_limit_w: None,
                     gpu,
+                    mig: mig
+                        .iter()
+                        .find(|m| m.gpu == gpu)
+                        .map(|m| m.uuid.clone())
+                        .zip(gi.nvml_instance_id),
                 });
                 entities.push(e);
             }
@@ -417,10 +430,12 @@ impl Source {
                 }
                 let who = common::process::owner(p.pid, simulated);
                 let name = who.name.unwrap_or_else(|| "N/A".into());
+                let host = host_start_time(p.pid, simulated.then_some(name.as_str()));
                 s.processes.push(Process {
                     pid: p.pid,
                     user: who.user.unwrap_or_else(|| "N/A".into()),
-                    host: host_start_time(p.pid, simulated.then_some(name.as_str())),
+                    instance: host.and_then(|_| mig_instance(p.pid, gpu, &s.rows)),
+                    host,
                     name,
                     gpu,
                     mem_mib: p.memory_used_bytes >> 20,
@@ -503,6 +518,29 @@ fn host_start_time(pid: u32, simulated_name: Option<&str>) -> Option<u64> {
         }
     }
     tail.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The GPU instance of `gpu` a process of this host was given in its environment
+/// (`/proc/PID/environ`): `CUDA_VISIBLE_DEVICES` (or `NVIDIA_VISIBLE_DEVICES`, the container
+/// runtime's) naming it as `MIG-GPU-UUID/GI/CI`. DCGM's process lists say only the GPU; a
+/// device given as `MIG-UUID` (the MIG device's own UUID, which DCGM does not report) or not at
+/// all leaves the instance unknown.
+fn mig_instance(pid: u32, gpu: u32, rows: &[Row0]) -> Option<u32> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let var = |name: &str| {
+        environ.split(|&b| b == 0).find_map(|kv| {
+            let kv = std::str::from_utf8(kv).ok()?;
+            kv.strip_prefix(name)?.strip_prefix('=').map(str::to_string)
+        })
+    };
+    let devices = var("CUDA_VISIBLE_DEVICES").or_else(|| var("NVIDIA_VISIBLE_DEVICES"))?;
+    devices.split(',').find_map(|d| {
+        let mut parts = d.trim().strip_prefix("MIG-")?.split('/');
+        let (uuid, gi) = (parts.next()?, parts.next()?.parse::<u32>().ok()?);
+        rows.iter()
+            .find(|r| r.gpu == gpu && r.mig.as_ref().is_some_and(|(u, id)| u == uuid && *id == gi))
+            .map(|r| r.entity.id)
+    })
 }
 
 /// Sends `signal` to the process of a row, after checking that the pid still names it: a
@@ -632,7 +670,7 @@ fn draw(f: &mut ratatui::Frame, s: &State, fields: &Fields) {
     }
     if middle.height > 0 {
         let [chart, mig] =
-            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
+            Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)])
                 .areas(middle);
         draw_chart(f, s, chart);
         draw_mig(f, s, fields, mig);
@@ -777,11 +815,20 @@ fn draw_mig(f: &mut ratatui::Frame, s: &State, fields: &Fields, area: Rect) {
         .iter()
         .filter(|r| r.entity.group == EntityGroup::GpuInstance)
         .map(|r| {
+            // Its own processes, then those of its GPU whose instance is not known (`?`).
+            let on = |p: &&Process| p.gpu == r.gpu && p.instance == Some(r.entity.id);
+            let unknown = |p: &&Process| p.gpu == r.gpu && p.instance.is_none();
             let procs: Vec<String> = s
                 .processes
                 .iter()
-                .filter(|p| p.gpu == r.gpu)
+                .filter(on)
                 .map(|p| format!("{} {}", p.pid, p.name))
+                .chain(
+                    s.processes
+                        .iter()
+                        .filter(unknown)
+                        .map(|p| format!("{} {}?", p.pid, p.name)),
+                )
                 .collect();
             Row::new(vec![
                 format!("GPU {} GI {}", r.gpu, r.entity.id),
@@ -799,7 +846,7 @@ fn draw_mig(f: &mut ratatui::Frame, s: &State, fields: &Fields, area: Rect) {
     let title = if rows.is_empty() {
         "MIG: no GPU in MIG mode"
     } else {
-        "MIG instances (processes: their GPU's; DCGM names no instance)"
+        "MIG instances (? = on the GPU, instance unknown)"
     };
     let table = Table::new(
         rows,

@@ -413,23 +413,24 @@ fn top_shows_the_process_columns_the_history_chart_and_the_mig_instances() {
     let mig: Vec<&str> = s.lines().filter(|l| l.contains("GPU 7 GI ")).collect();
     assert_eq!(mig.len(), 3, "{s}");
     for l in mig {
-        assert!(l.contains("5151 tritonserver"), "{l}");
+        // DCGM names only the GPU, and the simulated pid is not here to say more.
+        assert!(l.contains("5151 tritonserver?"), "{l}");
     }
     t.keys(&["q"]);
 }
 
 /// A simulated node whose process list holds `pid`, a real process of this host named
-/// `sleep`, on GPU 0 with more GPU memory than the others (the first row by default).
-fn node_with(pid: u32, dir: &std::path::Path) -> PathBuf {
+/// `sleep`, on `gpu` with more GPU memory than the others (the first row by default).
+fn node_with(pid: u32, gpu: u32, dir: &std::path::Path) -> PathBuf {
     let mut cfg = dcgm_sim::config::SimConfig::default();
     cfg.processes.push(dcgm_sim::config::ProcessConfig {
         pid,
         name: "sleep".into(),
         user: "tester".into(),
-        gpus: vec![0],
+        gpus: vec![gpu],
         memory_mib: 70_000,
     });
-    let path = dir.join(format!("top-kill-{}.json", std::process::id()));
+    let path = dir.join(format!("top-node-{}-{pid}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_string(&cfg).unwrap()).unwrap();
     path
 }
@@ -438,7 +439,7 @@ fn node_with(pid: u32, dir: &std::path::Path) -> PathBuf {
 fn top_kills_the_selected_process_after_the_signal_menu_and_refuses_simulated_pids() {
     let mut child = Command::new("sleep").arg("300").spawn().unwrap();
     let pid = child.id();
-    let config = node_with(pid, &std::env::temp_dir());
+    let config = node_with(pid, 0, &std::env::temp_dir());
     let cmd = format!(
         "env -u DCGM_SIM_FAULTS DCGM_SIM_CONFIG={} {} --simulate -d 200",
         config.display(),
@@ -507,6 +508,59 @@ fn top_kills_the_selected_process_after_the_signal_menu_and_refuses_simulated_pi
     assert_eq!(status.signal(), Some(15), "{status:?}");
     t.keys(&["q"]);
     let _ = std::fs::remove_file(config);
+}
+
+#[test]
+fn top_puts_a_process_under_the_mig_instance_its_cuda_visible_devices_names() {
+    // GPU 7's UUID, from the simulated node's discovery.
+    let o = Command::new(support::tool("discovery"))
+        .args(["--simulate", "--json"])
+        .env_remove("DCGM_SIM_CONFIG")
+        .output()
+        .unwrap();
+    let node: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let gpu7 = &node["gpus"][7];
+    let uuid = gpu7["uuid"].as_str().unwrap();
+    // The second instance: entity 1, NVML instance 2.
+    let gi = &gpu7["mig_instances"][1];
+    let (entity, nvml_id) = (&gi["entity_id"], &gi["nvml_instance_id"]);
+    let mut child = Command::new("sleep")
+        .arg("300")
+        .env("CUDA_VISIBLE_DEVICES", format!("MIG-{uuid}/{nvml_id}/0"))
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let config = node_with(pid, 7, &std::env::temp_dir());
+    let cmd = format!(
+        "env -u DCGM_SIM_FAULTS DCGM_SIM_CONFIG={} {} --simulate -d 200",
+        config.display(),
+        top().display()
+    );
+    let t = Tmux::start(120, 40, &cmd);
+    let s = t.as_ref().map(|t| {
+        t.wait_for("the sleep process on GPU 7", |s| {
+            s.lines()
+                .any(|l| l.contains("GPU 7 GI ") && l.contains(" sleep"))
+        })
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(config);
+    let Some(s) = s else {
+        return;
+    };
+    for l in s.lines().filter(|l| l.contains("GPU 7 GI ")) {
+        let mine = l.contains(&format!("GPU 7 GI {entity} "));
+        // Its own instance lists it first; the others do not list it. Every instance lists
+        // the simulated server, whose instance is unknown, after it (with a `?`, which a
+        // narrow column may cut).
+        assert_eq!(
+            l.contains(&format!("{pid} sleep, 5151 triton")),
+            mine,
+            "{l}\n{s}"
+        );
+        assert!(l.contains("5151 triton"), "{l}");
+    }
 }
 
 #[allow(dead_code)]
