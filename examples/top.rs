@@ -13,8 +13,9 @@
 //! Keys (nvtop's): ↑/↓ select a GPU, or a process after Tab; F9 or k sends the selected process
 //! a signal chosen from a menu (Enter sends, Esc cancels); +/- change the interval, p or space
 //! pause, F6 or s change the process sort column, r reverse it, q, Esc (outside the menu) or
-//! Ctrl-C quit. The view follows the terminal's size. The terminal is given back (raw mode off, the alternate screen
-//! left) on every way out: a quit key, SIGINT, SIGTERM or SIGHUP, an error, a panic.
+//! Ctrl-C quit. The view follows the terminal's size. The terminal is given back (raw mode
+//! off, the alternate screen left) on every way out: a quit key, SIGINT, SIGTERM or SIGHUP, an
+//! error, a panic.
 
 mod common;
 
