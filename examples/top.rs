@@ -53,7 +53,8 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
                   per-process utilisation samples DCGM holds for it since it started, of \
                   the last 60 s it is asked to keep; N/A where DCGM has none (on a real node \
                   process statistics need root, for accounting mode). enc and dec (by the Util \
-                  bar) are the GPU's encoder/decoder use: DCGM has no per-process figure for them. TYPE is C \
+                  bar) are the GPU's encoder/decoder use: DCGM has no per-process figure for \
+                  them. TYPE is C \
                   (compute), G (graphics) or C+G, from DCGM's two running-process lists. CPU% \
                   (of one CPU, between two refreshes), HOST MEM (resident) and CONTAINER (the \
                   runtime and short id from /proc/PID/cgroup, k8s:POD/ID for a Kubernetes pod) \

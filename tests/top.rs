@@ -599,7 +599,8 @@ fn container_ids_are_read_from_docker_kubernetes_and_podman_cgroups() {
         ),
         (
             format!(
-                "0::/user.slice/user-1000.slice/user@1000.service/app.slice/libpod-{id}.scope/container"
+                "0::/user.slice/user-1000.slice/user@1000.service/app.slice/\
+                 libpod-{id}.scope/container"
             ),
             "podman",
             None,
