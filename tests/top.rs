@@ -358,3 +358,274 @@ fn top_without_a_terminal_says_it_needs_one() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+#[test]
+fn top_shows_the_process_columns_the_history_chart_and_the_mig_instances() {
+    let cmd = format!(
+        "env -u DCGM_SIM_CONFIG -u DCGM_SIM_FAULTS {} --simulate -d 200",
+        top().display()
+    );
+    let Some(t) = Tmux::start(120, 40, &cmd) else {
+        return;
+    };
+    let s = t.wait_for("the processes with their DCGM statistics", |s| {
+        s.lines()
+            .any(|l| l.starts_with("4242") && l.contains(" C "))
+    });
+    for column in [
+        "TYPE",
+        "SM%",
+        "MEM%",
+        "CPU%",
+        "HOST MEM",
+        "CONTAINER",
+        "GPU MEM",
+    ] {
+        assert!(s.contains(column), "{column} missing:\n{s}");
+    }
+    assert!(
+        s.contains("enc 0% dec 0%"),
+        "the GPU's encoder/decoder:\n{s}"
+    );
+    // The simulated pids are not processes of this host: `-` in the /proc columns, never
+    // another process's numbers.
+    let row = s.lines().find(|l| l.starts_with("5151")).unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells[..5],
+        ["5151", "triton", "tritonserver", "7", "C"],
+        "{row}"
+    );
+    assert_eq!(cells[7..10], ["-", "-", "-"], "{row}");
+    // DCGM's per-process SM and memory utilisation: numbers, not N/A, on the simulator.
+    assert!(
+        cells[5].parse::<u32>().is_ok() && cells[6].parse::<u32>().is_ok(),
+        "{row}"
+    );
+
+    // The history chart follows the selected GPU.
+    assert!(s.contains("GPU 0 history, last"), "{s}");
+    t.keys(&["Down"]);
+    t.wait_for("the chart of GPU 1", |s| s.contains("GPU 1 history, last"));
+
+    // GPU 7 is in MIG mode: one row per GPU instance, with the processes of its GPU.
+    assert!(s.contains("MIG instances"), "{s}");
+    let mig: Vec<&str> = s.lines().filter(|l| l.contains("GPU 7 GI ")).collect();
+    assert_eq!(mig.len(), 3, "{s}");
+    for l in mig {
+        // DCGM names only the GPU, and the simulated pid is not here to say more.
+        assert!(l.contains("5151 tritonserver?"), "{l}");
+    }
+    t.keys(&["q"]);
+}
+
+/// A simulated node whose process list holds `pid`, a real process of this host named
+/// `sleep`, on `gpu` with more GPU memory than the others (the first row by default).
+fn node_with(pid: u32, gpu: u32, dir: &std::path::Path) -> PathBuf {
+    let mut cfg = dcgm_sim::config::SimConfig::default();
+    cfg.processes.push(dcgm_sim::config::ProcessConfig {
+        pid,
+        name: "sleep".into(),
+        user: "tester".into(),
+        gpus: vec![gpu],
+        memory_mib: 70_000,
+    });
+    let path = dir.join(format!("top-node-{}-{pid}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_string(&cfg).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn top_kills_the_selected_process_after_the_signal_menu_and_refuses_simulated_pids() {
+    let mut child = Command::new("sleep").arg("300").spawn().unwrap();
+    let pid = child.id();
+    let config = node_with(pid, 0, &std::env::temp_dir());
+    let cmd = format!(
+        "env -u DCGM_SIM_FAULTS DCGM_SIM_CONFIG={} {} --simulate -d 200",
+        config.display(),
+        top().display()
+    );
+    let Some(t) = Tmux::start(120, 40, &cmd) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return;
+    };
+    let me = pid.to_string();
+    let s = t.wait_for("the sleep process", |s| {
+        s.lines()
+            .any(|l| l.starts_with(&me) && l.contains("70000 MiB"))
+    });
+    // A process of this host: its /proc columns are filled in.
+    let row = s.lines().find(|l| l.starts_with(&me)).unwrap();
+    assert!(!row.contains(" - "), "{row}");
+    assert!(row.contains(" MiB "), "host memory:\n{row}");
+
+    // k before Tab says how to pick a process; Tab k opens the menu on the first row (the
+    // sleep process, the most GPU memory), SIGTERM first; Esc cancels.
+    t.keys(&["k"]);
+    t.wait_for("the hint", |s| s.contains("Tab to the processes first"));
+    t.keys(&["Tab", "k"]);
+    let s = t.wait_for("the signal menu", |s| {
+        s.contains(&format!("Send to {pid} (sleep):"))
+    });
+    for sig in ["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP"] {
+        assert!(s.contains(sig), "{sig}:\n{s}");
+    }
+    t.keys(&["Escape"]);
+    t.wait_for("cancelled", |s| s.contains("kill cancelled"));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "Esc killed the process"
+    );
+
+    // The next row is the simulated training process: no signal goes to its pid.
+    t.keys(&["Down", "k"]);
+    t.wait_for("the menu for 4242", |s| s.contains("Send to 4242"));
+    t.keys(&["Enter"]);
+    t.wait_for("the refusal", |s| {
+        s.contains("4242 (python3 train.py) is not a process on this host")
+    });
+
+    // Back to the sleep process: Enter sends the default, SIGTERM.
+    t.keys(&["Up", "F9"]);
+    t.wait_for("the menu again", |s| s.contains(&format!("Send to {pid}")));
+    t.keys(&["Enter"]);
+    t.wait_for("the report", |s| {
+        s.contains(&format!("sent SIGTERM to {pid} (sleep)"))
+    });
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "sleep {pid} still runs 5 s after the kill"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    t.keys(&["q"]);
+    let _ = std::fs::remove_file(config);
+}
+
+#[test]
+fn top_puts_a_process_under_the_mig_instance_its_cuda_visible_devices_names() {
+    // GPU 7's UUID, from the simulated node's discovery.
+    let o = Command::new(support::tool("discovery"))
+        .args(["--simulate", "--json"])
+        .env_remove("DCGM_SIM_CONFIG")
+        .output()
+        .unwrap();
+    let node: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let gpu7 = &node["gpus"][7];
+    let uuid = gpu7["uuid"].as_str().unwrap();
+    // The second instance: entity 1, NVML instance 2.
+    let gi = &gpu7["mig_instances"][1];
+    let (entity, nvml_id) = (&gi["entity_id"], &gi["nvml_instance_id"]);
+    let mut child = Command::new("sleep")
+        .arg("300")
+        .env("CUDA_VISIBLE_DEVICES", format!("MIG-{uuid}/{nvml_id}/0"))
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let config = node_with(pid, 7, &std::env::temp_dir());
+    let cmd = format!(
+        "env -u DCGM_SIM_FAULTS DCGM_SIM_CONFIG={} {} --simulate -d 200",
+        config.display(),
+        top().display()
+    );
+    let t = Tmux::start(120, 40, &cmd);
+    let s = t.as_ref().map(|t| {
+        t.wait_for("the sleep process on GPU 7", |s| {
+            s.lines()
+                .any(|l| l.contains("GPU 7 GI ") && l.contains(" sleep"))
+        })
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(config);
+    let Some(s) = s else {
+        return;
+    };
+    for l in s.lines().filter(|l| l.contains("GPU 7 GI ")) {
+        let mine = l.contains(&format!("GPU 7 GI {entity} "));
+        // Its own instance lists it first; the others do not list it. Every instance lists
+        // the simulated server, whose instance is unknown, after it (with a `?`, which a
+        // narrow column may cut).
+        assert_eq!(
+            l.contains(&format!("{pid} sleep, 5151 triton")),
+            mine,
+            "{l}\n{s}"
+        );
+        assert!(l.contains("5151 triton"), "{l}");
+    }
+}
+
+#[allow(dead_code)]
+#[path = "../examples/common/container.rs"]
+mod container;
+
+#[test]
+fn container_ids_are_read_from_docker_kubernetes_and_podman_cgroups() {
+    let id = "3f4e2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f";
+    let uid = "0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e";
+    let under = uid.replace('-', "_");
+    let cases = [
+        (format!("12:memory:/docker/{id}\n0::/"), "docker", None),
+        (
+            format!("0::/system.slice/docker-{id}.scope"),
+            "docker",
+            None,
+        ),
+        (
+            format!("0::/kubepods/burstable/pod{uid}/{id}"),
+            "k8s",
+            Some(uid),
+        ),
+        (
+            format!(
+                "0::/kubepods.slice/kubepods-besteffort.slice/\
+                 kubepods-besteffort-pod{under}.slice/cri-containerd-{id}.scope"
+            ),
+            "containerd",
+            Some(uid),
+        ),
+        (
+            format!("0::/kubepods.slice/kubepods-pod{under}.slice/crio-{id}.scope"),
+            "crio",
+            Some(uid),
+        ),
+        (
+            format!(
+                "0::/user.slice/user-1000.slice/user@1000.service/app.slice/\
+                 libpod-{id}.scope/container"
+            ),
+            "podman",
+            None,
+        ),
+    ];
+    for (text, runtime, pod) in cases {
+        let c = container::parse(&text).unwrap_or_else(|| panic!("none in {text}"));
+        assert_eq!(c.runtime, runtime, "{text}");
+        assert_eq!(c.id, id, "{text}");
+        assert_eq!(c.pod_uid.as_deref(), pod, "{text}");
+    }
+    let k8s = container::parse(&format!("0::/kubepods/pod{uid}/{id}")).unwrap();
+    assert_eq!(k8s.short(), "k8s:0b1c2d3e/3f4e2a1b9c8d");
+    assert_eq!(
+        container::parse(&format!("0::/docker/{id}"))
+            .unwrap()
+            .short(),
+        "docker:3f4e2a1b9c8d"
+    );
+    // A user session and a service are not containers.
+    for text in [
+        "0::/user.slice/user-1000.slice/session-3.scope",
+        "0::/system.slice/ssh.service",
+        "0::/",
+    ] {
+        assert_eq!(container::parse(text), None, "{text}");
+    }
+}

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod container;
 pub mod gpu_stats;
 pub mod host_process;
 pub mod local_time;
