@@ -89,18 +89,15 @@ for t in "${tools[@]}"; do
     echo "| \`$t\` | $emb | $alone | $auto | $via |"
 done
 # The same readings from the tools they stand in for, where those are installed.
-others=()
-command -v nvidia-smi >/dev/null && others+=("nvidia-smi --query-gpu=index,name,temperature.gpu,memory.used --format=csv")
-command -v gpustat >/dev/null && others+=("gpustat")
-if [ "${#others[@]}" -gt 0 ]; then
-    echo
-    echo "| Beside them | wall (s) |"
-    echo "|---|---|"
-    for t in "${others[@]}"; do
-        read -r -a words <<<"$t"
-        echo "| \`$t\` | $(median "${words[@]}") |"
-    done
-fi
+echo
+echo "| Beside them | wall (s) |"
+echo "|---|---|"
+for t in "nvidia-smi --query-gpu=index,name,temperature.gpu,memory.used --format=csv" "gpustat"; do
+    read -r -a words <<<"$t"
+    wall="not installed"
+    command -v "${words[0]}" >/dev/null && wall=$(median "${words[@]}")
+    echo "| \`$t\` | $wall |"
+done
 echo
 echo "Reads (median µs per call; ratios against the raw latest read):"
 echo
