@@ -106,7 +106,7 @@ fn nvsmi_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(nvsmi_args(std::env::args_os()));
+    let cli: Cli = common::parse_from(nvsmi_args(std::env::args_os()));
     match run(&cli) {
         Ok(code) => code,
         Err(e) => common::report(e),

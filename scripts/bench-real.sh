@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Costs on a real libdcgm, as one table: start-up of each one-shot tool (embedded and through a
-# running nv-hostengine), reads through every layer (embedded and through nv-hostengine), the
-# Python wheel next to NVIDIA's DcgmReader where that is importable, and the exporter's CPU time
-# per collection and RSS at a 1 s interval. Numbers only, no pass/fail.
+# Costs on a real libdcgm: a table of each one-shot tool's wall time (`--embedded`; the automatic
+# choice with no engine answering, which is the embedded engine plus the probe; the automatic
+# choice finding a running nv-hostengine; `--host`) and beside it `nvidia-smi --query-gpu` and
+# gpustat where they are installed; reads through every layer (embedded and through
+# nv-hostengine), the Python wheel next to NVIDIA's DcgmReader where that is importable, and the
+# exporter's CPU time per collection and RSS at a 1 s interval. Numbers only, no pass/fail.
 #
 #   bash scripts/bench-real.sh                  # the library: $DCGM_LIB_PATH, else the staged
 #                                               # ../shared/realdcgm-4.6.0 (H200 capture)
@@ -65,17 +67,36 @@ median() {
 
 echo "## dcgm-rs on $(basename "$(readlink -f "$DCGM_LIB_PATH")") — $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo "${BENCH_COMMIT:-unknown}"), $profile build"
 echo
-echo "| One-shot tool | embedded (s) | through nv-hostengine (s) |"
-echo "|---|---|---|"
+# The automatic choice looks where DCGM_HOSTENGINE_ADDRESS says: at the engine measured, or at
+# a refused port and a missing socket for "none answering".
+closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 1)
+none="127.0.0.1:$closed,unix://$scratch/no-engine.sock"
+echo "| One-shot tool | --embedded (s) | automatic, no engine (s) | automatic, nv-hostengine (s) | --host (s) |"
+echo "|---|---|---|---|---|"
 tools=("query --query-gpu=index,name,temperature.gpu,memory.used --format=csv" "discovery" "health -c 1" "topology" "nvlink")
 [ -x "$bin/examples/stat" ] && tools+=("stat")
 for t in "${tools[@]}"; do
     read -r -a words <<<"$t"
     name=${words[0]}
-    emb=$(median "$bin/examples/$name" --lib "$DCGM_LIB_PATH" "${words[@]:1}")
-    via=n/a
-    [ -n "$host" ] && via=$(median "$bin/examples/$name" --lib "$DCGM_LIB_PATH" --host "$host" "${words[@]:1}")
-    echo "| \`$t\` | $emb | $via |"
+    run=("$bin/examples/$name" --lib "$DCGM_LIB_PATH")
+    emb=$(median "${run[@]}" --embedded "${words[@]:1}")
+    alone=$(median env DCGM_HOSTENGINE_ADDRESS="$none" "${run[@]}" "${words[@]:1}")
+    auto=n/a via=n/a
+    if [ -n "$host" ]; then
+        auto=$(median env DCGM_HOSTENGINE_ADDRESS="$host" "${run[@]}" "${words[@]:1}")
+        via=$(median "${run[@]}" --host "$host" "${words[@]:1}")
+    fi
+    echo "| \`$t\` | $emb | $alone | $auto | $via |"
+done
+# The same readings from the tools they stand in for, where those are installed.
+echo
+echo "| Beside them | wall (s) |"
+echo "|---|---|"
+for t in "nvidia-smi --query-gpu=index,name,temperature.gpu,memory.used --format=csv" "gpustat"; do
+    read -r -a words <<<"$t"
+    wall="not installed"
+    command -v "${words[0]}" >/dev/null && wall=$(median "${words[@]}")
+    echo "| \`$t\` | $wall |"
 done
 echo
 echo "Reads (median µs per call; ratios against the raw latest read):"

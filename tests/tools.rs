@@ -4,7 +4,7 @@ mod support;
 
 use std::process::{Command, Output};
 
-use support::{real_libdcgm, tool};
+use support::{SilentPort, real_libdcgm, tool};
 
 fn run(name: &str, args: &[&str]) -> Output {
     Command::new(tool(name))
@@ -927,48 +927,6 @@ fn the_textfile_collector_example_writes_a_prom_file() {
     let _ = std::fs::remove_dir_all(&dir);
     let bad = run("exporter", &["-d", "x:1", "--simulate"]);
     assert_eq!(bad.status.code(), Some(2));
-}
-
-/// A loopback port that accepts TCP connections and never writes a byte, open until dropped.
-struct SilentPort {
-    address: String,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl SilentPort {
-    fn open() -> SilentPort {
-        use std::sync::atomic::Ordering;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let address = listener.local_addr().unwrap().to_string();
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            // Accepted connections are kept open, unread and unanswered, until the end.
-            let mut held = Vec::new();
-            while !flag.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((s, _)) => held.push(s),
-                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
-                }
-            }
-        });
-        SilentPort {
-            address,
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for SilentPort {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }
 
 /// Waits at most `limit` for `child`; a child still running then is killed and `None`.

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod container;
+pub mod engine;
 pub mod gpu_stats;
 pub mod host_process;
 pub mod local_time;
@@ -11,9 +12,10 @@ pub mod nvsmi_properties;
 pub mod nvsmi_report;
 pub mod process;
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Once, mpsc};
+use std::sync::{Arc, Mutex, Once, OnceLock, mpsc};
 use std::time::Duration;
 
 use clap::Args;
@@ -28,10 +30,23 @@ pub type Result<T = ExitCode, E = Box<dyn std::error::Error>> = std::result::Res
 /// line (clap exits with status 2 on a bad one), runs the tool and returns its exit status, or
 /// reports the error that ended it (status 1).
 pub fn main<C: clap::Parser>(run: impl FnOnce(&C) -> Result) -> ExitCode {
-    match run(&C::parse()) {
+    match run(&parse_from(std::env::args_os())) {
         Ok(code) => code,
         Err(e) => report(e),
     }
+}
+
+/// Parses a tool's command line as `C::parse_from` does, and gives `--verbose` the short `-v`
+/// where the tool has no `-v` of its own (`stat` keeps gpustat's `-v`, its version).
+pub fn parse_from<C: clap::Parser>(args: impl IntoIterator<Item = OsString>) -> C {
+    let mut cmd = C::command();
+    let has_verbose = cmd.get_arguments().any(|a| a.get_id() == "verbose");
+    let v_taken = cmd.get_arguments().any(|a| a.get_short() == Some('v'));
+    if has_verbose && !v_taken {
+        cmd = cmd.mut_arg("verbose", |a| a.short('v'));
+    }
+    let matches = cmd.clone().get_matches_from(args);
+    C::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
 }
 
 /// Says why the tool failed on stderr and gives its exit status, 1.
@@ -61,15 +76,26 @@ pub fn gpu_group(handle: &Handle, tool: &str, given: &[u32]) -> dcgm::Result<(Gr
 }
 
 /// Connection options shared by the tools.
+///
+/// Which engine: `--host ADDRESS` names an nv-hostengine; `--embedded` starts DCGM's embedded
+/// engine in the process; `--simulate` reads dcgm-sim (its engines are in-process: nothing is
+/// looked for). Otherwise the tool looks for a local nv-hostengine, as `dcgmi` does (see
+/// [`engine`]), and starts the embedded engine only when none answers within
+/// [`engine::PROBE_DEADLINE`]. `--verbose` says on stderr which was used.
 #[derive(Debug, Clone, Args)]
 pub struct ConnectArgs {
     /// Use the dcgm-sim simulator instead of NVIDIA's libdcgm (output is labelled simulated).
     #[arg(long)]
     pub simulate: bool,
-    /// Connect to this nv-hostengine (host, host:port, unix:///path) instead of starting the
-    /// embedded engine.
+    /// Connect to this nv-hostengine (host, host:port, unix:///path) instead of looking for a
+    /// local one.
     #[arg(long, value_name = "ADDRESS")]
     pub host: Option<String>,
+    /// Start DCGM's embedded engine in this process without looking for a local nv-hostengine
+    /// (by default one answering at 127.0.0.1:5555 or unix:///tmp/nv-hostengine, or at the
+    /// comma-separated addresses of DCGM_HOSTENGINE_ADDRESS, is used, as dcgmi does).
+    #[arg(long, conflicts_with = "host")]
+    pub embedded: bool,
     /// Load libdcgm (or dcgm-sim) from this path.
     #[arg(long, value_name = "PATH")]
     pub lib: Option<PathBuf>,
@@ -77,6 +103,25 @@ pub struct ConnectArgs {
     /// that accepts connections but never answers would otherwise hang the tool).
     #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
     pub connect_timeout: Duration,
+    /// Say on stderr which engine is used: the nv-hostengine found or named, or the embedded
+    /// engine and why.
+    #[arg(long)]
+    pub verbose: bool,
+    /// The engine chosen, once per process (clones share it).
+    #[arg(skip)]
+    chosen: Arc<OnceLock<Chosen>>,
+}
+
+/// Which engine a tool uses, as [`ConnectArgs::chosen`] settled it.
+#[derive(Debug)]
+enum Chosen {
+    Embedded,
+    /// An nv-hostengine: named by `--host` (nothing connected yet), or found by the automatic
+    /// choice, with the handle it connected (taken by the first user).
+    Host {
+        address: String,
+        probed: Mutex<Option<Handle>>,
+    },
 }
 
 /// `--connect-timeout`: a positive number of seconds (fractions allowed).
@@ -105,17 +150,84 @@ impl ConnectArgs {
         b
     }
 
-    /// Opens a handle as asked, and says on stderr when the data is simulated. A `--host`
-    /// engine that has not answered within `--connect-timeout` ends the tool (see
+    /// Prints `what` on stderr under `--verbose`.
+    fn say(&self, what: std::fmt::Arguments<'_>) {
+        if self.verbose {
+            eprintln!("{what}");
+        }
+    }
+
+    /// The engine to use, chosen on the first call (the automatic choice probes then).
+    fn chosen(&self) -> &Chosen {
+        self.chosen.get_or_init(|| self.choose())
+    }
+
+    fn choose(&self) -> Chosen {
+        if let Some(address) = &self.host {
+            self.say(format_args!(
+                "using the nv-hostengine at {address} (--host)"
+            ));
+            return Chosen::Host {
+                address: address.clone(),
+                probed: Mutex::new(None),
+            };
+        }
+        if self.simulate {
+            self.say(format_args!(
+                "starting dcgm-sim's embedded engine (--simulate never looks for an nv-hostengine)"
+            ));
+            return Chosen::Embedded;
+        }
+        if self.embedded {
+            self.say(format_args!("starting DCGM's embedded engine (--embedded)"));
+            return Chosen::Embedded;
+        }
+        let addresses = engine::addresses();
+        let t0 = std::time::Instant::now();
+        let found = engine::find(&self.builder(), &addresses);
+        let took = format!("looked for {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        match found {
+            engine::Found::Engine(address, handle) => {
+                self.say(format_args!(
+                    "using the nv-hostengine at {address} ({took})"
+                ));
+                Chosen::Host {
+                    address,
+                    probed: Mutex::new(Some(handle)),
+                }
+            }
+            engine::Found::Nothing(why) if why.is_empty() => {
+                self.say(format_args!(
+                    "no nv-hostengine address to try ({} is empty): starting DCGM's embedded \
+                     engine",
+                    engine::ADDRESS_ENV
+                ));
+                Chosen::Embedded
+            }
+            engine::Found::Nothing(why) => {
+                self.say(format_args!(
+                    "no nv-hostengine answered at {}: starting DCGM's embedded engine ({took})",
+                    why.join(", ")
+                ));
+                Chosen::Embedded
+            }
+        }
+    }
+
+    /// Opens a handle as asked, and says on stderr when the data is simulated. A host engine
+    /// that has not answered within `--connect-timeout` ends the tool (see
     /// [`ConnectArgs::bounded`]).
     pub fn open(&self) -> dcgm::Result<Handle> {
-        let h = match &self.host {
-            Some(a) => {
-                let builder = self.builder().timeout(self.connect_timeout);
-                let address = a.clone();
-                self.bounded(move || builder.connect(&address))?
-            }
-            None => self.builder().embedded()?,
+        let h = match self.chosen() {
+            Chosen::Embedded => self.builder().embedded()?,
+            Chosen::Host { address, probed } => match lock(probed).take() {
+                Some(h) => h,
+                None => {
+                    let builder = self.builder().timeout(self.connect_timeout);
+                    let owned = address.clone();
+                    self.bounded(address, move || builder.connect(&owned))?
+                }
+            },
         };
         if h.is_simulated() {
             say_simulated();
@@ -131,20 +243,26 @@ impl ConnectArgs {
         } else if self.simulate {
             b = b.simulator();
         }
-        b.connection(match &self.host {
-            Some(a) => Connection::Remote(a.clone()),
-            None => Connection::Embedded,
+        b.connection(match self.chosen() {
+            Chosen::Host { address, .. } => Connection::Remote(address.clone()),
+            Chosen::Embedded => Connection::Embedded,
         })
     }
 
-    /// Connects `reader` now, bounded by `--connect-timeout` when it talks to a `--host`, and
-    /// says on stderr when the data is simulated.
+    /// Connects `reader` now, bounded by `--connect-timeout` when it talks to a host engine,
+    /// and says on stderr when the data is simulated.
     pub fn connect_reader(&self, mut reader: Reader) -> dcgm::Result<Reader> {
-        let reader = if self.host.is_none() {
-            reader.connect()?;
-            reader
-        } else {
-            self.bounded(move || reader.connect().map(|()| reader))?
+        let reader = match self.chosen() {
+            Chosen::Embedded => {
+                reader.connect()?;
+                reader
+            }
+            Chosen::Host { address, probed } => {
+                let reader = self.bounded(address, move || reader.connect().map(|()| reader))?;
+                // The reader has its own connection now: the probe's is let go.
+                drop(lock(probed).take());
+                reader
+            }
         };
         if reader.is_simulated().unwrap_or(false) {
             say_simulated();
@@ -152,12 +270,16 @@ impl ConnectArgs {
         Ok(reader)
     }
 
-    /// Runs `connect` (the talk with the `--host` engine) on a thread of its own and waits at
-    /// most `--connect-timeout` for it. libdcgm's own timeout (`dcgmConnect_v2`'s `timeoutMs`)
-    /// bounds only the TCP connect: a peer that accepts the connection and never answers keeps
-    /// its handshake waiting forever. When the deadline passes the tool says so and exits with
-    /// status 1; the stuck thread ends with the process.
-    pub fn bounded<T: Send + 'static>(&self, connect: impl FnOnce() -> T + Send + 'static) -> T {
+    /// Runs `connect` (the talk with the host engine at `address`) on a thread of its own and
+    /// waits at most `--connect-timeout` for it. libdcgm's own timeout (`dcgmConnect_v2`'s
+    /// `timeoutMs`) bounds only the TCP connect: a peer that accepts the connection and never
+    /// answers keeps its handshake waiting forever. When the deadline passes the tool says so
+    /// and exits with status 1; the stuck thread ends with the process.
+    pub fn bounded<T: Send + 'static>(
+        &self,
+        address: &str,
+        connect: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("connect".into())
@@ -170,13 +292,19 @@ impl ConnectArgs {
         match rx.recv_timeout(self.connect_timeout) {
             Ok(v) => v,
             Err(_) => fail(format_args!(
-                "no answer from the host engine at {} within {} s: check that what listens there \
-                 is a running nv-hostengine, or wait longer with --connect-timeout SECONDS",
-                self.host.as_deref().unwrap_or("localhost"),
+                "no answer from the host engine at {address} within {} s: check that what \
+                 listens there is a running nv-hostengine, or wait longer with --connect-timeout \
+                 SECONDS",
                 self.connect_timeout.as_secs_f64()
             )),
         }
     }
+}
+
+/// The probed handle's slot; a panic elsewhere cannot leave it half-written.
+fn lock(slot: &Mutex<Option<Handle>>) -> std::sync::MutexGuard<'_, Option<Handle>> {
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Parses an entity list: `0,1` (GPUs), `gi:0` (MIG GPU instance), `ci:1` (compute instance),
