@@ -1066,10 +1066,12 @@ fn run(cli: &Cli) -> common::Result {
         paused: false,
         sort: SORT_COLUMNS.len() - 1,
         reverse: false,
-        source: match (&cli.conn.host, source.handle.is_simulated()) {
+        // What was used, not what was asked for: the automatic choice may have found an
+        // nv-hostengine.
+        source: match (source.handle.kind(), source.handle.is_simulated()) {
             (_, true) => "dcgm-sim".into(),
-            (Some(h), false) => format!("host {h}"),
-            (None, false) => "embedded".into(),
+            (dcgm::ConnectionKind::Standalone(h), false) => format!("host {h}"),
+            (dcgm::ConnectionKind::Embedded, false) => "embedded".into(),
         },
         error: None,
         proc_error: None,
