@@ -95,11 +95,17 @@ fn main() {
     let gpus = Group::all_gpus(&handle);
     let ngpu = gpus.gpu_ids().unwrap().len();
     let interval = Duration::from_millis(100);
+    // `DCGM_BENCH_OTHER_MS=N`: this handle (another client of a shared host engine) watches the
+    // fields every N ms instead of at the reader's interval.
+    let other = std::env::var("DCGM_BENCH_OTHER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(interval, Duration::from_millis);
     let _w = gpus
         .watch(
             &fg,
             WatchOptions {
-                update_interval: interval,
+                update_interval: other,
                 ..WatchOptions::default()
             },
         )
