@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{SilentPort, real_libdcgm, tool};
+use support::{SilentPort, real_libdcgm};
 
 fn nvml_capture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/nvml-capture-h200.yaml")
@@ -70,12 +70,9 @@ impl Drop for HostEngine {
 /// NVML (what an embedded engine needs here, without a driver); without it only a host engine
 /// can answer, so a tool that succeeds has used one.
 fn run(name: &str, args: &[&str], look_at: &str, nvml: bool) -> Output {
-    let mut cmd = Command::new(tool(name));
+    let mut cmd = support::tool_command(name);
     cmd.args(args)
         .env("DCGM_HOSTENGINE_ADDRESS", look_at)
-        .env_remove("DCGM_LIB_PATH")
-        .env_remove("DCGM_SIM_CONFIG")
-        .env_remove("DCGM_SIM_FAULTS")
         .env_remove("NVML_INJECTION_MODE")
         .env_remove("NVML_YAML_FILE")
         .stdin(Stdio::null());

@@ -5,9 +5,9 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use support::{real_libdcgm, tool};
+use support::real_libdcgm;
 
 fn fixture() -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -29,11 +29,8 @@ fn captured(fixture: &str, command: &str) -> Vec<String> {
 }
 
 fn run(name: &str, args: &[&str], env: &[(&str, String)]) -> Output {
-    let mut cmd = Command::new(tool(name));
-    cmd.args(args)
-        .env_remove("DCGM_LIB_PATH")
-        .env_remove("DCGM_SIM_CONFIG")
-        .env_remove("DCGM_SIM_FAULTS");
+    let mut cmd = support::tool_command(name);
+    cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }

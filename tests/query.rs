@@ -14,13 +14,7 @@ fn root() -> PathBuf {
 }
 
 fn query(args: &[&str]) -> Output {
-    Command::new(tool("query"))
-        .args(args)
-        .env_remove("DCGM_LIB_PATH")
-        .env_remove("DCGM_SIM_CONFIG")
-        .env_remove("DCGM_SIM_FAULTS")
-        .output()
-        .unwrap()
+    support::tool_command("query").args(args).output().unwrap()
 }
 
 fn stdout(o: &Output) -> String {

@@ -43,12 +43,9 @@ fn fixture() -> Option<Vec<(String, Vec<String>)>> {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(tool("stat"))
+    support::tool_command("stat")
         .arg("--simulate")
         .args(args)
-        .env_remove("DCGM_LIB_PATH")
-        .env_remove("DCGM_SIM_CONFIG")
-        .env_remove("DCGM_SIM_FAULTS")
         .env_remove("CLICOLOR_FORCE")
         .output()
         .unwrap()

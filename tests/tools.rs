@@ -7,13 +7,7 @@ use std::process::{Command, Output};
 use support::{SilentPort, real_libdcgm, tool};
 
 fn run(name: &str, args: &[&str]) -> Output {
-    Command::new(tool(name))
-        .args(args)
-        .env_remove("DCGM_LIB_PATH")
-        .env_remove("DCGM_SIM_CONFIG")
-        .env_remove("DCGM_SIM_FAULTS")
-        .output()
-        .unwrap()
+    support::tool_command(name).args(args).output().unwrap()
 }
 
 fn stdout(o: &Output) -> String {

@@ -27,6 +27,16 @@ pub fn tool(name: &str) -> PathBuf {
     p
 }
 
+/// A built tool as a command, without the environment variables that would change which
+/// library or simulated node it reads (`DCGM_LIB_PATH`, `DCGM_SIM_CONFIG`, `DCGM_SIM_FAULTS`).
+pub fn tool_command(name: &str) -> Command {
+    let mut c = Command::new(tool(name));
+    c.env_remove("DCGM_LIB_PATH")
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS");
+    c
+}
+
 /// The real libdcgm staged by `scripts/real-dcgm.sh`, or `None` (with the reason printed) where
 /// it is absent; under `DCGM_REQUIRE_REAL=1` (CI) its absence fails the test.
 pub fn real_libdcgm() -> Option<PathBuf> {
