@@ -15,6 +15,9 @@ use dcgm_exporter::kubernetes::{
 };
 use tonic::codegen::http;
 
+mod support;
+use support::process::Labels;
+
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().and_then(Path::parent).unwrap().to_path_buf()
@@ -47,24 +50,9 @@ fn exporter(args: &[&str]) -> Output {
     o
 }
 
-type Labels = BTreeMap<String, String>;
-
-/// The series of one metric, as label maps.
+/// The series of one metric in the exporter's output, as label maps.
 fn series(o: &Output, metric: &str) -> Vec<Labels> {
-    let text = String::from_utf8_lossy(&o.stdout);
-    text.lines()
-        .filter(|l| l.starts_with(&format!("{metric}{{")))
-        .map(|l| {
-            let inner = &l[metric.len() + 1..l.rfind('}').unwrap()];
-            inner
-                .split("\",")
-                .map(|kv| {
-                    let (k, v) = kv.split_once("=\"").unwrap();
-                    (k.to_string(), v.trim_end_matches('"').to_string())
-                })
-                .collect()
-        })
-        .collect()
+    support::process::series(&String::from_utf8_lossy(&o.stdout), metric)
 }
 
 fn tempdir(tag: &str) -> PathBuf {

@@ -4,14 +4,14 @@
 //! as counters file (at start and on SIGHUP), hostile HPC job-mapping files, and flags out of
 //! range. Everything but the host engine runs on dcgm-sim (`--simulate`), on loopback.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::process::{self, Server, run_bounded, tempdir};
+use support::process::{self, Server, run_bounded, series, tempdir};
 
 const LAST_SUCCESS: &str = "dcgm_exporter_last_collection_success_timestamp_seconds";
 
@@ -123,14 +123,8 @@ fn a_stopped_host_engine_makes_health_503_with_the_reason_and_back_logged_once_e
     assert!(last_success(&metrics).is_some(), "{metrics}");
     let before = s.lines_with(&["not ready"]).len();
 
-    let pid = engine.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-STOP", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let pid = engine.child.id();
+    process::signal(pid, "-STOP");
     // Stale after 3 intervals (3 s): DCGM's client waits 60 s on a stopped engine.
     let (st, body) = s.poll("/health", Duration::from_secs(15), |st, _| st == 503);
     assert_eq!(st, 503, "{body}");
@@ -152,13 +146,7 @@ fn a_stopped_host_engine_makes_health_503_with_the_reason_and_back_logged_once_e
     assert!(now - frozen_at > 3.0, "{now} - {frozen_at}");
     s.wait_log(&["not ready: stale"], Duration::from_secs(5));
 
-    assert!(
-        Command::new("kill")
-            .args(["-CONT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    process::signal(pid, "-CONT");
     let (st, body) = s.poll("/health", Duration::from_secs(30), |st, _| st == 200);
     assert_eq!((st, body.as_str()), (200, "OK\n"));
     let (_, metrics) = s.get("/metrics");
@@ -297,25 +285,6 @@ fn a_fifo_or_a_device_as_counters_file_is_refused_at_start_and_on_sighup() {
     );
     assert!(text.contains("DCGM_FI_DEV_GPU_TEMP{"));
     assert_eq!(s.get("/health").0, 200);
-}
-
-type Labels = BTreeMap<String, String>;
-
-/// The label sets of one metric's series.
-fn series(text: &str, metric: &str) -> Vec<Labels> {
-    text.lines()
-        .filter(|l| l.starts_with(&format!("{metric}{{")))
-        .map(|l| {
-            let inner = &l[metric.len() + 1..l.rfind('}').unwrap()];
-            inner
-                .split("\",")
-                .map(|kv| {
-                    let (k, v) = kv.split_once("=\"").unwrap();
-                    (k.to_string(), v.trim_end_matches('"').to_string())
-                })
-                .collect()
-        })
-        .collect()
 }
 
 #[test]

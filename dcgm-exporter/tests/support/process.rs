@@ -205,12 +205,37 @@ impl Server {
     }
 
     pub fn signal(&self, sig: &str) {
-        let st = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(st.success());
+        signal(self.child.id(), sig);
     }
+}
+
+/// Sends `sig` (`-STOP`, `-HUP`, ...) to `pid` with kill(1); the test fails if it cannot.
+pub fn signal(pid: u32, sig: &str) {
+    let st = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill {sig} {pid}");
+}
+
+/// Label sets, by name.
+pub type Labels = std::collections::BTreeMap<String, String>;
+
+/// The label sets of one metric's series in an exposition.
+pub fn series(text: &str, metric: &str) -> Vec<Labels> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")))
+        .map(|l| {
+            let inner = &l[metric.len() + 1..l.rfind('}').unwrap()];
+            inner
+                .split("\",")
+                .map(|kv| {
+                    let (k, v) = kv.split_once("=\"").unwrap();
+                    (k.to_string(), v.trim_end_matches('"').to_string())
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// A temporary directory, removed when dropped.
