@@ -2,7 +2,7 @@
 # Runs the exporter's hostile-client battery (dcgm-exporter/tests/exporter_http.rs, the tests
 # named hostile_*) one test at a time, and prints one table: the attack, how many attacking
 # connections it keeps open, how many of the legitimate scraper's requests were answered 200
-# within 1 s, the slowest of them, and how many connections the attackers opened in all.
+# within 5 s (a lock-out is a 503 or a wait for the attackers' 10 s deadline), the slowest of them, and how many connections the attackers opened in all.
 # Every attack comes from 127.0.0.2 and the scraper from 127.0.0.1; loopback only, bounded.
 #   bash scripts/hostile.sh            # debug build
 #   HOSTILE_PROFILE=release bash scripts/hostile.sh
@@ -23,8 +23,8 @@ done
 if [ "$status" -ne 0 ]; then
     echo
     grep -E 'panicked|assert' "$out" | head -20
-    echo "FAILED: a legitimate scrape went unanswered or took over 1 s (see above)"
+    echo "FAILED: a legitimate scrape went unanswered or took over 5 s (see above)"
     exit "$status"
 fi
 echo
-echo "PASSED: every legitimate scrape answered within 1 s under every attack"
+echo "PASSED: every legitimate scrape answered under every attack (the worst latency is in the table)"

@@ -14,10 +14,16 @@ use std::time::{Duration, Instant};
 /// Where the attackers come from.
 pub const ATTACKER: &str = "127.0.0.2";
 
+/// How long the legitimate scraper waits for an answer. A lock-out shows as a 503 or as a
+/// wait for the attackers' own 10 s request deadline, so half of that tells the two apart
+/// without making the test a timing target on a loaded 2-core machine; the latencies
+/// themselves are measured and printed (`scripts/hostile.sh`), not asserted.
+pub const SCRAPE_LIMIT: Duration = Duration::from_secs(5);
+
 /// What the legitimate scraper saw during one attack.
 #[derive(Debug)]
 pub struct Outcome {
-    /// Scrapes answered 200 within 1 s.
+    /// Scrapes answered 200 within [`SCRAPE_LIMIT`].
     pub answered: usize,
     /// Scrapes tried.
     pub scrapes: usize,
@@ -148,7 +154,7 @@ pub fn under_attack(
     attack: impl FnOnce(&AtomicBool) -> usize + Send + 'static,
 ) -> Outcome {
     let req = format!("GET /metrics HTTP/1.1\r\nHost: legit\r\n{header}\r\n");
-    let scrape = move || request(addr, &req, Duration::from_secs(2));
+    let scrape = move || request(addr, &req, SCRAPE_LIMIT);
     under_attack_with(name, cases, &scrape, settle, scrapes, attack)
 }
 
@@ -172,7 +178,7 @@ pub fn under_attack_with(
         let ok = matches!(scrape(), Ok(200));
         let took = t.elapsed();
         worst = worst.max(took);
-        if ok && took <= Duration::from_secs(1) {
+        if ok && took <= SCRAPE_LIMIT {
             answered.fetch_add(1, Ordering::Relaxed);
         }
         std::thread::sleep(Duration::from_millis(150));
