@@ -179,6 +179,10 @@ fn generate_fields(rows: &[Row]) -> String {
     out
 }
 
+#[cfg(feature = "layout")]
+#[path = "build_layout.rs"]
+mod layout;
+
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
@@ -196,6 +200,8 @@ fn main() {
     }
     fs::write(out_dir.join("fields.rs"), generate_fields(&rows)).expect("write fields.rs");
 
+    #[cfg(feature = "layout")]
+    layout::run(&manifest, &out_dir);
     #[cfg(feature = "bindgen")]
     bindgen_check::run(&manifest, &out_dir);
     #[cfg(not(feature = "bindgen"))]

@@ -369,7 +369,8 @@ fn stalled(addr: SocketAddr, n: usize, head: &'static str, stop: &AtomicBool) ->
 
 fn assert_all_answered(o: &hostile::Outcome, what: &str) {
     assert_eq!(
-        o.answered, o.scrapes,
+        o.answered,
+        o.scrapes,
         "{what}: {} of {} scrapes answered within {:?} (worst {:?})",
         o.answered,
         o.scrapes,

@@ -27,7 +27,10 @@
 mod blank;
 mod fields;
 mod functions;
+#[cfg(feature = "layout")]
+pub mod layout;
 mod library;
+mod raw_call;
 mod return_codes;
 // The C-mirroring structs keep DCGM's names and layouts; their fields are documented where
 // DCGM's meaning is not obvious from the name, not everywhere.
@@ -53,6 +56,7 @@ pub use library::{
     DCGM_LIB_PATH_ENV, DCGM_PACKAGE, DISTRIBUTION_DIRS, DcgmLibrary, LibraryLoader, LoadAttempt,
     LoadError, SONAMES, SymbolError,
 };
+pub use raw_call::{FromRawArg, IntoRawReturn, RawArg, RawCallError};
 pub use return_codes::*;
 pub use types::*;
 pub use version::*;

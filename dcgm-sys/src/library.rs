@@ -404,6 +404,68 @@ macro_rules! dcgm_api {
                 }
             }
 
+            /// The position of the function named `name` in [`SYMBOLS`](Self::SYMBOLS).
+            pub fn index_of(name: &str) -> Option<usize> {
+                Self::SYMBOLS.iter().position(|s| *s == name)
+            }
+
+            /// The parameter count of the function at `index`.
+            pub fn arity(index: usize) -> Option<usize> {
+                const ARITIES: &[usize] = &[$(<[&str]>::len(&[$(stringify!($arg)),*])),*];
+                ARITIES.get(index).copied()
+            }
+
+            /// Calls the function at `index` with `args`, each converted to its parameter's C
+            /// type (see [`RawArg`](crate::RawArg)); answers the return value as an integer.
+            ///
+            /// # Safety
+            ///
+            /// The arguments must be what the C function expects: every address must point at
+            /// live memory of the parameter's type (with its version word set where it has
+            /// one), large enough and writable where the function writes, every callback
+            /// address a C function of the callback's signature, and each handle one the
+            /// library gave out.
+            pub unsafe fn call_raw(
+                &self,
+                index: usize,
+                args: &[crate::RawArg],
+            ) -> Result<i128, crate::RawCallError> {
+                #[allow(unused_imports)]
+                use crate::{FromRawArg as _, IntoRawReturn as _};
+                let mut position = 0usize;
+                $(
+                    if index == position {
+                        let function = stringify!($name);
+                        let f = self.$name.ok_or(crate::RawCallError::Missing(
+                            crate::SymbolError { symbol: function },
+                        ))?;
+                        let expected = <[&str]>::len(&[$(stringify!($arg)),*]);
+                        if args.len() != expected {
+                            return Err(crate::RawCallError::Arity { function, expected, given: args.len() });
+                        }
+                        #[allow(unused_mut, unused_variables)]
+                        let mut next = args.iter().copied();
+                        $(
+                            let $arg = <$ty as crate::FromRawArg>::from_raw_arg(
+                                next.next().expect("the count was checked"),
+                            )
+                            .map_err(|reason| crate::RawCallError::Argument {
+                                function,
+                                parameter: stringify!($arg),
+                                reason,
+                            })?;
+                        )*
+                        // SAFETY: the caller guarantees the arguments are valid for the C
+                        // function; each has its declared C type.
+                        let r = unsafe { f($($arg),*) };
+                        return Ok(crate::IntoRawReturn::into_raw_return(r));
+                    }
+                    position += 1;
+                )*
+                let _ = position;
+                Err(crate::RawCallError::UnknownFunction(index))
+            }
+
             /// The symbols the loaded library lacks.
             pub fn missing_symbols(&self) -> Vec<&'static str> {
                 let mut v = Vec::new();

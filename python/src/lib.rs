@@ -24,6 +24,7 @@ mod module;
 mod nvlink;
 mod policy;
 mod profiling;
+mod raw;
 mod reader;
 mod return_codes;
 mod sim;
@@ -85,5 +86,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?)?;
     m.add_function(wrap_pyfunction!(test_api::inject_value, m)?)?;
     m.add_function(wrap_pyfunction!(test_api::empty_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_open, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_library, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_index, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_has, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_call, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_symbols, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_arities, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_layouts, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_aliases, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::raw_constants, m)?)?;
     Ok(())
 }
