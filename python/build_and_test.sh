@@ -98,7 +98,10 @@ step "mypy.stubtest dcgm"
 "$TEST/bin/python" -m mypy.stubtest dcgm --allowlist "$ROOT/python/stubtest-allowlist.txt"
 
 step "mypy on the tests and examples (the stubs as a user's code sees them)"
-"$TEST/bin/python" -m mypy --no-incremental "$ROOT/python/tests" "$ROOT/python/contract" "$ROOT/python/examples"
+# python/tests/compat drives NVIDIA's untyped API (dcgm.compat builds its names at import):
+# it is checked against NVIDIA's own modules, not by mypy.
+"$TEST/bin/python" -m mypy --no-incremental --exclude '/tests/compat/' \
+    "$ROOT/python/tests" "$ROOT/python/contract" "$ROOT/python/examples"
 
 step "pytest"
 set +e
