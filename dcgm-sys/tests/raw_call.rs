@@ -39,10 +39,8 @@ fn a_call_by_index_reaches_the_library_and_writes_through_addresses() {
     let lib = sim();
     let api = lib.api();
     // SAFETY: dcgmInit takes no arguments.
-    assert_eq!(
-        unsafe { api.call_raw(index("dcgmInit"), &[]) },
-        Ok(DCGM_ST_OK as i128)
-    );
+    let rc = unsafe { api.call_raw(index("dcgmInit"), &[]) };
+    assert_eq!(rc, Ok(DCGM_ST_OK as i128));
     let mut h: dcgmHandle_t = 0;
     let addr = &mut h as *mut dcgmHandle_t as usize as i128;
     // SAFETY: the mode is a valid operation mode and the address is a live dcgmHandle_t.
