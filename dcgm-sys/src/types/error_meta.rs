@@ -7,156 +7,418 @@ pub type dcgmError_enum = u32;
 /// Why a health check or diagnostic failed (the `code` of an incident or diagnostic error).
 pub type dcgmError_t = dcgmError_enum;
 
-macro_rules! failure_reasons {
-    ($( $name:ident = $value:literal, $text:literal; )*) => {
-        $(
-            #[doc = $text]
-            pub const $name: dcgmError_t = $value;
-        )*
+/// No error.
+pub const DCGM_FR_OK: dcgmError_t = 0;
+/// An unknown error.
+pub const DCGM_FR_UNKNOWN: dcgmError_t = 1;
+/// An error DCGM does not recognise.
+pub const DCGM_FR_UNRECOGNIZED: dcgmError_t = 2;
+/// PCIe replay rate above the limit.
+pub const DCGM_FR_PCI_REPLAY_RATE: dcgmError_t = 3;
+/// Uncorrectable (double-bit) ECC error since the last reset.
+pub const DCGM_FR_VOLATILE_DBE_DETECTED: dcgmError_t = 4;
+/// Correctable (single-bit) ECC error since the last reset.
+pub const DCGM_FR_VOLATILE_SBE_DETECTED: dcgmError_t = 5;
+/// Memory pages waiting to be retired.
+pub const DCGM_FR_PENDING_PAGE_RETIREMENTS: dcgmError_t = 6;
+/// Too many retired pages.
+pub const DCGM_FR_RETIRED_PAGES_LIMIT: dcgmError_t = 7;
+/// Too many pages retired for uncorrectable errors.
+pub const DCGM_FR_RETIRED_PAGES_DBE_LIMIT: dcgmError_t = 8;
+/// The inforom is corrupt.
+pub const DCGM_FR_CORRUPT_INFOROM: dcgmError_t = 9;
+/// Clocks lowered for thermal reasons.
+pub const DCGM_FR_CLOCKS_EVENT_THERMAL: dcgmError_t = 10;
+/// Power cannot be read.
+pub const DCGM_FR_POWER_UNREADABLE: dcgmError_t = 11;
+/// Clocks lowered for power reasons.
+pub const DCGM_FR_CLOCKS_EVENT_POWER: dcgmError_t = 12;
+/// NVLink error count above the threshold.
+pub const DCGM_FR_NVLINK_ERROR_THRESHOLD: dcgmError_t = 13;
+/// An NVLink is down.
+pub const DCGM_FR_NVLINK_DOWN: dcgmError_t = 14;
+/// Fatal NvSwitch error.
+pub const DCGM_FR_NVSWITCH_FATAL_ERROR: dcgmError_t = 15;
+/// Non-fatal NvSwitch error.
+pub const DCGM_FR_NVSWITCH_NON_FATAL_ERROR: dcgmError_t = 16;
+/// An NvSwitch is down.
+pub const DCGM_FR_NVSWITCH_DOWN: dcgmError_t = 17;
+/// A file cannot be accessed.
+pub const DCGM_FR_NO_ACCESS_TO_FILE: dcgmError_t = 18;
+/// An NVML call failed.
+pub const DCGM_FR_NVML_API: dcgmError_t = 19;
+/// NVML and /dev disagree on the number of GPUs.
+pub const DCGM_FR_DEVICE_COUNT_MISMATCH: dcgmError_t = 20;
+/// A bad parameter was passed.
+pub const DCGM_FR_BAD_PARAMETER: dcgmError_t = 21;
+/// A library cannot be opened.
+pub const DCGM_FR_CANNOT_OPEN_LIB: dcgmError_t = 22;
+/// The driver is on the deny list.
+pub const DCGM_FR_DENYLISTED_DRIVER: dcgmError_t = 23;
+/// The NVML library lacks a required function.
+pub const DCGM_FR_NVML_LIB_BAD: dcgmError_t = 24;
+/// Graphics processes are running.
+pub const DCGM_FR_GRAPHICS_PROCESSES: dcgmError_t = 25;
+/// Bad connection to the host engine.
+pub const DCGM_FR_HOSTENGINE_CONN: dcgmError_t = 26;
+/// A field value could not be read.
+pub const DCGM_FR_FIELD_QUERY: dcgmError_t = 27;
+/// The CUDA environment is bad.
+pub const DCGM_FR_BAD_CUDA_ENV: dcgmError_t = 28;
+/// Persistence mode is off.
+pub const DCGM_FR_PERSISTENCE_MODE: dcgmError_t = 29;
+/// Bandwidth below the minimum.
+pub const DCGM_FR_LOW_BANDWIDTH: dcgmError_t = 30;
+/// Latency above the maximum.
+pub const DCGM_FR_HIGH_LATENCY: dcgmError_t = 31;
+/// A field tag cannot be found.
+pub const DCGM_FR_CANNOT_GET_FIELD_TAG: dcgmError_t = 32;
+/// An integer field reported a violation.
+pub const DCGM_FR_FIELD_VIOLATION: dcgmError_t = 33;
+/// An integer field crossed its threshold.
+pub const DCGM_FR_FIELD_THRESHOLD: dcgmError_t = 34;
+/// A double field reported a violation.
+pub const DCGM_FR_FIELD_VIOLATION_DBL: dcgmError_t = 35;
+/// A double field crossed its threshold.
+pub const DCGM_FR_FIELD_THRESHOLD_DBL: dcgmError_t = 36;
+/// The field type is not supported here.
+pub const DCGM_FR_UNSUPPORTED_FIELD_TYPE: dcgmError_t = 37;
+/// An integer field crossed its threshold at a given time.
+pub const DCGM_FR_FIELD_THRESHOLD_TS: dcgmError_t = 38;
+/// A double field crossed its threshold at a given time.
+pub const DCGM_FR_FIELD_THRESHOLD_TS_DBL: dcgmError_t = 39;
+/// Thermal violations occurred.
+pub const DCGM_FR_THERMAL_VIOLATIONS: dcgmError_t = 40;
+/// Thermal violations occurred from a given time.
+pub const DCGM_FR_THERMAL_VIOLATIONS_TS: dcgmError_t = 41;
+/// Temperature above the user's maximum.
+pub const DCGM_FR_TEMP_VIOLATION: dcgmError_t = 42;
+/// Clock-event (throttling) violation.
+pub const DCGM_FR_CLOCKS_EVENT_VIOLATION: dcgmError_t = 43;
+/// Internal error.
+pub const DCGM_FR_INTERNAL: dcgmError_t = 44;
+/// PCIe generation below the minimum.
+pub const DCGM_FR_PCIE_GENERATION: dcgmError_t = 45;
+/// PCIe link width below the minimum.
+pub const DCGM_FR_PCIE_WIDTH: dcgmError_t = 46;
+/// The test was aborted.
+pub const DCGM_FR_ABORTED: dcgmError_t = 47;
+/// The test is disabled for this GPU.
+pub const DCGM_FR_TEST_DISABLED: dcgmError_t = 48;
+/// A statistic cannot be read.
+pub const DCGM_FR_CANNOT_GET_STAT: dcgmError_t = 49;
+/// The target stress level was not reached.
+pub const DCGM_FR_STRESS_LEVEL: dcgmError_t = 50;
+/// A CUDA call failed.
+pub const DCGM_FR_CUDA_API: dcgmError_t = 51;
+/// Faulty memory detected.
+pub const DCGM_FR_FAULTY_MEMORY: dcgmError_t = 52;
+/// Field watches cannot be set.
+pub const DCGM_FR_CANNOT_SET_WATCHES: dcgmError_t = 53;
+/// CUDA cannot be bound to the GPU.
+pub const DCGM_FR_CUDA_UNBOUND: dcgmError_t = 54;
+/// ECC is disabled.
+pub const DCGM_FR_ECC_DISABLED: dcgmError_t = 55;
+/// GPU memory cannot be allocated.
+pub const DCGM_FR_MEMORY_ALLOC: dcgmError_t = 56;
+/// CUDA reported an uncorrectable ECC error.
+pub const DCGM_FR_CUDA_DBE: dcgmError_t = 57;
+/// Memory contents did not match.
+pub const DCGM_FR_MEMORY_MISMATCH: dcgmError_t = 58;
+/// No CUDA device available.
+pub const DCGM_FR_CUDA_DEVICE: dcgmError_t = 59;
+/// ECC is not supported.
+pub const DCGM_FR_ECC_UNSUPPORTED: dcgmError_t = 60;
+/// An ECC mode change is pending.
+pub const DCGM_FR_ECC_PENDING: dcgmError_t = 61;
+/// Memory bandwidth below the minimum.
+pub const DCGM_FR_MEMORY_BANDWIDTH: dcgmError_t = 62;
+/// The target power was not reached.
+pub const DCGM_FR_TARGET_POWER: dcgmError_t = 63;
+/// An API call failed.
+pub const DCGM_FR_API_FAIL: dcgmError_t = 64;
+/// An API call failed for a GPU.
+pub const DCGM_FR_API_FAIL_GPU: dcgmError_t = 65;
+/// A CUDA context cannot be created.
+pub const DCGM_FR_CUDA_CONTEXT: dcgmError_t = 66;
+/// A DCGM call failed.
+pub const DCGM_FR_DCGM_API: dcgmError_t = 67;
+/// Too few GPUs for a concurrent test.
+pub const DCGM_FR_CONCURRENT_GPUS: dcgmError_t = 68;
+/// More errors than can be reported.
+pub const DCGM_FR_TOO_MANY_ERRORS: dcgmError_t = 69;
+/// NVLink CRC error rate above the threshold.
+pub const DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD: dcgmError_t = 70;
+/// Critical NVLink error.
+pub const DCGM_FR_NVLINK_ERROR_CRITICAL: dcgmError_t = 71;
+/// The enforced power limit is too low for the test.
+pub const DCGM_FR_ENFORCED_POWER_LIMIT: dcgmError_t = 72;
+/// Host memory cannot be allocated.
+pub const DCGM_FR_MEMORY_ALLOC_HOST: dcgmError_t = 73;
+/// The GPU operation mode is wrong.
+pub const DCGM_FR_GPU_OP_MODE: dcgmError_t = 74;
+/// No memory clocks can be set.
+pub const DCGM_FR_NO_MEMORY_CLOCKS: dcgmError_t = 75;
+/// No graphics clocks can be set.
+pub const DCGM_FR_NO_GRAPHICS_CLOCKS: dcgmError_t = 76;
+/// GPU state had to be restored.
+pub const DCGM_FR_HAD_TO_RESTORE_STATE: dcgmError_t = 77;
+/// The L1 tag test is not supported.
+pub const DCGM_FR_L1TAG_UNSUPPORTED: dcgmError_t = 78;
+/// The L1 tag test found a mismatch.
+pub const DCGM_FR_L1TAG_MISCOMPARE: dcgmError_t = 79;
+/// Memory row remapping failed.
+pub const DCGM_FR_ROW_REMAP_FAILURE: dcgmError_t = 80;
+/// An uncontained error (XID 95).
+pub const DCGM_FR_UNCONTAINED_ERROR: dcgmError_t = 81;
+/// No GPUs to test.
+pub const DCGM_FR_EMPTY_GPU_LIST: dcgmError_t = 82;
+/// Pages pending retirement after an uncorrectable error.
+pub const DCGM_FR_DBE_PENDING_PAGE_RETIREMENTS: dcgmError_t = 83;
+/// Uncorrectable row remapping.
+pub const DCGM_FR_UNCORRECTABLE_ROW_REMAP: dcgmError_t = 84;
+/// A row remapping is pending.
+pub const DCGM_FR_PENDING_ROW_REMAP: dcgmError_t = 85;
+/// Peer-to-peer copy into this GPU failed.
+pub const DCGM_FR_BROKEN_P2P_MEMORY_DEVICE: dcgmError_t = 86;
+/// Peer-to-peer copy from this GPU failed.
+pub const DCGM_FR_BROKEN_P2P_WRITER_DEVICE: dcgmError_t = 87;
+/// An NvSwitch NVLink is down.
+pub const DCGM_FR_NVSWITCH_NVLINK_DOWN: dcgmError_t = 88;
+/// The EUD binary has wrong permissions.
+pub const DCGM_FR_EUD_BINARY_PERMISSIONS: dcgmError_t = 89;
+/// EUD needs root.
+pub const DCGM_FR_EUD_NON_ROOT_USER: dcgmError_t = 90;
+/// EUD could not be started.
+pub const DCGM_FR_EUD_SPAWN_FAILURE: dcgmError_t = 91;
+/// EUD timed out.
+pub const DCGM_FR_EUD_TIMEOUT: dcgmError_t = 92;
+/// EUD became a zombie process.
+pub const DCGM_FR_EUD_ZOMBIE: dcgmError_t = 93;
+/// EUD exited with a non-zero code.
+pub const DCGM_FR_EUD_NON_ZERO_EXIT_CODE: dcgmError_t = 94;
+/// The EUD test failed.
+pub const DCGM_FR_EUD_TEST_FAILED: dcgmError_t = 95;
+/// A file cannot be created.
+pub const DCGM_FR_FILE_CREATE_PERMISSIONS: dcgmError_t = 96;
+/// Pausing or resuming DCGM failed.
+pub const DCGM_FR_PAUSE_RESUME_FAILED: dcgmError_t = 97;
+/// PCIe replay counter violation (host side).
+pub const DCGM_FR_PCIE_H_REPLAY_VIOLATION: dcgmError_t = 98;
+/// Fewer GPU NVLinks up than expected.
+pub const DCGM_FR_GPU_EXPECTED_NVLINKS_UP: dcgmError_t = 99;
+/// Fewer NvSwitch NVLinks up than expected.
+pub const DCGM_FR_NVSWITCH_EXPECTED_NVLINKS_UP: dcgmError_t = 100;
+/// An XID error occurred.
+pub const DCGM_FR_XID_ERROR: dcgmError_t = 101;
+/// Correctable ECC error violation.
+pub const DCGM_FR_SBE_VIOLATION: dcgmError_t = 102;
+/// Uncorrectable ECC error violation.
+pub const DCGM_FR_DBE_VIOLATION: dcgmError_t = 103;
+/// PCIe replay violation.
+pub const DCGM_FR_PCIE_REPLAY_VIOLATION: dcgmError_t = 104;
+/// Correctable ECC errors above the threshold.
+pub const DCGM_FR_SBE_THRESHOLD_VIOLATION: dcgmError_t = 105;
+/// Uncorrectable ECC errors above the threshold.
+pub const DCGM_FR_DBE_THRESHOLD_VIOLATION: dcgmError_t = 106;
+/// PCIe replays above the threshold.
+pub const DCGM_FR_PCIE_REPLAY_THRESHOLD_VIOLATION: dcgmError_t = 107;
+/// CUDA found the fabric manager not initialised.
+pub const DCGM_FR_CUDA_FM_NOT_INITIALIZED: dcgmError_t = 108;
+/// An NvSwitch SXID error occurred.
+pub const DCGM_FR_SXID_ERROR: dcgmError_t = 109;
+/// GFLOPS below the threshold.
+pub const DCGM_FR_GFLOPS_THRESHOLD_VIOLATION: dcgmError_t = 110;
+/// A NaN value was found.
+pub const DCGM_FR_NAN_VALUE: dcgmError_t = 111;
+/// Fabric manager training failed.
+pub const DCGM_FR_FABRIC_MANAGER_TRAINING_ERROR: dcgmError_t = 112;
+/// Peer-to-peer PCIe write into this GPU failed.
+pub const DCGM_FR_BROKEN_P2P_PCIE_MEMORY_DEVICE: dcgmError_t = 113;
+/// Peer-to-peer PCIe write from this GPU failed.
+pub const DCGM_FR_BROKEN_P2P_PCIE_WRITER_DEVICE: dcgmError_t = 114;
+/// Peer-to-peer NVLink write into this GPU failed.
+pub const DCGM_FR_BROKEN_P2P_NVLINK_MEMORY_DEVICE: dcgmError_t = 115;
+/// Peer-to-peer NVLink write from this GPU failed.
+pub const DCGM_FR_BROKEN_P2P_NVLINK_WRITER_DEVICE: dcgmError_t = 116;
+/// The test was skipped.
+pub const DCGM_FR_TEST_SKIPPED: dcgmError_t = 117;
+/// SRAM errors above the threshold.
+pub const DCGM_FR_SRAM_THRESHOLD: dcgmError_t = 118;
+/// NVLink effective bit-error rate above the threshold.
+pub const DCGM_FR_NVLINK_EFFECTIVE_BER_THRESHOLD: dcgmError_t = 119;
+/// The GPU fell off the bus.
+pub const DCGM_FR_FALLEN_OFF_BUS: dcgmError_t = 120;
+/// NVLink symbol bit-error rate above the threshold.
+pub const DCGM_FR_NVLINK_SYMBOL_BER_THRESHOLD: dcgmError_t = 121;
+/// IMEX is unhealthy.
+pub const DCGM_FR_IMEX_UNHEALTHY: dcgmError_t = 122;
+/// Fabric probe reported a bad state.
+pub const DCGM_FR_FABRIC_PROBE_STATE: dcgmError_t = 123;
+/// A binary has wrong permissions.
+pub const DCGM_FR_BINARY_PERMISSIONS: dcgmError_t = 124;
+/// The GPU needs a reset to recover.
+pub const DCGM_FR_GPU_RECOVERY_RESET: dcgmError_t = 125;
+/// The node needs a reboot to recover.
+pub const DCGM_FR_GPU_RECOVERY_REBOOT: dcgmError_t = 126;
+/// Peer-to-peer traffic must be drained.
+pub const DCGM_FR_GPU_RECOVERY_DRAIN_P2P: dcgmError_t = 127;
+/// Drain the GPU, then reset it.
+pub const DCGM_FR_GPU_RECOVERY_DRAIN_RESET: dcgmError_t = 128;
+/// An NCCL error.
+pub const DCGM_FR_NCCL_ERROR: dcgmError_t = 129;
+/// A rerun of the test was requested.
+pub const DCGM_FR_RETEST_REQUESTED: dcgmError_t = 130;
+/// A contained error (XID 94).
+pub const DCGM_FR_CONTAINED_ERROR: dcgmError_t = 131;
+/// Uncorrectable row remaps above the limit.
+pub const DCGM_FR_UNCORRECTABLE_ROW_REMAP_LIMIT: dcgmError_t = 132;
+/// One past the last code.
+pub const DCGM_FR_ERROR_SENTINEL: dcgmError_t = 133;
 
+macro_rules! failure_reason_table {
+    ($($name:ident),* $(,)?) => {
         /// Every `dcgmError_t` value of DCGM 4.6 (aliases excluded): `(code, C name)`.
-        pub static FAILURE_REASONS: &[(dcgmError_t, &str)] = &[
-            $( ($value, stringify!($name)), )*
-        ];
+        pub static FAILURE_REASONS: &[(dcgmError_t, &str)] = &[$(($name, stringify!($name))),*];
     };
 }
 
-failure_reasons! {
-    DCGM_FR_OK = 0, "No error.";
-    DCGM_FR_UNKNOWN = 1, "An unknown error.";
-    DCGM_FR_UNRECOGNIZED = 2, "An error DCGM does not recognise.";
-    DCGM_FR_PCI_REPLAY_RATE = 3, "PCIe replay rate above the limit.";
-    DCGM_FR_VOLATILE_DBE_DETECTED = 4, "Uncorrectable (double-bit) ECC error since the last reset.";
-    DCGM_FR_VOLATILE_SBE_DETECTED = 5, "Correctable (single-bit) ECC error since the last reset.";
-    DCGM_FR_PENDING_PAGE_RETIREMENTS = 6, "Memory pages waiting to be retired.";
-    DCGM_FR_RETIRED_PAGES_LIMIT = 7, "Too many retired pages.";
-    DCGM_FR_RETIRED_PAGES_DBE_LIMIT = 8, "Too many pages retired for uncorrectable errors.";
-    DCGM_FR_CORRUPT_INFOROM = 9, "The inforom is corrupt.";
-    DCGM_FR_CLOCKS_EVENT_THERMAL = 10, "Clocks lowered for thermal reasons.";
-    DCGM_FR_POWER_UNREADABLE = 11, "Power cannot be read.";
-    DCGM_FR_CLOCKS_EVENT_POWER = 12, "Clocks lowered for power reasons.";
-    DCGM_FR_NVLINK_ERROR_THRESHOLD = 13, "NVLink error count above the threshold.";
-    DCGM_FR_NVLINK_DOWN = 14, "An NVLink is down.";
-    DCGM_FR_NVSWITCH_FATAL_ERROR = 15, "Fatal NvSwitch error.";
-    DCGM_FR_NVSWITCH_NON_FATAL_ERROR = 16, "Non-fatal NvSwitch error.";
-    DCGM_FR_NVSWITCH_DOWN = 17, "An NvSwitch is down.";
-    DCGM_FR_NO_ACCESS_TO_FILE = 18, "A file cannot be accessed.";
-    DCGM_FR_NVML_API = 19, "An NVML call failed.";
-    DCGM_FR_DEVICE_COUNT_MISMATCH = 20, "NVML and /dev disagree on the number of GPUs.";
-    DCGM_FR_BAD_PARAMETER = 21, "A bad parameter was passed.";
-    DCGM_FR_CANNOT_OPEN_LIB = 22, "A library cannot be opened.";
-    DCGM_FR_DENYLISTED_DRIVER = 23, "The driver is on the deny list.";
-    DCGM_FR_NVML_LIB_BAD = 24, "The NVML library lacks a required function.";
-    DCGM_FR_GRAPHICS_PROCESSES = 25, "Graphics processes are running.";
-    DCGM_FR_HOSTENGINE_CONN = 26, "Bad connection to the host engine.";
-    DCGM_FR_FIELD_QUERY = 27, "A field value could not be read.";
-    DCGM_FR_BAD_CUDA_ENV = 28, "The CUDA environment is bad.";
-    DCGM_FR_PERSISTENCE_MODE = 29, "Persistence mode is off.";
-    DCGM_FR_LOW_BANDWIDTH = 30, "Bandwidth below the minimum.";
-    DCGM_FR_HIGH_LATENCY = 31, "Latency above the maximum.";
-    DCGM_FR_CANNOT_GET_FIELD_TAG = 32, "A field tag cannot be found.";
-    DCGM_FR_FIELD_VIOLATION = 33, "An integer field reported a violation.";
-    DCGM_FR_FIELD_THRESHOLD = 34, "An integer field crossed its threshold.";
-    DCGM_FR_FIELD_VIOLATION_DBL = 35, "A double field reported a violation.";
-    DCGM_FR_FIELD_THRESHOLD_DBL = 36, "A double field crossed its threshold.";
-    DCGM_FR_UNSUPPORTED_FIELD_TYPE = 37, "The field type is not supported here.";
-    DCGM_FR_FIELD_THRESHOLD_TS = 38, "An integer field crossed its threshold at a given time.";
-    DCGM_FR_FIELD_THRESHOLD_TS_DBL = 39, "A double field crossed its threshold at a given time.";
-    DCGM_FR_THERMAL_VIOLATIONS = 40, "Thermal violations occurred.";
-    DCGM_FR_THERMAL_VIOLATIONS_TS = 41, "Thermal violations occurred from a given time.";
-    DCGM_FR_TEMP_VIOLATION = 42, "Temperature above the user's maximum.";
-    DCGM_FR_CLOCKS_EVENT_VIOLATION = 43, "Clock-event (throttling) violation.";
-    DCGM_FR_INTERNAL = 44, "Internal error.";
-    DCGM_FR_PCIE_GENERATION = 45, "PCIe generation below the minimum.";
-    DCGM_FR_PCIE_WIDTH = 46, "PCIe link width below the minimum.";
-    DCGM_FR_ABORTED = 47, "The test was aborted.";
-    DCGM_FR_TEST_DISABLED = 48, "The test is disabled for this GPU.";
-    DCGM_FR_CANNOT_GET_STAT = 49, "A statistic cannot be read.";
-    DCGM_FR_STRESS_LEVEL = 50, "The target stress level was not reached.";
-    DCGM_FR_CUDA_API = 51, "A CUDA call failed.";
-    DCGM_FR_FAULTY_MEMORY = 52, "Faulty memory detected.";
-    DCGM_FR_CANNOT_SET_WATCHES = 53, "Field watches cannot be set.";
-    DCGM_FR_CUDA_UNBOUND = 54, "CUDA cannot be bound to the GPU.";
-    DCGM_FR_ECC_DISABLED = 55, "ECC is disabled.";
-    DCGM_FR_MEMORY_ALLOC = 56, "GPU memory cannot be allocated.";
-    DCGM_FR_CUDA_DBE = 57, "CUDA reported an uncorrectable ECC error.";
-    DCGM_FR_MEMORY_MISMATCH = 58, "Memory contents did not match.";
-    DCGM_FR_CUDA_DEVICE = 59, "No CUDA device available.";
-    DCGM_FR_ECC_UNSUPPORTED = 60, "ECC is not supported.";
-    DCGM_FR_ECC_PENDING = 61, "An ECC mode change is pending.";
-    DCGM_FR_MEMORY_BANDWIDTH = 62, "Memory bandwidth below the minimum.";
-    DCGM_FR_TARGET_POWER = 63, "The target power was not reached.";
-    DCGM_FR_API_FAIL = 64, "An API call failed.";
-    DCGM_FR_API_FAIL_GPU = 65, "An API call failed for a GPU.";
-    DCGM_FR_CUDA_CONTEXT = 66, "A CUDA context cannot be created.";
-    DCGM_FR_DCGM_API = 67, "A DCGM call failed.";
-    DCGM_FR_CONCURRENT_GPUS = 68, "Too few GPUs for a concurrent test.";
-    DCGM_FR_TOO_MANY_ERRORS = 69, "More errors than can be reported.";
-    DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD = 70, "NVLink CRC error rate above the threshold.";
-    DCGM_FR_NVLINK_ERROR_CRITICAL = 71, "Critical NVLink error.";
-    DCGM_FR_ENFORCED_POWER_LIMIT = 72, "The enforced power limit is too low for the test.";
-    DCGM_FR_MEMORY_ALLOC_HOST = 73, "Host memory cannot be allocated.";
-    DCGM_FR_GPU_OP_MODE = 74, "The GPU operation mode is wrong.";
-    DCGM_FR_NO_MEMORY_CLOCKS = 75, "No memory clocks can be set.";
-    DCGM_FR_NO_GRAPHICS_CLOCKS = 76, "No graphics clocks can be set.";
-    DCGM_FR_HAD_TO_RESTORE_STATE = 77, "GPU state had to be restored.";
-    DCGM_FR_L1TAG_UNSUPPORTED = 78, "The L1 tag test is not supported.";
-    DCGM_FR_L1TAG_MISCOMPARE = 79, "The L1 tag test found a mismatch.";
-    DCGM_FR_ROW_REMAP_FAILURE = 80, "Memory row remapping failed.";
-    DCGM_FR_UNCONTAINED_ERROR = 81, "An uncontained error (XID 95).";
-    DCGM_FR_EMPTY_GPU_LIST = 82, "No GPUs to test.";
-    DCGM_FR_DBE_PENDING_PAGE_RETIREMENTS = 83, "Pages pending retirement after an uncorrectable error.";
-    DCGM_FR_UNCORRECTABLE_ROW_REMAP = 84, "Uncorrectable row remapping.";
-    DCGM_FR_PENDING_ROW_REMAP = 85, "A row remapping is pending.";
-    DCGM_FR_BROKEN_P2P_MEMORY_DEVICE = 86, "Peer-to-peer copy into this GPU failed.";
-    DCGM_FR_BROKEN_P2P_WRITER_DEVICE = 87, "Peer-to-peer copy from this GPU failed.";
-    DCGM_FR_NVSWITCH_NVLINK_DOWN = 88, "An NvSwitch NVLink is down.";
-    DCGM_FR_EUD_BINARY_PERMISSIONS = 89, "The EUD binary has wrong permissions.";
-    DCGM_FR_EUD_NON_ROOT_USER = 90, "EUD needs root.";
-    DCGM_FR_EUD_SPAWN_FAILURE = 91, "EUD could not be started.";
-    DCGM_FR_EUD_TIMEOUT = 92, "EUD timed out.";
-    DCGM_FR_EUD_ZOMBIE = 93, "EUD became a zombie process.";
-    DCGM_FR_EUD_NON_ZERO_EXIT_CODE = 94, "EUD exited with a non-zero code.";
-    DCGM_FR_EUD_TEST_FAILED = 95, "The EUD test failed.";
-    DCGM_FR_FILE_CREATE_PERMISSIONS = 96, "A file cannot be created.";
-    DCGM_FR_PAUSE_RESUME_FAILED = 97, "Pausing or resuming DCGM failed.";
-    DCGM_FR_PCIE_H_REPLAY_VIOLATION = 98, "PCIe replay counter violation (host side).";
-    DCGM_FR_GPU_EXPECTED_NVLINKS_UP = 99, "Fewer GPU NVLinks up than expected.";
-    DCGM_FR_NVSWITCH_EXPECTED_NVLINKS_UP = 100, "Fewer NvSwitch NVLinks up than expected.";
-    DCGM_FR_XID_ERROR = 101, "An XID error occurred.";
-    DCGM_FR_SBE_VIOLATION = 102, "Correctable ECC error violation.";
-    DCGM_FR_DBE_VIOLATION = 103, "Uncorrectable ECC error violation.";
-    DCGM_FR_PCIE_REPLAY_VIOLATION = 104, "PCIe replay violation.";
-    DCGM_FR_SBE_THRESHOLD_VIOLATION = 105, "Correctable ECC errors above the threshold.";
-    DCGM_FR_DBE_THRESHOLD_VIOLATION = 106, "Uncorrectable ECC errors above the threshold.";
-    DCGM_FR_PCIE_REPLAY_THRESHOLD_VIOLATION = 107, "PCIe replays above the threshold.";
-    DCGM_FR_CUDA_FM_NOT_INITIALIZED = 108, "CUDA found the fabric manager not initialised.";
-    DCGM_FR_SXID_ERROR = 109, "An NvSwitch SXID error occurred.";
-    DCGM_FR_GFLOPS_THRESHOLD_VIOLATION = 110, "GFLOPS below the threshold.";
-    DCGM_FR_NAN_VALUE = 111, "A NaN value was found.";
-    DCGM_FR_FABRIC_MANAGER_TRAINING_ERROR = 112, "Fabric manager training failed.";
-    DCGM_FR_BROKEN_P2P_PCIE_MEMORY_DEVICE = 113, "Peer-to-peer PCIe write into this GPU failed.";
-    DCGM_FR_BROKEN_P2P_PCIE_WRITER_DEVICE = 114, "Peer-to-peer PCIe write from this GPU failed.";
-    DCGM_FR_BROKEN_P2P_NVLINK_MEMORY_DEVICE = 115, "Peer-to-peer NVLink write into this GPU failed.";
-    DCGM_FR_BROKEN_P2P_NVLINK_WRITER_DEVICE = 116, "Peer-to-peer NVLink write from this GPU failed.";
-    DCGM_FR_TEST_SKIPPED = 117, "The test was skipped.";
-    DCGM_FR_SRAM_THRESHOLD = 118, "SRAM errors above the threshold.";
-    DCGM_FR_NVLINK_EFFECTIVE_BER_THRESHOLD = 119, "NVLink effective bit-error rate above the threshold.";
-    DCGM_FR_FALLEN_OFF_BUS = 120, "The GPU fell off the bus.";
-    DCGM_FR_NVLINK_SYMBOL_BER_THRESHOLD = 121, "NVLink symbol bit-error rate above the threshold.";
-    DCGM_FR_IMEX_UNHEALTHY = 122, "IMEX is unhealthy.";
-    DCGM_FR_FABRIC_PROBE_STATE = 123, "Fabric probe reported a bad state.";
-    DCGM_FR_BINARY_PERMISSIONS = 124, "A binary has wrong permissions.";
-    DCGM_FR_GPU_RECOVERY_RESET = 125, "The GPU needs a reset to recover.";
-    DCGM_FR_GPU_RECOVERY_REBOOT = 126, "The node needs a reboot to recover.";
-    DCGM_FR_GPU_RECOVERY_DRAIN_P2P = 127, "Peer-to-peer traffic must be drained.";
-    DCGM_FR_GPU_RECOVERY_DRAIN_RESET = 128, "Drain the GPU, then reset it.";
-    DCGM_FR_NCCL_ERROR = 129, "An NCCL error.";
-    DCGM_FR_RETEST_REQUESTED = 130, "A rerun of the test was requested.";
-    DCGM_FR_CONTAINED_ERROR = 131, "A contained error (XID 94).";
-    DCGM_FR_UNCORRECTABLE_ROW_REMAP_LIMIT = 132, "Uncorrectable row remaps above the limit.";
-    DCGM_FR_ERROR_SENTINEL = 133, "One past the last code.";
-}
+failure_reason_table![
+    DCGM_FR_OK,
+    DCGM_FR_UNKNOWN,
+    DCGM_FR_UNRECOGNIZED,
+    DCGM_FR_PCI_REPLAY_RATE,
+    DCGM_FR_VOLATILE_DBE_DETECTED,
+    DCGM_FR_VOLATILE_SBE_DETECTED,
+    DCGM_FR_PENDING_PAGE_RETIREMENTS,
+    DCGM_FR_RETIRED_PAGES_LIMIT,
+    DCGM_FR_RETIRED_PAGES_DBE_LIMIT,
+    DCGM_FR_CORRUPT_INFOROM,
+    DCGM_FR_CLOCKS_EVENT_THERMAL,
+    DCGM_FR_POWER_UNREADABLE,
+    DCGM_FR_CLOCKS_EVENT_POWER,
+    DCGM_FR_NVLINK_ERROR_THRESHOLD,
+    DCGM_FR_NVLINK_DOWN,
+    DCGM_FR_NVSWITCH_FATAL_ERROR,
+    DCGM_FR_NVSWITCH_NON_FATAL_ERROR,
+    DCGM_FR_NVSWITCH_DOWN,
+    DCGM_FR_NO_ACCESS_TO_FILE,
+    DCGM_FR_NVML_API,
+    DCGM_FR_DEVICE_COUNT_MISMATCH,
+    DCGM_FR_BAD_PARAMETER,
+    DCGM_FR_CANNOT_OPEN_LIB,
+    DCGM_FR_DENYLISTED_DRIVER,
+    DCGM_FR_NVML_LIB_BAD,
+    DCGM_FR_GRAPHICS_PROCESSES,
+    DCGM_FR_HOSTENGINE_CONN,
+    DCGM_FR_FIELD_QUERY,
+    DCGM_FR_BAD_CUDA_ENV,
+    DCGM_FR_PERSISTENCE_MODE,
+    DCGM_FR_LOW_BANDWIDTH,
+    DCGM_FR_HIGH_LATENCY,
+    DCGM_FR_CANNOT_GET_FIELD_TAG,
+    DCGM_FR_FIELD_VIOLATION,
+    DCGM_FR_FIELD_THRESHOLD,
+    DCGM_FR_FIELD_VIOLATION_DBL,
+    DCGM_FR_FIELD_THRESHOLD_DBL,
+    DCGM_FR_UNSUPPORTED_FIELD_TYPE,
+    DCGM_FR_FIELD_THRESHOLD_TS,
+    DCGM_FR_FIELD_THRESHOLD_TS_DBL,
+    DCGM_FR_THERMAL_VIOLATIONS,
+    DCGM_FR_THERMAL_VIOLATIONS_TS,
+    DCGM_FR_TEMP_VIOLATION,
+    DCGM_FR_CLOCKS_EVENT_VIOLATION,
+    DCGM_FR_INTERNAL,
+    DCGM_FR_PCIE_GENERATION,
+    DCGM_FR_PCIE_WIDTH,
+    DCGM_FR_ABORTED,
+    DCGM_FR_TEST_DISABLED,
+    DCGM_FR_CANNOT_GET_STAT,
+    DCGM_FR_STRESS_LEVEL,
+    DCGM_FR_CUDA_API,
+    DCGM_FR_FAULTY_MEMORY,
+    DCGM_FR_CANNOT_SET_WATCHES,
+    DCGM_FR_CUDA_UNBOUND,
+    DCGM_FR_ECC_DISABLED,
+    DCGM_FR_MEMORY_ALLOC,
+    DCGM_FR_CUDA_DBE,
+    DCGM_FR_MEMORY_MISMATCH,
+    DCGM_FR_CUDA_DEVICE,
+    DCGM_FR_ECC_UNSUPPORTED,
+    DCGM_FR_ECC_PENDING,
+    DCGM_FR_MEMORY_BANDWIDTH,
+    DCGM_FR_TARGET_POWER,
+    DCGM_FR_API_FAIL,
+    DCGM_FR_API_FAIL_GPU,
+    DCGM_FR_CUDA_CONTEXT,
+    DCGM_FR_DCGM_API,
+    DCGM_FR_CONCURRENT_GPUS,
+    DCGM_FR_TOO_MANY_ERRORS,
+    DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD,
+    DCGM_FR_NVLINK_ERROR_CRITICAL,
+    DCGM_FR_ENFORCED_POWER_LIMIT,
+    DCGM_FR_MEMORY_ALLOC_HOST,
+    DCGM_FR_GPU_OP_MODE,
+    DCGM_FR_NO_MEMORY_CLOCKS,
+    DCGM_FR_NO_GRAPHICS_CLOCKS,
+    DCGM_FR_HAD_TO_RESTORE_STATE,
+    DCGM_FR_L1TAG_UNSUPPORTED,
+    DCGM_FR_L1TAG_MISCOMPARE,
+    DCGM_FR_ROW_REMAP_FAILURE,
+    DCGM_FR_UNCONTAINED_ERROR,
+    DCGM_FR_EMPTY_GPU_LIST,
+    DCGM_FR_DBE_PENDING_PAGE_RETIREMENTS,
+    DCGM_FR_UNCORRECTABLE_ROW_REMAP,
+    DCGM_FR_PENDING_ROW_REMAP,
+    DCGM_FR_BROKEN_P2P_MEMORY_DEVICE,
+    DCGM_FR_BROKEN_P2P_WRITER_DEVICE,
+    DCGM_FR_NVSWITCH_NVLINK_DOWN,
+    DCGM_FR_EUD_BINARY_PERMISSIONS,
+    DCGM_FR_EUD_NON_ROOT_USER,
+    DCGM_FR_EUD_SPAWN_FAILURE,
+    DCGM_FR_EUD_TIMEOUT,
+    DCGM_FR_EUD_ZOMBIE,
+    DCGM_FR_EUD_NON_ZERO_EXIT_CODE,
+    DCGM_FR_EUD_TEST_FAILED,
+    DCGM_FR_FILE_CREATE_PERMISSIONS,
+    DCGM_FR_PAUSE_RESUME_FAILED,
+    DCGM_FR_PCIE_H_REPLAY_VIOLATION,
+    DCGM_FR_GPU_EXPECTED_NVLINKS_UP,
+    DCGM_FR_NVSWITCH_EXPECTED_NVLINKS_UP,
+    DCGM_FR_XID_ERROR,
+    DCGM_FR_SBE_VIOLATION,
+    DCGM_FR_DBE_VIOLATION,
+    DCGM_FR_PCIE_REPLAY_VIOLATION,
+    DCGM_FR_SBE_THRESHOLD_VIOLATION,
+    DCGM_FR_DBE_THRESHOLD_VIOLATION,
+    DCGM_FR_PCIE_REPLAY_THRESHOLD_VIOLATION,
+    DCGM_FR_CUDA_FM_NOT_INITIALIZED,
+    DCGM_FR_SXID_ERROR,
+    DCGM_FR_GFLOPS_THRESHOLD_VIOLATION,
+    DCGM_FR_NAN_VALUE,
+    DCGM_FR_FABRIC_MANAGER_TRAINING_ERROR,
+    DCGM_FR_BROKEN_P2P_PCIE_MEMORY_DEVICE,
+    DCGM_FR_BROKEN_P2P_PCIE_WRITER_DEVICE,
+    DCGM_FR_BROKEN_P2P_NVLINK_MEMORY_DEVICE,
+    DCGM_FR_BROKEN_P2P_NVLINK_WRITER_DEVICE,
+    DCGM_FR_TEST_SKIPPED,
+    DCGM_FR_SRAM_THRESHOLD,
+    DCGM_FR_NVLINK_EFFECTIVE_BER_THRESHOLD,
+    DCGM_FR_FALLEN_OFF_BUS,
+    DCGM_FR_NVLINK_SYMBOL_BER_THRESHOLD,
+    DCGM_FR_IMEX_UNHEALTHY,
+    DCGM_FR_FABRIC_PROBE_STATE,
+    DCGM_FR_BINARY_PERMISSIONS,
+    DCGM_FR_GPU_RECOVERY_RESET,
+    DCGM_FR_GPU_RECOVERY_REBOOT,
+    DCGM_FR_GPU_RECOVERY_DRAIN_P2P,
+    DCGM_FR_GPU_RECOVERY_DRAIN_RESET,
+    DCGM_FR_NCCL_ERROR,
+    DCGM_FR_RETEST_REQUESTED,
+    DCGM_FR_CONTAINED_ERROR,
+    DCGM_FR_UNCORRECTABLE_ROW_REMAP_LIMIT,
+    DCGM_FR_ERROR_SENTINEL,
+];
 /// Old name of [`DCGM_FR_CLOCKS_EVENT_THERMAL`].
 pub const DCGM_FR_CLOCK_THROTTLE_THERMAL: dcgmError_t = DCGM_FR_CLOCKS_EVENT_THERMAL;
 /// Old name of [`DCGM_FR_CLOCKS_EVENT_POWER`].

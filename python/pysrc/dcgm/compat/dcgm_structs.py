@@ -4,7 +4,15 @@ Python bindings.
 
 * Every structure and union is a real ``ctypes.Structure``/``ctypes.Union`` built from
   ``dcgm-sys``'s layout table (see :mod:`dcgm.compat._layout`), so sizes, offsets and version
-  words are the C ones by construction; text fields read as ``str``, as NVIDIA's do.
+  words are the C ones by construction; the class and field names are NVIDIA's, text fields
+  read as ``str`` as NVIDIA's do, and a field holding a DCGM blank sentinel reads as a value
+  that equals the number and prints as ``N/A`` (the rule: :mod:`dcgm.compat._layout`).
+  ``c_dcgm_link_t`` keeps the C layout (4 bytes, bit fields ``type``/``index``/``id``) where
+  NVIDIA's class is 6 bytes.
+* The constants are dcgm-sys's; where NVIDIA's Python module and the C header disagree
+  (``DCGM_CHIP_ARCH_COUNT``, ``DCGM_SWTEST_COUNT``, the unused test indices), NVIDIA's value.
+* ``DCGM_FI_*`` field ids are reachable here too (from :mod:`dcgm.compat.dcgm_fields`); a field
+  name DCGM lacks (``DCGM_FI_DEV_MEM_USED``) raises ``AttributeError`` naming the one to use.
 * The exceptions are the package's own :class:`dcgm.structs.DCGMError` classes (one hierarchy
   for the whole package), with NVIDIA's ``SetAdditionalInfo`` and ``info``.
 * The library is never loaded with ``ctypes.CDLL``: :func:`_dcgmInit` opens it through the
@@ -18,12 +26,17 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import platform
+import string
+import sys
 import threading
+import typing as _typing
 from ctypes import *  # noqa: F401,F403  (NVIDIA's module re-exports ctypes' names; programs use them)
-from typing import Any, Dict, Optional, Type
+from ctypes.util import find_library  # noqa: F401  (a name of NVIDIA's module)
+from inspect import isclass
 
 from dcgm import _native, structs as _pkg_structs
-from dcgm.compat import _ffi, _layout
+from dcgm.compat import _ffi, _layout, dcgmvalue
 
 # ---- constants: every integer, float and string constant of dcgm-sys (DCGM_*, the version
 # words, the enums), then the names NVIDIA's module spells differently (below).
@@ -32,6 +45,30 @@ globals().update({k: v for k, v in _layout.CONSTANTS.items() if not k.startswith
 # the return codes (dcgm-sys's RETURN_CODES table)
 globals().update({name: code for code, name in _pkg_structs.RETURN_CODE_NAMES.items()})
 
+# Where NVIDIA's Python module and the 4.6 C header disagree, a program written for the
+# Python module expects the Python module's value (these index Python-side tables only).
+DCGM_CHIP_ARCH_T3X = 11
+DCGM_CHIP_ARCH_COUNT = 11
+DCGM_UNUSED2_TEST_INDEX = 10
+DCGM_UNUSED3_TEST_INDEX = 11
+DCGM_UNUSED4_TEST_INDEX = 12
+DCGM_UNUSED5_TEST_INDEX = 13
+DCGM_SWTEST_COUNT = 10
+DCGM_CONTEXT_CREATE_INDEX = 0
+# NVIDIA's spellings of C names
+DCGM_CHAR_BIT = 8
+DCGM_ERR_MSG_LEN = DCGM_ERR_MSG_LENGTH  # noqa: F405
+DCGM_GROUP_DEFAULT_ENTITIES = DCGM_GROUP_DEFAULT_EVERYTHING  # noqa: F405
+DCGM_MAX_TOTAL_INSTANCES = DCGM_MAX_TOTAL_INSTANCES_PER_GPU  # noqa: F405
+DCGM_NVLINK_MAX_LINKS_PER_NVSWITCH_V1 = 36
+DCGM_WORKLOAD_POWER_PROFILE_ARRAY_SIZE = DCGM_POWER_PROFILE_ARRAY_SIZE  # noqa: F405
+DCGM_WORKLOAD_POWER_PROFILE_MAX_NUM = DCGM_POWER_PROFILE_MAX_NUM  # noqa: F405
+DCGM_BU_EVENT_STATE_SYSTEM_REINITIALIZING = DcgmBUEventStateSystemReinitializing  # noqa: F405
+DCGM_BU_EVENT_STATE_SYSTEM_REINITIALIZATION_COMPLETED = DcgmBUEventStateSystemReinitializationCompleted  # noqa: F405
+DcgmiMigProfileNone = DcgmMigProfileNone  # noqa: F405
+for _name in [n for n in globals() if n.startswith("DcgmNvLinkP2pStatus")]:
+    globals()["DcgmNvLinkP2PStatus" + _name[len("DcgmNvLinkP2pStatus"):]] = globals()[_name]
+
 make_dcgm_version = _layout.make_dcgm_version
 
 # ---- structures and unions
@@ -39,6 +76,125 @@ _PrintableStructure = _layout.DcgmStructure
 _DcgmStructure = _layout.DcgmStructure
 DcgmUnion = _layout.DcgmUnion
 globals().update(_layout.all_classes())
+# the C names of the classes NVIDIA names otherwise (kept for programs written against C names)
+for _c, _cls_name in _layout.RENAMES.items():
+    if _c not in _layout.NESTED and "__bindgen" not in _c:
+        globals()["c_" + _c] = globals()[_cls_name]
+# NVIDIA's `_t` names of the current versions
+c_dcgmRunningProcess_t = c_dcgmRunningProcess_v1  # noqa: F405
+c_dcgmDeviceTopology_t = c_dcgmDeviceTopology_v2  # noqa: F405
+c_dcgmGroupTopology_t = c_dcgmGroupTopology_v2  # noqa: F405
+c_dcgmRunDiag_t = c_dcgmRunDiag_v10  # noqa: F405
+c_dcgmNvLinkStatus_t = c_dcgmNvLinkStatus_v5  # noqa: F405
+c_dcgmRunMnDiag_t = c_dcgmRunMnDiag_v1  # noqa: F405
+c_dcgmMnDiagHosts_t = c_dcgmMnDiagHosts_v1  # noqa: F405
+c_dcgmMnDiagTestAuxData_t = c_dcgmMnDiagTestAuxData_v1  # noqa: F405
+c_dcgmMnDiagTestRun_t = c_dcgmMnDiagTestRun_v1  # noqa: F405
+c_dcgmMnDiagEntity_t = c_dcgmMnDiagEntity_v1  # noqa: F405
+c_dcgmMnDiagError_t = c_dcgmMnDiagError_v1  # noqa: F405
+c_dcgmMnDiagInfo_t = c_dcgmMnDiagInfo_v1  # noqa: F405
+c_dcgmMnDiagEntityResult_t = c_dcgmMnDiagEntityResult_v1  # noqa: F405
+c_dcgmMnDiagResponse_t = c_dcgmMnDiagResponse_v1  # noqa: F405
+c_dcgmWorkloadPowerProfile_t = c_dcgmWorkloadPowerProfile_v1  # noqa: F405
+c_dcgmEnvVarInfo_t = c_dcgmEnvVarInfo_v1  # noqa: F405
+
+
+class struct_c_dcgmUnit_t(Structure):  # noqa: F405
+    """An opaque unit handle's target (never dereferenced)."""
+
+
+_dcgmUnit_t = POINTER(struct_c_dcgmUnit_t)  # noqa: F405
+_dcgmReturn_t = c_uint  # noqa: F405
+_dcgmRecvUpdates_t = c_void_p  # noqa: F405
+
+
+class c_dcgmWatchFieldValue_v1(_PrintableStructure):
+    """Request of the internal watch-field-value call: no fields; only its version word is
+    used."""
+
+    _fields_: _typing.List[_typing.Any] = []
+
+
+class c_dcgmUnwatchFieldValue_v1(_PrintableStructure):
+    """Request of the internal unwatch-field-value call: no fields."""
+
+    _fields_: _typing.List[_typing.Any] = []
+
+
+class c_dcgmUpdateAllFields_v1(_PrintableStructure):
+    """Request of the internal update-all-fields call: no fields."""
+
+    _fields_: _typing.List[_typing.Any] = []
+
+
+# ---- version words NVIDIA's module defines that the C header spells otherwise
+c_dcgmConnectV2Params_version1 = make_dcgm_version(c_dcgmConnectV2Params_v1, 1)  # noqa: F405
+c_dcgmConnectV2Params_version2 = make_dcgm_version(c_dcgmConnectV2Params_v2, 2)  # noqa: F405
+c_dcgmConnectV2Params_version = c_dcgmConnectV2Params_version2
+c_dcgmConnectV3Params_version1 = make_dcgm_version(c_dcgmConnectV3Params_v1, 1)  # noqa: F405
+c_dcgmConnectV3Params_version = c_dcgmConnectV3Params_version1
+c_dcgmGroupInfo_version3 = make_dcgm_version(c_dcgmGroupInfo_v3, 3)  # noqa: F405
+c_dcgmMigHierarchy_version2 = make_dcgm_version(c_dcgmMigHierarchy_v2, 2)  # noqa: F405
+c_dcgmDeleteMigEntity_version1 = make_dcgm_version(c_dcgmDeleteMigEntity_v1, 1)  # noqa: F405
+c_dcgmCreateMigEntity_version1 = make_dcgm_version(c_dcgmCreateMigEntity_v1, 1)  # noqa: F405
+dcgmDeviceConfig_version2 = make_dcgm_version(c_dcgmDeviceConfig_v2, 2)  # noqa: F405
+dcgmDeviceWorkloadPowerProfileStatus_version1 = make_dcgm_version(c_dcgmDeviceWorkloadPowerProfilesStatus_v1, 1)  # noqa: F405
+dcgmWatchFieldValue_version1 = make_dcgm_version(c_dcgmWatchFieldValue_v1, 1)
+dcgmUnwatchFieldValue_version1 = make_dcgm_version(c_dcgmUnwatchFieldValue_v1, 1)
+dcgmUpdateAllFields_version1 = make_dcgm_version(c_dcgmUpdateAllFields_v1, 1)
+dcgmGetMultipleValuesForFieldResponse_version1 = 1
+dcgmMnDiagHosts_version1 = make_dcgm_version(c_dcgmMnDiagHosts_v1, 1)  # noqa: F405
+dcgmMnDiagTestRun_version1 = make_dcgm_version(c_dcgmMnDiagTestRun_v1, 1)  # noqa: F405
+dcgmMnDiagEntity_version1 = make_dcgm_version(c_dcgmMnDiagEntity_v1, 1)  # noqa: F405
+dcgmMnDiagError_version1 = make_dcgm_version(c_dcgmMnDiagError_v1, 1)  # noqa: F405
+dcgmMnDiagInfo_version1 = make_dcgm_version(c_dcgmMnDiagInfo_v1, 1)  # noqa: F405
+dcgmMnDiagEntityResult_version1 = make_dcgm_version(c_dcgmMnDiagEntityResult_v1, 1)  # noqa: F405
+
+
+class DCGM_INTROSPECT_STATE(object):
+    """Whether introspection is on (NVIDIA's enum class)."""
+
+    DISABLED = 0
+    ENABLED = 1
+
+
+def _decode(value: _typing.Any) -> _typing.Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isclass(value):
+        return _WrappedStructure(value)
+    return value
+
+
+class _WrappedStructure:
+    """A view of a ctypes object whose text reads as ``str`` and accepts ``str`` (NVIDIA's
+    helper for structures that are not of this module's classes)."""
+
+    def __init__(self, obj: _typing.Any) -> None:
+        self.__dict__["_obj"] = obj
+
+    def __getattr__(self, key: str) -> _typing.Any:
+        return _decode(getattr(self._obj, key))
+
+    def __getitem__(self, key: _typing.Any) -> _typing.Any:
+        return _decode(self._obj[key])
+
+    def __setattr__(self, key: str, raw_value: _typing.Any) -> _typing.Any:
+        if key == "_obj":
+            raise RuntimeError("Cannot set _obj")
+        ctype = None
+        for f in getattr(self._obj, "_fields_", ()):
+            if f[0] == key:
+                ctype = f[1]
+                break
+        value = _layout._settable(ctype, raw_value)
+        if hasattr(type(self._obj), "__setitem__"):
+            self._obj[key] = value
+        else:
+            # NVIDIA's assigns by item, which a structure refuses; an attribute works.
+            setattr(self._obj, key, value)
+        return value
+
 
 # ---- exceptions
 DCGMError = _pkg_structs.DCGMError
@@ -48,7 +204,7 @@ for _name in dir(_pkg_structs):
 del _name
 
 
-def _set_additional_info(self: Any, msg: Any) -> None:
+def _set_additional_info(self: _typing.Any, msg: _typing.Any) -> None:
     """Adds ``msg`` to the exception's text (NVIDIA's ``DCGMError.SetAdditionalInfo``)."""
     self.info = msg
     base = self.message.rstrip(".")
@@ -58,29 +214,70 @@ def _set_additional_info(self: Any, msg: Any) -> None:
 if not hasattr(DCGMError, "SetAdditionalInfo"):
     DCGMError.SetAdditionalInfo = _set_additional_info  # type: ignore[attr-defined]
     DCGMError.info = None  # type: ignore[attr-defined]
+if not hasattr(DCGMError, "_error_code_to_string"):
+    #: code -> text, as NVIDIA's ``DCGMError._error_code_to_string``
+    DCGMError._error_code_to_string = dict(_pkg_structs.RETURN_CODE_DESCRIPTIONS)  # type: ignore[attr-defined]
+
+#: ``DCGM_ST_OK``'s class: NVIDIA's module has one for every code, success included.
+DCGMError_Ok = type(
+    "DCGMError_Ok",
+    (DCGMError,),
+    {"__doc__": "DCGM_ST_OK (0): Success", "__module__": _pkg_structs.__name__, "_dcgm_code": 0},
+)
 
 #: code -> exception class, as NVIDIA's ``DCGMError._valClassMapping``.
-_valClassMapping: Dict[int, Type[DCGMError]] = {
+_valClassMapping: _typing.Dict[int, _typing.Type[DCGMError]] = {
     code: _pkg_structs.dcgmExceptionClass(code) for code in _pkg_structs.RETURN_CODE_NAMES if code != 0
 }
+_valClassMapping[0] = DCGMError_Ok
 DCGMError._valClassMapping = _valClassMapping  # type: ignore[attr-defined]
 
 
-def dcgmExceptionClass(error_code: int) -> Optional[Type[DCGMError]]:
+def _extractDCGMErrorsAsClasses() -> None:
+    """Makes every ``DCGM_ST_*`` code's ``DCGMError_*`` class a module attribute (done at
+    import; calling it again changes nothing)."""
+    this_module = sys.modules[__name__]
+    for code, cls in _valClassMapping.items():
+        setattr(this_module, cls.__name__, cls)
+
+
+def dcgmExceptionClass(error_code: int) -> _typing.Optional[_typing.Type[DCGMError]]:
     """The ``DCGMError_*`` class of a return code (``None`` for a code DCGM does not have, as
     NVIDIA's answers)."""
     return _valClassMapping.get(error_code)
 
 
-class DcgmJSONEncoder(json.JSONEncoder):
-    """Encodes structures (and arrays of them) as JSON objects of their fields."""
+def _json_value(encoder: "DcgmJSONEncoder", value: _typing.Any) -> _typing.Any:
+    if isinstance(value, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+        return encoder.default(value)
+    return value
 
-    def default(self, o: Any) -> Any:  # noqa: D102
+
+class DcgmJSONEncoder(json.JSONEncoder):
+    """Encodes structures and unions (and arrays of them, or of numbers) as JSON objects of
+    their fields; blank sentinels encode as the numbers they are."""
+
+    def default(self, o: _typing.Any) -> _typing.Any:  # noqa: D102
         if isinstance(o, (ctypes.Structure, ctypes.Union)):
-            return {name: getattr(o, name) for name, _ in o._fields_ if not name.startswith("_")}
+            return {
+                f[0]: _json_value(self, getattr(o, f[0])) for f in o._fields_ if not f[0].startswith("_align_")
+            }
         if isinstance(o, ctypes.Array):
-            return [self.default(x) if isinstance(x, (ctypes.Structure, ctypes.Union)) else x for x in o]
+            return [_json_value(self, _decode(x) if isinstance(x, bytes) else x) for x in o]
         return json.JSONEncoder.default(self, o)
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """``DCGM_FI_*`` field ids are reachable from here too (as in the project's brief); a
+    field name DCGM does not have raises ``AttributeError`` naming the one to use."""
+    if name.startswith("DCGM_FI_"):
+        from dcgm.compat import dcgm_fields
+
+        value = vars(dcgm_fields).get(name)
+        if value is not None:
+            return value
+        return dcgm_fields._resolve(__name__, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 # ---- the library
@@ -91,7 +288,7 @@ class _Library:
         self._path = path
         self.simulated = simulated
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> _typing.Any:
         fp = _ffi.function(name)
         if fp is None:
             raise AttributeError("%s is not exported by %s" % (name, self._path))
@@ -101,12 +298,12 @@ class _Library:
         return "<libdcgm %s%s>" % (self._path, ", simulated" if self.simulated else "")
 
 
-dcgmLib: Optional[_Library] = None
+dcgmLib: _typing.Optional[_Library] = None
 libLoadLock = threading.Lock()
 _dcgmLib_refcount = 0
 
 
-def _LoadDcgmLibrary(libDcgmPath: Optional[str] = None) -> None:
+def _LoadDcgmLibrary(libDcgmPath: _typing.Optional[str] = None) -> None:
     """Opens libdcgm once for the process: ``libDcgmPath`` (a directory holding
     ``libdcgm.so.4``, or the file), else the choice of :func:`dcgm.compat.use_library` (or of
     ``python -m dcgm.compat --simulate``/``--library``), else ``dcgm-sys``'s search
@@ -131,7 +328,7 @@ def _LoadDcgmLibrary(libDcgmPath: Optional[str] = None) -> None:
         dcgmLib = _Library(opened, simulated)
 
 
-def _dcgmInit(libDcgmPath: Optional[str] = None) -> None:
+def _dcgmInit(libDcgmPath: _typing.Optional[str] = None) -> None:
     """Loads the library (see :func:`_LoadDcgmLibrary`) and counts one more user of it."""
     global _dcgmLib_refcount
     _LoadDcgmLibrary(libDcgmPath)
@@ -139,9 +336,16 @@ def _dcgmInit(libDcgmPath: Optional[str] = None) -> None:
         _dcgmLib_refcount += 1
 
 
+#: name -> function pointer, filled by :func:`_dcgmGetFunctionPointer` (NVIDIA's cache).
+_dcgmGetFunctionPointer_cache: _typing.Dict[str, _ffi.FunctionPointer] = _ffi._cache
+
+
 def _dcgmGetFunctionPointer(name: str) -> _ffi.FunctionPointer:
     """The C function ``name`` of the loaded library: ``DCGMError_Uninitialized`` before
     :func:`_dcgmInit`, ``DCGMError_FunctionNotFound`` for a function it lacks."""
+    fp = _dcgmGetFunctionPointer_cache.get(name)
+    if fp is not None and dcgmLib is not None:
+        return fp
     if dcgmLib is None:
         raise dcgmExceptionClass(DCGM_ST_UNINITIALIZED)()  # type: ignore[misc]  # noqa: F405
     fp = _ffi.function(name)
@@ -166,7 +370,7 @@ def _dcgmShutdown() -> None:
             _dcgmLib_refcount -= 1
 
 
-def _dcgmErrorString(result: int) -> Optional[bytes]:
+def _dcgmErrorString(result: int) -> _typing.Optional[bytes]:
     """The library's text for a return code."""
     fn = _dcgmGetFunctionPointer("errorString")
     fn.restype = c_char_p  # noqa: F405
