@@ -5,7 +5,7 @@
 //! loads libdcgm from Python: the library is the one `dcgm-sys` finds, opened once per process.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Mutex, OnceLock};
 
 use dcgm::raw::sys::layout::{self, ConstValue};
 use dcgm::raw::sys::{DcgmApi, DcgmLibrary, RawArg, RawCallError};
@@ -16,12 +16,17 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyTuple};
 use crate::sim;
 
 /// The library the compat layer calls, opened on first use and kept for the process (DCGM's
-/// state is process-wide, and the function addresses must stay valid).
-static LIBRARY: Mutex<Option<Arc<DcgmLibrary>>> = Mutex::new(None);
+/// state is process-wide, and the function addresses must stay valid). Read without a lock on
+/// every call; [`OPENING`] serialises the one open.
+static LIBRARY: OnceLock<DcgmLibrary> = OnceLock::new();
+static OPENING: Mutex<()> = Mutex::new(());
 
-fn loaded() -> Option<Arc<DcgmLibrary>> {
-    LIBRARY.lock().unwrap_or_else(|p| p.into_inner()).clone()
+fn loaded() -> Option<&'static DcgmLibrary> {
+    LIBRARY.get()
 }
+
+/// Most parameters of any table function (dcgmGetFieldValuesSince has 8).
+const MAX_ARGS: usize = 12;
 
 /// Opens the library for the compat layer, once: `library_path` (a file, or a directory
 /// holding `libdcgm.so.4`), else the packaged simulator when `simulate`, else `dcgm-sys`'s
@@ -35,8 +40,8 @@ pub fn raw_open(
     library_path: Option<PathBuf>,
     simulate: bool,
 ) -> PyResult<(String, bool)> {
-    let mut slot = LIBRARY.lock().unwrap_or_else(|p| p.into_inner());
-    if slot.is_none() {
+    let _opening = OPENING.lock().unwrap_or_else(|p| p.into_inner());
+    if LIBRARY.get().is_none() {
         let path = match library_path {
             Some(p) if p.is_dir() => Some(p.join("libdcgm.so.4")),
             Some(p) => Some(p),
@@ -48,9 +53,9 @@ pub fn raw_open(
                 None => DcgmLibrary::open(),
             })
             .map_err(|e| PyOSError::new_err(e.to_string()))?;
-        *slot = Some(Arc::new(lib));
+        let _ = LIBRARY.set(lib);
     }
-    let lib = slot.as_ref().expect("opened above");
+    let lib = LIBRARY.get().expect("opened above");
     Ok((lib.path().display().to_string(), lib.is_simulator()))
 }
 
@@ -114,15 +119,22 @@ fn arg(a: &Bound<'_, PyAny>, position: usize) -> PyResult<RawArg> {
 #[pyo3(signature = (index, *args))]
 pub fn raw_call(py: Python<'_>, index: usize, args: &Bound<'_, PyTuple>) -> PyResult<i128> {
     let lib = loaded().ok_or_else(not_open)?;
-    let mut words = Vec::with_capacity(args.len());
-    for (i, a) in args.iter().enumerate() {
-        words.push(arg(&a, i)?);
+    if args.len() > MAX_ARGS {
+        return Err(PyTypeError::new_err(format!(
+            "at most {MAX_ARGS} arguments, {} given",
+            args.len()
+        )));
     }
+    let mut buf = [RawArg::Int(0); MAX_ARGS];
+    for (i, a) in args.iter().enumerate() {
+        buf[i] = arg(&a, i)?;
+    }
+    let words = &buf[..args.len()];
     // SAFETY: the compat modules pass, for each pointer parameter, the address of a live ctypes
     // object of the parameter's C layout (built from dcgm-sys's layout table), kept referenced
     // by the caller until this returns; callbacks are ctypes CFUNCTYPE thunks of the declared
     // signature, kept alive as long as the library may call them.
-    let r = py.detach(|| unsafe { lib.api().call_raw(index, &words) });
+    let r = py.detach(|| unsafe { lib.api().call_raw(index, words) });
     r.map_err(|e| match e {
         RawCallError::Missing(_) | RawCallError::UnknownFunction(_) => {
             PyLookupError::new_err(e.to_string())
@@ -183,4 +195,119 @@ pub fn raw_constants<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         }
     }
     Ok(out)
+}
+
+/// One value of [`raw_latest_values`], decoded from its `dcgmFieldValue_v1`.
+pub enum Decoded {
+    /// An int64 or timestamp.
+    Int(i64),
+    /// A double.
+    Float(f64),
+    /// A string.
+    Text(String),
+    /// A blob.
+    Bytes(Vec<u8>),
+}
+
+/// One row of [`raw_latest_values`].
+pub type Row = (u32, u32, u16, u16, i32, i64, Decoded);
+
+impl<'py> IntoPyObject<'py> for Decoded {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            Decoded::Int(v) => v.into_pyobject(py)?.into_any(),
+            Decoded::Float(v) => v.into_pyobject(py)?.into_any(),
+            Decoded::Text(v) => v.into_pyobject(py)?.into_any(),
+            Decoded::Bytes(v) => pyo3::types::PyBytes::new(py, &v).into_any(),
+        })
+    }
+}
+
+unsafe extern "C" fn collect(
+    entity_group: u32,
+    entity_id: u32,
+    values: *mut dcgm::raw::sys::dcgmFieldValue_v1,
+    count: std::ffi::c_int,
+    user: *mut std::ffi::c_void,
+) -> std::ffi::c_int {
+    use dcgm::raw::sys::{DCGM_FT_BINARY, DCGM_FT_DOUBLE, DCGM_FT_STRING};
+    // SAFETY: `user` is the `Vec<Row>` raw_latest_values passed, alive and used by this thread
+    // only during the call that invokes this callback.
+    let rows = unsafe { &mut *(user as *mut Vec<Row>) };
+    let n = usize::try_from(count).unwrap_or(0);
+    if values.is_null() || n == 0 {
+        return 0;
+    }
+    // SAFETY: the library passes `count` initialised values, valid during the callback.
+    let values = unsafe { std::slice::from_raw_parts(values, n) };
+    for v in values {
+        // SAFETY: the union member read is the one the value's fieldType names; blobs and
+        // strings are fixed-size arrays inside the value, read within their bounds.
+        let decoded = unsafe {
+            match v.fieldType as u8 {
+                t if t == DCGM_FT_DOUBLE => Decoded::Float(v.value.dbl),
+                t if t == DCGM_FT_STRING => {
+                    let bytes: &[u8] = std::slice::from_raw_parts(
+                        v.value.str_.as_ptr().cast(),
+                        v.value.str_.len(),
+                    );
+                    let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+                    Decoded::Text(String::from_utf8_lossy(&bytes[..end]).into_owned())
+                }
+                t if t == DCGM_FT_BINARY => Decoded::Bytes(
+                    std::slice::from_raw_parts(v.value.blob.as_ptr().cast(), v.value.blob.len())
+                        .to_vec(),
+                ),
+                _ => Decoded::Int(v.value.i64_),
+            }
+        };
+        rows.push((
+            entity_group,
+            entity_id,
+            v.fieldId,
+            v.fieldType,
+            v.status,
+            v.ts,
+            decoded,
+        ));
+    }
+    0
+}
+
+/// `dcgmGetLatestValues_v2` of a group and field group, decoded in one call with the GIL
+/// released: `(return code, [(entityGroupId, entityId, fieldId, fieldType, status, ts,
+/// value)])`, the value an int, float, str or bytes by its field type (blank sentinels stay
+/// numbers: the Python side decides how to show them). What `DcgmGroup.samples.GetLatest_v2`
+/// needs, without a Python callback per entity.
+#[pyfunction]
+pub fn raw_latest_values(
+    py: Python<'_>,
+    handle: usize,
+    group: usize,
+    field_group: usize,
+) -> PyResult<(i32, Vec<Row>)> {
+    let lib = loaded().ok_or_else(not_open)?;
+    let f = lib
+        .api()
+        .dcgmGetLatestValues_v2()
+        .map_err(|e| PyLookupError::new_err(e.to_string()))?;
+    py.detach(move || {
+        let mut rows: Vec<Row> = Vec::new();
+        // SAFETY: the handle, group and field group are the caller's ids (the library checks
+        // them); the callback has the declared signature and its user data is `rows`, which
+        // outlives the call.
+        let rc = unsafe {
+            f(
+                handle,
+                group,
+                field_group,
+                Some(collect),
+                (&mut rows as *mut Vec<Row>).cast(),
+            )
+        };
+        Ok((rc, rows))
+    })
 }

@@ -32,6 +32,8 @@ def _word(a: Any, keep: List[Any]) -> Any:
     if isinstance(a, (ctypes.Structure, ctypes.Union, ctypes.Array)):
         return ctypes.addressof(a)
     if isinstance(a, _SIMPLE):
+        if isinstance(a, ctypes.c_void_p):
+            return a.value or 0
         if isinstance(a, _ADDRESS_TYPES):
             return ctypes.cast(a, ctypes.c_void_p).value or 0
         if isinstance(a, ctypes.py_object):
@@ -69,20 +71,30 @@ class FunctionPointer:
         return "<dcgm.compat function %s>" % self.__name__
 
     def __call__(self, *args: Any) -> Any:
-        keep: List[Any] = []
-        if len(args) > self._arity:
+        if len(args) != self._arity:
+            if len(args) < self._arity:
+                raise ctypes.ArgumentError(
+                    "%s takes %d arguments, %d given" % (self.__name__, self._arity, len(args))
+                )
             # A C function ignores arguments beyond its parameters, as a ctypes call passes them.
             args = args[: self._arity]
-        elif len(args) < self._arity:
-            raise ctypes.ArgumentError(
-                "%s takes %d arguments, %d given" % (self.__name__, self._arity, len(args))
-            )
-        words = [_word(a, keep) for a in args]
         try:
-            r = _native.raw_call(self._index, *words)
-        except (TypeError, ValueError, OverflowError) as e:
+            # Plain ints, floats and None go straight through; anything else is converted.
+            r = _raw_call(self._index, *args)
+        except TypeError:
+            keep: List[Any] = []
+            words = [_word(a, keep) for a in args]
+            try:
+                r = _raw_call(self._index, *words)
+            except (TypeError, ValueError, OverflowError) as e:
+                raise ctypes.ArgumentError(str(e)) from e
+        except (ValueError, OverflowError) as e:
             raise ctypes.ArgumentError(str(e)) from e
-        result = _convert(self.restype, r)
+        restype = self.restype
+        if restype is ctypes.c_int:
+            result: Any = ((r + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+        else:
+            result = _convert(restype, r)
         if self.errcheck is not None:
             return self.errcheck(result, self, args)
         return result
@@ -104,6 +116,7 @@ def _convert(restype: Any, r: int) -> Any:
     return r
 
 
+_raw_call = _native.raw_call
 _cache: Dict[str, FunctionPointer] = {}
 
 
