@@ -118,7 +118,37 @@ macro_rules! integer {
         }
     )*};
 }
-integer!(u16, u32, u64, usize, i32, i64);
+integer!(u64, usize, i32, i64);
+
+// An unsigned parameter of 32 bits or fewer also takes a negative value of its signed twin, as
+// C converts one (`-1` is `0xFFFFFFFF` for a `u32`): the library then answers as it answers C
+// callers (an id of -1 is its own "bad parameter", not a refusal here).
+macro_rules! unsigned_small {
+    ($($t:ty: $signed:ty),*) => {$(
+        impl FromRawArg for $t {
+            fn from_raw_arg(arg: RawArg) -> Result<Self, String> {
+                let v = int(arg, stringify!($t))?;
+                if let Ok(u) = <$t>::try_from(v) {
+                    return Ok(u);
+                }
+                <$signed>::try_from(v).map(|s| s as $t).map_err(|_| {
+                    format!(
+                        "{v} is out of range for {} ({} to {})",
+                        stringify!($t),
+                        <$signed>::MIN,
+                        <$t>::MAX
+                    )
+                })
+            }
+        }
+        impl IntoRawReturn for $t {
+            fn into_raw_return(self) -> i128 {
+                self as i128
+            }
+        }
+    )*};
+}
+unsigned_small!(u16: i16, u32: i32);
 
 impl FromRawArg for f64 {
     fn from_raw_arg(arg: RawArg) -> Result<Self, String> {
