@@ -78,17 +78,17 @@ class FunctionPointer:
                 )
             # A C function ignores arguments beyond its parameters, as a ctypes call passes them.
             args = args[: self._arity]
+        # Plain ints, floats and None go straight through; anything else is converted (and
+        # `keep` holds what the converted addresses point into until the call returns).
+        words: Any = args
+        keep: List[Any] = []
+        for a in args:
+            if type(a) not in _PLAIN:
+                words = [_word(x, keep) for x in args]
+                break
         try:
-            # Plain ints, floats and None go straight through; anything else is converted.
-            r = _raw_call(self._index, *args)
-        except TypeError:
-            keep: List[Any] = []
-            words = [_word(a, keep) for a in args]
-            try:
-                r = _raw_call(self._index, *words)
-            except (TypeError, ValueError, OverflowError) as e:
-                raise ctypes.ArgumentError(str(e)) from e
-        except (ValueError, OverflowError) as e:
+            r = _raw_call(self._index, *words)
+        except (TypeError, ValueError, OverflowError) as e:
             raise ctypes.ArgumentError(str(e)) from e
         restype = self.restype
         if restype is ctypes.c_int:
@@ -117,6 +117,7 @@ def _convert(restype: Any, r: int) -> Any:
 
 
 _raw_call = _native.raw_call
+_PLAIN = frozenset((int, float, type(None)))
 _cache: Dict[str, FunctionPointer] = {}
 
 

@@ -654,6 +654,15 @@ def _latest_convenience(dcgm_handle: Any, groupId: Any, fieldGroupId: Any) -> Tu
     _call("dcgmGetLatestValues_v2", dcgm_handle, groupId, fieldGroupId, cb, None)
     if errors:
         raise errors[0]
+    if any(v.ts == 0 for v in out):
+        # A watch that has not sampled yet (the brief's program reads right after
+        # dcgmWatchFields): one forced update, then the read again, so the convenience answers
+        # the first samples rather than blanks. NVIDIA's callback form is left as it is.
+        _call("dcgmUpdateAllFields", dcgm_handle, 1)
+        out.clear()
+        _call("dcgmGetLatestValues_v2", dcgm_handle, groupId, fieldGroupId, cb, None)
+        if errors:
+            raise errors[0]
     return out, len(out)
 
 
@@ -664,7 +673,8 @@ def dcgmGetLatestValues(dcgm_handle: Any, groupId: Any, fieldGroupId: Any, enumC
 
     Called with three arguments (no ``enumCB``), answers ``(values, count)`` instead: a list
     of :class:`LatestValue` (``.gpuId``, ``.fieldId``, ``.value``...), one per entity of the
-    group and field, and its length. This form is this package's convenience (NVIDIA's
+    group and field, and its length; values a fresh watch has not sampled yet are sampled
+    first (one ``dcgmUpdateAllFields``). This form is this package's convenience (NVIDIA's
     function needs the callback)."""
     if enumCB is None:
         return _latest_convenience(dcgm_handle, groupId, fieldGroupId)

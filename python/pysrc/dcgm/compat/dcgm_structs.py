@@ -375,3 +375,16 @@ def _dcgmErrorString(result: int) -> _typing.Optional[bytes]:
     fn = _dcgmGetFunctionPointer("errorString")
     fn.restype = c_char_p  # noqa: F405
     return fn(result)  # type: ignore[no-any-return]
+
+
+def _entity_pair_eq(self: Any, other: Any) -> Any:
+    """Two entity pairs are equal when their group and id are (NVIDIA's ``__eq__``)."""
+    try:
+        return self.entityGroupId == other.entityGroupId and self.entityId == other.entityId
+    except AttributeError:
+        return NotImplemented
+
+
+c_dcgmGroupEntityPair_t.__eq__ = _entity_pair_eq  # type: ignore[name-defined]  # noqa: F405
+# Hashable by value (NVIDIA's class, defining only __eq__, is not hashable at all).
+c_dcgmGroupEntityPair_t.__hash__ = lambda self: hash((self.entityGroupId, self.entityId))  # type: ignore[name-defined]  # noqa: F405
