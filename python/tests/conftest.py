@@ -15,6 +15,8 @@ import dcgm
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get("DCGM_PY_EDITABLE") == "1":
+        return  # a developer's `maturin develop` install, on purpose (python/README.md)
     site = os.path.realpath(sysconfig.get_paths()["purelib"])
     where = os.path.realpath(dcgm.__file__)
     assert where.startswith(site), "dcgm must be the installed wheel, not %s" % where
