@@ -1,0 +1,121 @@
+//! Input-starved or host-bound: the GPU waits for its next batch.
+
+use crate::field::Field;
+use crate::finding::{Evidence, Finding, Kind, Severity};
+use crate::segment::{IDLE_UTIL_PCT, Regime, SM_IDLE_RATIO};
+use crate::stats;
+
+use super::Stretch;
+
+/// A GPU running its SMs steadily below this utilisation (%) spends more than half its time
+/// waiting for work: the host does not keep up.
+pub const LOW_UTIL_PCT: f64 = 50.0;
+
+/// A periodic stall whose busy share (duty cycle) is below this leaves the GPU idle most of
+/// the time: a problem, not only a warning.
+pub const PROBLEM_DUTY: f64 = 0.5;
+
+/// Beats whose periods vary by more than this share of their median are called irregular
+/// (the period is still reported).
+pub const REGULAR_PERIOD_SPREAD: f64 = 0.35;
+
+const ADVICE: &str = "prepare input ahead of the GPU: more data-loader workers, pinned memory \
+                      and prefetching, or move the CPU-side transforms onto the GPU";
+
+pub(super) fn judge(st: &Stretch<'_>) -> Vec<Finding> {
+    match st.segment.regime {
+        Regime::Periodic => periodic(st),
+        Regime::Compute => steady_low(st),
+        _ => Vec::new(),
+    }
+}
+
+/// Busy in short beats with idle gaps between them.
+fn periodic(st: &Stretch<'_>) -> Vec<Finding> {
+    let samples = st.samples;
+    let times: Vec<f64> = st
+        .segment
+        .beats
+        .iter()
+        .map(|&i| st.all[i].timestamp_ms as f64 / 1e3)
+        .collect();
+    let mut periods: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    if periods.is_empty() {
+        return Vec::new();
+    }
+    periods.sort_by(f64::total_cmp);
+    let period = periods[periods.len() / 2];
+    let spread = (periods[periods.len() - 1] - periods[0]) / period;
+    let busy = |s: &crate::Sample| {
+        s.get(Field::GpuUtil).is_some_and(|u| u >= IDLE_UTIL_PCT)
+            || s.get(Field::SmActive).is_some_and(|x| x >= SM_IDLE_RATIO)
+    };
+    let busy_share = samples.iter().filter(|s| busy(s)).count() as f64 / samples.len() as f64;
+    let util = st.mean(Field::GpuUtil).unwrap_or(f64::NAN);
+    // The duty cycle is the share of time kernels ran: DCGM's utilisation measures exactly
+    // that within each sample, where a count of busy samples would call a sample busy for a
+    // kernel that ran a tenth of it.
+    let duty = if util.is_finite() {
+        util / 100.0
+    } else {
+        busy_share
+    };
+    let severity = if duty < PROBLEM_DUTY {
+        Severity::Problem
+    } else {
+        Severity::Warning
+    };
+    let regular = if spread <= REGULAR_PERIOD_SPREAD {
+        "every"
+    } else {
+        "irregularly, about every"
+    };
+    let mut ev = vec![
+        Evidence::new("period", period, "s"),
+        Evidence::new("duty_cycle", duty, "ratio"),
+        Evidence::new("busy_sample_share", busy_share, "ratio"),
+        Evidence::new("beats", st.segment.beats.len() as f64, "count"),
+        Evidence::new("period_spread", spread, "ratio"),
+    ];
+    if util.is_finite() {
+        ev.push(Evidence::new("gpu_util_mean", util, "%"));
+    }
+    if let Some(sm) = st.mean(Field::SmActive) {
+        ev.push(Evidence::new("sm_active_mean", sm, "ratio"));
+    }
+    vec![st.finding(
+        Kind::InputStarved,
+        severity,
+        ev,
+        format!(
+            "the GPU works in bursts {regular} {period:.2} s and idles between them: busy {:.0} % \
+             of the time, waiting for input the rest",
+            duty * 100.0
+        ),
+        ADVICE,
+    )]
+}
+
+/// Kernels that use the SMs, but not often enough.
+fn steady_low(st: &Stretch<'_>) -> Vec<Finding> {
+    let Some(util) = st.mean(Field::GpuUtil) else {
+        return Vec::new();
+    };
+    if util >= LOW_UTIL_PCT || stats::duration_s(st.samples) < 2.0 * crate::segment::MIN_REGIME_S {
+        return Vec::new();
+    }
+    let mut ev = vec![Evidence::new("gpu_util_mean", util, "%")];
+    if let Some(sm) = st.mean(Field::SmActive) {
+        ev.push(Evidence::new("sm_active_mean", sm, "ratio"));
+    }
+    vec![st.finding(
+        Kind::InputStarved,
+        Severity::Warning,
+        ev,
+        format!(
+            "kernels ran only {util:.0} % of the time, steadily: the GPU waits on the host \
+             between them"
+        ),
+        ADVICE,
+    )]
+}
