@@ -76,6 +76,40 @@ def _entity_pair(e: Any) -> Tuple[int, int]:
     raise TypeError("an entity is an (entityGroupId, entityId) pair or an object with those attributes, not %r" % (e,))
 
 
+class FieldDict(Dict[str, FieldValue]):
+    """One GPU's latest values keyed by field name (``"DCGM_FI_DEV_GPU_UTIL_RATIO"``), as
+    :meth:`DcgmReader.GetLatestGpuValuesAsFieldDict` returns them. A lookup also accepts the
+    field's pre-4.6 alias (``"DCGM_FI_DEV_GPU_UTIL"``), its tag or its id; a name DCGM does
+    not have is a ``KeyError`` that says so."""
+
+    def _canonical(self, key: Any) -> Any:
+        if isinstance(key, (int, str)) and not isinstance(key, bool):
+            meta = _fields.field_info(key)
+            if meta is not None:
+                return meta.name
+        return None
+
+    def __missing__(self, key: Any) -> FieldValue:
+        name = self._canonical(key)
+        if name is not None and name != key and dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        if name is None:
+            raise KeyError("%r: DCGM has no such field (use a DCGM_FI_* name, a tag or an id)" % (key,))
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        name = self._canonical(key)
+        return name is not None and dict.__contains__(self, name)
+
+    def get(self, key: Any, default: Any = None) -> Any:  # type: ignore[override]
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
 class DcgmReader:
     """Reads fields of every GPU (or of given entities) from DCGM.
 
@@ -410,6 +444,34 @@ class DcgmReader:
 
     def GetLatestGpuValuesAsFieldIdDict(self) -> Dict[int, Dict[Any, Any]]:
         return self.GetLatestGpuValuesAsDict(True)
+
+    def GetLatestGpuValuesAsFieldDict(self) -> Dict[int, FieldDict]:
+        """``{gpuId: {field name: value}}``: each value an object with ``.value`` (``None``
+        when blank), ``.ts``, ``.isBlank`` and ``.fieldId``, keyed by the field's
+        ``DCGM_FI_*`` name; a lookup also takes the pre-4.6 alias, the tag or the id (see
+        :class:`FieldDict`). Blank values are left out when the reader ignores blanks. Not in
+        NVIDIA's DcgmReader: a convenience of this package."""
+        out: Dict[int, FieldDict] = {}
+        with self.m_lock:
+            try:
+                self.Reconnect()
+                assert self.m_reader is not None
+                for (eg, eid), fvs in self.m_reader.latest().items():
+                    if eg != _fields.DCGM_FE_GPU:
+                        continue
+                    d = out.setdefault(eid, FieldDict())
+                    for v in fvs.values():
+                        if v.isBlank and self.m_ignoreBlank:
+                            continue
+                        name: Optional[str] = getattr(v, "field_name", None)
+                        if name is None:
+                            meta = _fields.DcgmFieldGetById(v.fieldId)
+                            name = meta.name if meta is not None else str(v.fieldId)
+                        dict.__setitem__(d, str(name), v)
+            except _ConnectionLost:
+                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
+                self.SetDisconnected()
+        return out
 
     def GetLatestGpuValuesAsFieldNameDict(self) -> Dict[int, Dict[Any, Any]]:
         return self.GetLatestGpuValuesAsDict(False)
