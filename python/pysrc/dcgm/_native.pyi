@@ -40,6 +40,17 @@ __all__ = [
     "inject_value",
     "policy_conditions",
     "python_error_suffix",
+    "raw_aliases",
+    "raw_arities",
+    "raw_call",
+    "raw_constants",
+    "raw_has",
+    "raw_index",
+    "raw_latest_values",
+    "raw_layouts",
+    "raw_library",
+    "raw_open",
+    "raw_symbols",
     "return_codes",
 ]
 __version__: str

@@ -69,6 +69,15 @@ class DCGMError(Exception):
             return "%s (hint: %s)" % (self.message, self.hint)
         return self.message
 
+    #: What :meth:`SetAdditionalInfo` added (``None`` until then).
+    info: Any = None
+
+    def SetAdditionalInfo(self, msg: Any) -> None:
+        """Adds ``msg`` to the exception's text, as NVIDIA's ``DCGMError.SetAdditionalInfo``
+        does (``"<text>: '<msg>'"``); ``info`` keeps it."""
+        self.info = msg
+        self.message = "%s: '%s'" % (self.message.rstrip("."), msg)
+
     def __reduce__(self) -> Any:
         return (DCGMError, (self.value, self.message, self.hint))
 

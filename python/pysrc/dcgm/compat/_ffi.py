@@ -1,3 +1,6 @@
+# mypy: ignore-errors
+# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
+# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """Function pointers of the compat layer: what NVIDIA's ``dcgm_structs._dcgmGetFunctionPointer``
 answers, without ``ctypes.CDLL``. A :class:`FunctionPointer` is called as a ctypes function
 pointer is (ints, floats, ``bytes``, ``str``, ``None``, ctypes simple values, structures,

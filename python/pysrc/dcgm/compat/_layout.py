@@ -1,3 +1,6 @@
+# mypy: ignore-errors
+# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
+# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """The ctypes mirror of every C struct and union of ``dcgm-sys``, built at import from the
 layout table the extension exports (``dcgm._native.raw_layouts``: each struct's fields with
 their Rust types and the offsets the Rust compiler gave them). The classes carry NVIDIA's

@@ -1,3 +1,6 @@
+# mypy: ignore-errors
+# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
+# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_agent`` (DCGM 4.6): the procedural API, one Python function per C function
 of ``dcgm_agent.h``, under NVIDIA's names, argument orders, defaults and return shapes.
 

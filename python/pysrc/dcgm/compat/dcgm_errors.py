@@ -1,3 +1,6 @@
+# mypy: ignore-errors
+# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
+# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_errors`` (DCGM 4.6): the failure reasons (``DCGM_FR_*``), their severities
 (``DCGM_ERROR_*``) and categories (``DCGM_FR_EC_*``), each reason's message template
 (``DCGM_FR_<REASON>_MSG``) and next step (``DCGM_FR_<REASON>_NEXT``), and the library's

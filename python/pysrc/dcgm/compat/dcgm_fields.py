@@ -1,3 +1,6 @@
+# mypy: ignore-errors
+# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
+# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_fields`` (DCGM 4.6): every ``DCGM_FI_*`` field id, the entity groups
 (``DCGM_FE_*``), field types (``DCGM_FT_*``) and scopes (``DCGM_FS_*``), the field-metadata
 structures and ``DcgmFieldGetById``/``DcgmFieldGetByTag`` and friends.

@@ -1,3 +1,6 @@
+# mypy: ignore-errors
+# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
+# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_structs`` (DCGM 4.6): the ``c_dcgm*`` ctypes structures, the constants, the
 ``DCGMError_*`` exceptions and the library loading, for programs written against NVIDIA's
 Python bindings.
@@ -204,16 +207,6 @@ for _name in dir(_pkg_structs):
 del _name
 
 
-def _set_additional_info(self: _typing.Any, msg: _typing.Any) -> None:
-    """Adds ``msg`` to the exception's text (NVIDIA's ``DCGMError.SetAdditionalInfo``)."""
-    self.info = msg
-    base = self.message.rstrip(".")
-    self.message = "%s: '%s'" % (base, msg)
-
-
-if not hasattr(DCGMError, "SetAdditionalInfo"):
-    DCGMError.SetAdditionalInfo = _set_additional_info  # type: ignore[attr-defined]
-    DCGMError.info = None  # type: ignore[attr-defined]
 if not hasattr(DCGMError, "_error_code_to_string"):
     #: code -> text, as NVIDIA's ``DCGMError._error_code_to_string``
     DCGMError._error_code_to_string = dict(_pkg_structs.RETURN_CODE_DESCRIPTIONS)  # type: ignore[attr-defined]
