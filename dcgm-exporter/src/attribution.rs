@@ -1,30 +1,79 @@
 //! The workload labels of the GPUs: Kubernetes pods (from the [`PodCache`] the kubelet
-//! refresher keeps, never from the kubelet itself, so a collection does not wait on it) and
-//! HPC jobs (read from the mapping directory before each collection, bounded, never
-//! blocking), given to the collector before each collection.
+//! refresher keeps, never from the kubelet itself, so a collection does not wait on it), HPC
+//! jobs (read from the mapping directory before each collection, bounded, never blocking),
+//! and the pods of the processes on the GPUs (their cgroups, [`crate::pod_processes`]), given
+//! to the collector before each collection.
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dcgm_prometheus::{Collector, LabelSet};
+use dcgm_prometheus::{Collector, ExporterCounter, LabelSet, memory_by_owner};
 
+use crate::cgroup::{self, CgroupOwner};
 use crate::hpc::HpcJobs;
-use crate::kubernetes::PodMapper;
+use crate::kubernetes::{PodInfo, PodMapper};
+use crate::pod_processes::{PodMatch, match_pods, owner_labels};
 use crate::pods::PodCache;
 
-/// Kubernetes pods and HPC jobs of the GPUs.
+/// The name of the job-info series of `--hpc-job-info-series`.
+pub const HPC_JOB_INFO: &str = "DCGM_EXP_HPC_JOB_INFO";
+
+/// What to attribute the GPUs to, and where from.
+#[derive(Debug, Clone)]
+pub struct AttributionConfig {
+    /// The HPC job-mapping directory (`--hpc-job-mapping-dir`).
+    pub hpc_dir: Option<PathBuf>,
+    /// Export the jobs as [`HPC_JOB_INFO`] series rather than an `hpc_job` label on every
+    /// series (`--hpc-job-info-series`).
+    pub hpc_info_series: bool,
+    /// Where the host engine's processes are seen (`--proc-root`, default `/proc`).
+    pub proc_root: PathBuf,
+    /// Whether the host engine runs on this host (the embedded engine, a unix socket,
+    /// `localhost`, a loopback address): the process ids it reports are looked up in
+    /// `proc_root` only then, as another host's would name unrelated processes here.
+    pub local_engine: bool,
+}
+
+impl Default for AttributionConfig {
+    fn default() -> Self {
+        Self {
+            hpc_dir: None,
+            hpc_info_series: false,
+            proc_root: PathBuf::from("/proc"),
+            local_engine: true,
+        }
+    }
+}
+
+/// Kubernetes pods, HPC jobs and the pods of the GPUs' processes.
 #[derive(Debug)]
 pub struct Attribution {
     pods: Option<(PodMapper, Arc<PodCache>)>,
     hpc: Option<HpcJobs>,
+    hpc_info_series: bool,
+    proc_root: PathBuf,
+    local_engine: bool,
+    remote_warned: bool,
+    /// The last failure to read DCGM's process lists, logged once.
+    processes_failing: Option<String>,
+    /// The last failure to read a process's cgroup (other than the process being gone).
+    cgroup_failing: Option<String>,
 }
 
 impl Attribution {
-    /// Pods from `pods`' cache (with `--kubernetes`), jobs from `hpc_dir`.
-    pub fn new(pods: Option<(PodMapper, Arc<PodCache>)>, hpc_dir: Option<PathBuf>) -> Self {
+    /// Pods from `pods`' cache (with `--kubernetes`), jobs and processes as `cfg` says.
+    pub fn new(pods: Option<(PodMapper, Arc<PodCache>)>, cfg: AttributionConfig) -> Self {
         Self {
             pods,
-            hpc: hpc_dir.map(HpcJobs::new),
+            hpc: cfg.hpc_dir.map(HpcJobs::new),
+            hpc_info_series: cfg.hpc_info_series,
+            proc_root: cfg.proc_root,
+            local_engine: cfg.local_engine,
+            remote_warned: false,
+            processes_failing: None,
+            cgroup_failing: None,
         }
     }
 
@@ -37,20 +86,114 @@ impl Attribution {
     }
 
     /// Gives the collector the current labels: each job on a GPU is its own label set,
-    /// carrying the pod's labels too.
+    /// carrying the pod's labels too (or, with `--hpc-job-info-series`, its own
+    /// [`HPC_JOB_INFO`] series); and, for `DCGM_EXP_POD_FB_USED` and `pod_uid`, the pods of
+    /// the processes on the GPUs.
     pub fn apply(&mut self, collector: &mut Collector) {
-        if self.pods.is_none() && self.hpc.is_none() {
+        let has_memory_row = collector.has_row(ExporterCounter::PodFbUsed);
+        if has_memory_row && !self.local_engine && !self.remote_warned {
+            log::warn!(
+                "DCGM_EXP_POD_FB_USED has no series: the host engine is not on this host (by \
+                 its address), so the process ids it reports cannot be looked up here; address \
+                 a host engine on this host as localhost or by its unix socket"
+            );
+            self.remote_warned = true;
+        }
+        let memory_row = has_memory_row && self.local_engine;
+        let mapper = self.pods.as_ref().map(|(m, _)| m);
+        let want_uid = mapper.is_some_and(|m| m.pod_uid) && self.local_engine;
+        if self.pods.is_none() && self.hpc.is_none() && !memory_row {
             return;
         }
         let pod_map = self.pods.as_ref().map(|(_, cache)| cache.get());
         let jobs = self.hpc.as_mut().map(HpcJobs::read);
         let mapper = self.pods.as_ref().map(|(m, _)| m);
+
+        // Per GPU: the containers holding it (or one of its MIG instances).
+        let mut holders: BTreeMap<u32, Vec<PodInfo>> = BTreeMap::new();
+        if let (Some(m), Some(map)) = (mapper, &pod_map) {
+            for id in collector.identities() {
+                let on = holders.entry(id.gpu).or_default();
+                for h in m.holders(map, id) {
+                    if !on.contains(h) {
+                        on.push(h.clone());
+                    }
+                }
+            }
+        }
+        let mut matched = PodMatch::default();
+        if memory_row || want_uid {
+            let processes = match collector.running_processes() {
+                Ok(p) => {
+                    if self.processes_failing.take().is_some() {
+                        log::info!("reading the GPU process lists works again");
+                    }
+                    p
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    if self.processes_failing.as_deref() != Some(&msg) {
+                        log::warn!(
+                            "cannot read the GPU process lists ({msg}); no per-pod GPU memory"
+                        );
+                        self.processes_failing = Some(msg);
+                    }
+                    Vec::new()
+                }
+            };
+            let owners = cgroups(
+                &self.proc_root,
+                &mut self.cgroup_failing,
+                processes.iter().map(|p| p.pid),
+            );
+            let mut uids: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+            for p in &processes {
+                if let Some(uid) = owners.get(&p.pid).and_then(|o| o.pod_uid.clone()) {
+                    let on = uids.entry(p.gpu).or_default();
+                    if !on.contains(&uid) {
+                        on.push(uid);
+                    }
+                }
+            }
+            matched = match_pods(&uids, &holders);
+            if memory_row {
+                let memory = memory_by_owner(&processes, |p| {
+                    owner_labels(p, owners.get(&p.pid), &matched, &holders)
+                });
+                collector.set_owner_memory(Some(memory));
+            }
+        }
+        let uid_of = |info: &PodInfo| {
+            matched
+                .by_pod
+                .get(&(info.namespace.clone(), info.pod.clone()))
+                .cloned()
+        };
+        if self.hpc_info_series {
+            match &jobs {
+                Some(j) => collector.set_info_family(
+                    HPC_JOB_INFO,
+                    "1 for each HPC job on a GPU or MIG instance (from --hpc-job-mapping-dir): \
+                     join on gpu and UUID for the job of a series.",
+                    |id| j.labels(id),
+                ),
+                None => collector.remove_info_family(HPC_JOB_INFO),
+            }
+        }
+        let label_jobs = !self.hpc_info_series;
         collector.set_workload_labels(|id| {
             let pod: LabelSet = match (mapper, &pod_map) {
-                (Some(m), Some(map)) => m.labels(map, id).into_iter().next().unwrap_or_default(),
+                (Some(m), Some(map)) => m
+                    .labels(map, id, uid_of)
+                    .into_iter()
+                    .next()
+                    .unwrap_or_default(),
                 _ => Vec::new(),
             };
-            let jobs = jobs.as_ref().map(|j| j.labels(id)).unwrap_or_default();
+            let jobs = match (&jobs, label_jobs) {
+                (Some(j), true) => j.labels(id),
+                _ => Vec::new(),
+            };
             if jobs.is_empty() {
                 return if pod.is_empty() {
                     Vec::new()
@@ -63,4 +206,53 @@ impl Attribution {
                 .collect()
         });
     }
+}
+
+/// The cgroups of `pids` (under `--proc-root`). A process that is gone is left out; any
+/// other failure is logged once per message, and so is a root where none of them is
+/// found (an exporter that does not see the host's PIDs).
+fn cgroups(
+    proc_root: &Path,
+    failing: &mut Option<String>,
+    pids: impl Iterator<Item = u32>,
+) -> HashMap<u32, CgroupOwner> {
+    let mut out = HashMap::new();
+    let (mut asked, mut gone) = (0usize, 0usize);
+    let mut failure = None;
+    for pid in pids.collect::<BTreeSet<u32>>() {
+        asked += 1;
+        match cgroup::read(proc_root, pid) {
+            Ok(o) => {
+                out.insert(pid, o);
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => gone += 1,
+            Err(e) => {
+                failure.get_or_insert_with(|| {
+                    format!("cannot read {}/{pid}/cgroup: {e}", proc_root.display())
+                });
+            }
+        }
+    }
+    if failure.is_none() && asked > 0 && gone == asked {
+        failure = Some(format!(
+            "none of the {asked} processes DCGM lists on the GPUs is in {} (does the \
+             exporter see the host's PIDs? run it with hostPID, or mount the host's /proc \
+             and pass --proc-root)",
+            proc_root.display()
+        ));
+    }
+    match failure {
+        Some(msg) => {
+            if failing.as_deref() != Some(&msg) {
+                log::warn!("{msg}; their GPU memory is not attributed to pods");
+                *failing = Some(msg);
+            }
+        }
+        None => {
+            if failing.take().is_some() {
+                log::info!("the cgroups of the GPU processes are readable again");
+            }
+        }
+    }
+    out
 }

@@ -155,14 +155,18 @@ pub struct Cli {
         value_parser = clap::value_parser!(u32).range(2..=i64::from(MAX_HEALTH_AGE_INTERVALS))
     )]
     pub health_max_age_intervals: u32,
-    /// Connect to a host engine at HOST:PORT (default: start DCGM's embedded engine).
+    /// Connect to a host engine at HOST:PORT (default: start DCGM's embedded engine). Several
+    /// (repeated, or comma-separated): one connection each, every series labelled with its
+    /// `hostengine`.
     #[arg(
         short = 'r',
         long = "remote-hostengine-info",
         value_name = "HOST:PORT",
+        value_delimiter = ',',
+        action = clap::ArgAction::Append,
         env = "DCGM_REMOTE_HOSTENGINE_INFO"
     )]
-    pub remote: Option<String>,
+    pub remote: Vec<String>,
     /// Devices to export: `f` (GPUs, or the GPU instances of GPUs in MIG mode), `g`, `g:0,1`,
     /// `g:0-3` (GPUs), `i`, `i:0,2-4` (MIG GPU instances).
     #[arg(
@@ -210,7 +214,8 @@ pub struct Cli {
         env = "DCGM_POD_RESOURCES_KUBELET_SOCKET"
     )]
     pub pod_resources_socket: PathBuf,
-    /// Add a `pod_uid` label (empty here: the kubelet API does not carry pod UIDs).
+    /// Add a `pod_uid` label to the pod labels: the UID in the cgroup of the pod's processes
+    /// on the GPU (left out while no process of the pod runs on it).
     #[arg(
         long = "kubernetes-enable-pod-uid",
         env = "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID"
@@ -233,6 +238,22 @@ pub struct Cli {
         env = "DCGM_HPC_JOB_MAPPING_DIR"
     )]
     pub hpc_job_mapping_dir: Option<PathBuf>,
+    /// With --hpc-job-mapping-dir: export each job on a GPU as one DCGM_EXP_HPC_JOB_INFO
+    /// series (value 1) to join on, instead of an `hpc_job` label on every series.
+    #[arg(
+        long = "hpc-job-info-series",
+        env = "DCGM_EXPORTER_HPC_JOB_INFO_SERIES"
+    )]
+    pub hpc_job_info_series: bool,
+    /// Where the processes DCGM lists on the GPUs are seen, for their cgroups
+    /// (DCGM_EXP_POD_FB_USED, pod_uid): the host's /proc, or where it is mounted.
+    #[arg(
+        long = "proc-root",
+        value_name = "DIR",
+        default_value = "/proc",
+        env = "DCGM_EXPORTER_PROC_ROOT"
+    )]
+    pub proc_root: PathBuf,
     /// Leave the host-name label out.
     #[arg(short = 'n', long = "no-hostname", env = "DCGM_EXPORTER_NO_HOSTNAME")]
     pub no_hostname: bool,
@@ -357,11 +378,30 @@ impl Cli {
         }
     }
 
-    /// The label options the flags ask for.
-    pub fn label_options(&self) -> LabelOptions {
+    /// The host engines to read (`-r`, blanks dropped, each once); empty: the embedded engine.
+    pub fn hostengines(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for r in self
+            .remote
+            .iter()
+            .map(|r| r.trim())
+            .filter(|r| !r.is_empty())
+        {
+            if !out.iter().any(|o| o == r) {
+                out.push(r.to_string());
+            }
+        }
+        out
+    }
+
+    /// The label options the flags ask for, for the series of host engine `engine` (`None`:
+    /// the embedded engine); with several engines each series also gets `hostengine`.
+    pub fn label_options(&self, engine: Option<&str>) -> LabelOptions {
         LabelOptions {
-            hostname: (!self.no_hostname)
-                .then(|| dcgm_prometheus::default_hostname(self.remote.as_deref())),
+            hostname: (!self.no_hostname).then(|| dcgm_prometheus::default_hostname(engine)),
+            hostengine: engine
+                .filter(|_| self.hostengines().len() > 1)
+                .map(str::to_string),
             hostname_label: self.hostname_label.clone(),
             replace_blanks_in_model_name: self.replace_blanks,
             ..LabelOptions::default()

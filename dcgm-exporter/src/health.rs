@@ -80,6 +80,8 @@ pub struct Health {
     busy: Option<(Instant, &'static str)>,
     /// The kubelet's line, with `--kubernetes`.
     pub kubelet: Option<KubeletHealth>,
+    /// One line per host engine when several are read (`hostengine ADDR: ok` or why not).
+    pub engines: Vec<String>,
     logged: Option<Key>,
 }
 
@@ -118,6 +120,9 @@ impl Health {
             Key::Ready => "OK\n".to_string(),
             _ => format!("KO: {reason}\n"),
         };
+        for e in &self.engines {
+            let _ = writeln!(body, "{e}");
+        }
         if let Some(k) = &self.kubelet {
             let _ = writeln!(body, "{}", kubelet_line(k, now));
         }

@@ -105,8 +105,8 @@ pub struct PodMapper {
     pub id_type: GpuIdType,
     /// Resource names counted as GPUs besides the standard ones.
     pub extra_resources: Vec<String>,
-    /// Add `pod_uid` (empty: the kubelet API does not carry pod UIDs, and this exporter does
-    /// not ask the API server).
+    /// Add `pod_uid`: the UID read from the cgroup of the pod's processes on the device
+    /// (the kubelet API does not carry UIDs); left out while none is known.
     pub pod_uid: bool,
 }
 
@@ -197,10 +197,11 @@ impl PodMapper {
             || self.extra_resources.iter().any(|r| r == resource)
     }
 
-    /// Device id → the container holding it, from one `List` answer. When several containers
-    /// hold one device (time slicing), the last one listed wins, as in dcgm-exporter.
-    pub fn device_map(&self, resp: &ListPodResourcesResponse) -> HashMap<String, PodInfo> {
-        let mut map = HashMap::new();
+    /// Device id → the containers holding it, in the order listed, from one `List` answer.
+    /// Several containers hold one device with time slicing; the GPU's series are labelled
+    /// with the last one, as in dcgm-exporter.
+    pub fn device_map(&self, resp: &ListPodResourcesResponse) -> HashMap<String, Vec<PodInfo>> {
+        let mut map: HashMap<String, Vec<PodInfo>> = HashMap::new();
         for pod in &resp.pod_resources {
             for c in &pod.containers {
                 for d in c.devices.iter().filter(|d| self.counts(&d.resource_name)) {
@@ -211,7 +212,9 @@ impl PodMapper {
                             container: c.name.clone(),
                         };
                         for key in device_keys(id) {
-                            map.insert(key, info.clone());
+                            let holders = map.entry(key).or_default();
+                            holders.retain(|h| *h != info);
+                            holders.push(info.clone());
                         }
                     }
                 }
@@ -220,8 +223,12 @@ impl PodMapper {
         map
     }
 
-    /// The labels of the pod holding `id`'s device, if any.
-    pub fn labels(&self, map: &HashMap<String, PodInfo>, id: &EntityIdentity) -> Vec<LabelSet> {
+    /// Every container holding `id`'s device (a GPU or MIG instance), in the kubelet's order.
+    pub fn holders<'a>(
+        &self,
+        map: &'a HashMap<String, Vec<PodInfo>>,
+        id: &EntityIdentity,
+    ) -> &'a [PodInfo] {
         let keys: Vec<String> = match &id.mig {
             // MIG instances: by MIG UUID, and as `<gpu>-<instance>` (the old `MIG-GPU-…/gi/ci`
             // and GKE `nvidiaN/giM` forms map there).
@@ -240,7 +247,20 @@ impl PodMapper {
                 GpuIdType::DeviceName => format!("nvidia{}", id.gpu),
             }],
         };
-        let Some(info) = keys.iter().find_map(|k| map.get(k)) else {
+        keys.iter()
+            .find_map(|k| map.get(k))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The labels of the pod holding `id`'s device, if any (the last one listed); `pod_uid`
+    /// (with `--kubernetes-enable-pod-uid`) from `uid_of` when it knows the pod's UID.
+    pub fn labels(
+        &self,
+        map: &HashMap<String, Vec<PodInfo>>,
+        id: &EntityIdentity,
+        uid_of: impl Fn(&PodInfo) -> Option<String>,
+    ) -> Vec<LabelSet> {
+        let Some(info) = self.holders(map, id).last() else {
             return Vec::new();
         };
         let mut set = vec![
@@ -248,8 +268,10 @@ impl PodMapper {
             ("namespace".to_string(), info.namespace.clone()),
             ("container".to_string(), info.container.clone()),
         ];
-        if self.pod_uid {
-            set.push(("pod_uid".into(), String::new()));
+        if self.pod_uid
+            && let Some(uid) = uid_of(info)
+        {
+            set.push(("pod_uid".into(), uid));
         }
         vec![set]
     }

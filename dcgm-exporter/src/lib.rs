@@ -9,6 +9,7 @@
 
 pub mod attribution;
 pub mod basic_auth;
+pub mod cgroup;
 pub mod cli;
 pub mod client_slots;
 pub mod counters_file;
@@ -17,6 +18,8 @@ pub mod health;
 pub mod hpc;
 pub mod kubernetes;
 pub mod logging;
+pub mod merge;
+pub mod pod_processes;
 pub mod pods;
 pub mod regular_file;
 pub mod request_framing;

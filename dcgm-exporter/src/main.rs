@@ -25,10 +25,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use dcgm_exporter::attribution::Attribution;
+use dcgm_exporter::attribution::{Attribution, AttributionConfig};
 use dcgm_exporter::cli::Cli;
 use dcgm_exporter::health::{self, Health, activity};
 use dcgm_exporter::kubernetes::PodMapper;
+use dcgm_exporter::merge::merge_expositions;
 use dcgm_exporter::pods::{PodCache, PodRefresher};
 use dcgm_exporter::server::{self, Published, WebConfig};
 use dcgm_exporter::{counters_file, logging};
@@ -47,9 +48,12 @@ fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
 }
 
 /// Everything but the counters, fixed for the process's life.
+#[derive(Clone)]
 struct Settings {
-    cli: Cli,
+    cli: Arc<Cli>,
     interval: Duration,
+    /// The host engine this collector reads (`None`: the embedded engine).
+    engine: Option<String>,
 }
 
 impl Settings {
@@ -59,7 +63,7 @@ impl Settings {
             devices: cli.devices.clone(),
             switches: cli.switch_devices.clone(),
             cpus: cli.cpu_devices.clone(),
-            connection: match &cli.remote {
+            connection: match &self.engine {
                 Some(r) => Connection::Remote(r.clone()),
                 None => Connection::Embedded,
             },
@@ -67,7 +71,7 @@ impl Settings {
             collect_interval: self.interval,
             xid_window: Duration::from_millis(cli.xid_window_ms),
             clock_events_window: Duration::from_millis(cli.clock_window_ms),
-            labels: cli.label_options(),
+            labels: cli.label_options(self.engine.as_deref()),
             engine_log: cli
                 .enable_dcgm_log
                 .then(|| ("-".to_string(), cli.dcgm_log_level.into())),
@@ -97,41 +101,15 @@ fn run(cli: Cli) -> ExitCode {
             ),
         );
     }
+    let engines = cli.hostengines();
     let settings = Settings {
         interval: Duration::from_millis(cli.collect_interval_ms),
-        cli,
+        engine: engines.first().cloned(),
+        cli: Arc::new(cli),
     };
 
     if settings.cli.once {
-        let mut collector = match start(&settings, counters) {
-            Ok(c) => c,
-            Err(StartError::Config(e)) => return fail(2, e),
-            Err(StartError::Dcgm(e)) => {
-                return fail(1, format_args!("cannot start collecting: {e}"));
-            }
-        };
-        let mut out = String::new();
-        let (mut attribution, refresher) = attribution(&settings.cli);
-        if let Some(mut r) = refresher {
-            r.refresh();
-        }
-        attribution.apply(&mut collector);
-        if let Err(e) = collector.collect(&mut out) {
-            return fail(1, format_args!("collection failed: {e}"));
-        }
-        health::write_last_success(&mut out, std::time::SystemTime::now());
-        use std::io::Write;
-        let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout
-            .write_all(out.as_bytes())
-            .and_then(|_| stdout.flush())
-        {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return ExitCode::SUCCESS; // the reader (`head`) has what it wanted
-            }
-            return fail(1, format_args!("cannot write the exposition: {e}"));
-        }
-        return ExitCode::SUCCESS;
+        return once(&settings, &engines, counters);
     }
 
     // Without --disable-startup-validate, a library that cannot load is a start-up error (it
@@ -177,7 +155,7 @@ fn run(cli: Cli) -> ExitCode {
         settings.cli.collect_interval_ms
     );
     let limits = settings.cli.web_limits();
-    let (attribution, refresher) = attribution(&settings.cli);
+    let (pods, refresher) = pods(&settings.cli);
     if let Some(r) = refresher {
         let p = published.clone();
         let spawned = r.spawn(settings.interval, move |k| {
@@ -187,12 +165,46 @@ fn run(cli: Cli) -> ExitCode {
             return fail(1, format_args!("cannot start the kubelet thread: {e}"));
         }
     }
-    let p = published.clone();
-    let spawned = std::thread::Builder::new()
-        .name("collector".into())
-        .spawn(move || collect_loop(settings, counters, attribution, &p, &reload));
-    if let Err(e) = spawned {
-        return fail(1, format_args!("cannot start the collector thread: {e}"));
+    if engines.len() > 1 {
+        let shared = Arc::new(Engines {
+            published: published.clone(),
+            slots: Mutex::new(vec![Slot::default(); engines.len()]),
+            names: engines.clone(),
+            max_age: settings.interval * settings.cli.health_max_age_intervals,
+        });
+        for (me, engine) in engines.iter().enumerate() {
+            let settings = Settings {
+                engine: Some(engine.clone()),
+                ..settings.clone()
+            };
+            let attribution = attribution(&settings.cli, pods.clone(), Some(engine));
+            let flag = Arc::new(AtomicBool::new(false));
+            if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, flag.clone()) {
+                log::warn!("SIGHUP will not reload the counters file for {engine}: {e}");
+            }
+            let (counters, shared) = (counters.clone(), shared.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("collector-{me}"))
+                .spawn(move || {
+                    let out = Out::Many {
+                        me,
+                        engines: &shared,
+                    };
+                    collect_loop(settings, counters, attribution, &out, &flag)
+                });
+            if let Err(e) = spawned {
+                return fail(1, format_args!("cannot start the collector thread: {e}"));
+            }
+        }
+    } else {
+        let attribution = attribution(&settings.cli, pods, settings.engine.as_deref());
+        let p = published.clone();
+        let spawned = std::thread::Builder::new()
+            .name("collector".into())
+            .spawn(move || collect_loop(settings, counters, attribution, &Out::One(&p), &reload));
+        if let Err(e) = spawned {
+            return fail(1, format_args!("cannot start the collector thread: {e}"));
+        }
     }
     let p = published.clone();
     let spawned = health::spawn_watchdog(move |now| {
@@ -210,6 +222,63 @@ fn run(cli: Cli) -> ExitCode {
         Ok(()) => fail(1, "the server stopped"),
         Err(e) => fail(1, format_args!("the server failed: {e}")),
     }
+}
+
+/// `--once`: collects once from each engine, prints the exposition and exits. With several
+/// engines, one that fails is logged and left out; all failing is exit status 1.
+fn once(settings: &Settings, engines: &[String], counters: Vec<Counter>) -> ExitCode {
+    let (pods, refresher) = pods(&settings.cli);
+    if let Some(mut r) = refresher {
+        r.refresh();
+    }
+    let many = engines.len() > 1;
+    let mut texts = Vec::new();
+    for engine in engines_or_embedded(engines) {
+        let settings = Settings {
+            engine,
+            ..settings.clone()
+        };
+        let name = settings.engine.clone().unwrap_or_default();
+        let mut collector = match start(&settings, counters.clone()) {
+            Ok(c) => c,
+            Err(StartError::Config(e)) => return fail(2, e),
+            Err(StartError::Dcgm(e)) if many => {
+                log::error!("hostengine {name}: cannot start collecting: {e}");
+                continue;
+            }
+            Err(StartError::Dcgm(e)) => {
+                return fail(1, format_args!("cannot start collecting: {e}"));
+            }
+        };
+        attribution(&settings.cli, pods.clone(), settings.engine.as_deref()).apply(&mut collector);
+        let mut out = String::new();
+        match collector.collect(&mut out) {
+            Ok(()) => texts.push(out),
+            Err(e) if many => log::error!("hostengine {name}: collection failed: {e}"),
+            Err(e) => return fail(1, format_args!("collection failed: {e}")),
+        }
+    }
+    if texts.is_empty() {
+        return fail(1, "no host engine could be read");
+    }
+    let mut out = if texts.len() == 1 {
+        texts.remove(0)
+    } else {
+        merge_expositions(&texts.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    health::write_last_success(&mut out, std::time::SystemTime::now());
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(out.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return ExitCode::SUCCESS; // the reader (`head`) has what it wanted
+        }
+        return fail(1, format_args!("cannot write the exposition: {e}"));
+    }
+    ExitCode::SUCCESS
 }
 
 /// An exported entity as its labels name it: `GPU 0`, or a MIG instance by its GPU and
@@ -295,9 +364,9 @@ fn start(settings: &Settings, counters: Vec<Counter>) -> Result<Collector, Start
     Ok(collector)
 }
 
-/// The workload attribution the flags ask for, and the kubelet refresher feeding it (with
-/// `--kubernetes`; the caller runs it once or in its thread).
-fn attribution(cli: &Cli) -> (Attribution, Option<PodRefresher>) {
+/// The kubelet's pod map the flags ask for (with `--kubernetes`), and the refresher feeding
+/// it (the caller runs it once or in its thread).
+fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>) {
     let mut pods = None;
     let mut refresher = None;
     if cli.kubernetes {
@@ -316,10 +385,192 @@ fn attribution(cli: &Cli) -> (Attribution, Option<PodRefresher>) {
             Err(e) => log::error!("no Kubernetes labels: cannot start the gRPC client: {e}"),
         }
     }
-    (
-        Attribution::new(pods, cli.hpc_job_mapping_dir.clone()),
-        refresher,
+    (pods, refresher)
+}
+
+/// The workload attribution the flags ask for, over the pod map `pods`, for the collector of
+/// host engine `engine` (`None`: the embedded engine).
+fn attribution(
+    cli: &Cli,
+    pods: Option<(PodMapper, Arc<PodCache>)>,
+    engine: Option<&str>,
+) -> Attribution {
+    Attribution::new(
+        pods,
+        AttributionConfig {
+            hpc_dir: cli.hpc_job_mapping_dir.clone(),
+            hpc_info_series: cli.hpc_job_info_series,
+            proc_root: cli.proc_root.clone(),
+            local_engine: engine.is_none_or(is_local_engine),
+        },
     )
+}
+
+/// Whether a host engine address is on this host: a unix socket, `localhost`, a loopback
+/// address.
+fn is_local_engine(address: &str) -> bool {
+    if address.starts_with("unix://") || address.starts_with('/') {
+        return true;
+    }
+    let host = dcgm_prometheus::default_hostname(Some(address));
+    host == "localhost"
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The engines to read: each of `-r`, or the embedded engine.
+fn engines_or_embedded(engines: &[String]) -> Vec<Option<String>> {
+    if engines.is_empty() {
+        vec![None]
+    } else {
+        engines.iter().cloned().map(Some).collect()
+    }
+}
+
+/// One host engine's last collection, when several are read.
+#[derive(Clone, Default)]
+struct Slot {
+    /// The last good exposition (empty while the engine fails).
+    text: String,
+    /// Why it is failing; `None` once it works.
+    error: Option<String>,
+    /// When the last collection worked.
+    at: Option<Instant>,
+}
+
+/// Several host engines' collections, merged into one exposition.
+struct Engines {
+    published: Arc<Mutex<Published>>,
+    slots: Mutex<Vec<Slot>>,
+    names: Vec<String>,
+    /// An engine whose last good collection is older is left out (a host engine that stopped
+    /// answering holds its collector inside a DCGM call).
+    max_age: Duration,
+}
+
+impl Engines {
+    /// Publishes the merge of the engines that work, `/health`'s line for each, and an error
+    /// when none does (then `/metrics` and `/health` answer 503).
+    fn publish(&self, slots: &[Slot]) {
+        let now = Instant::now();
+        let fresh = |s: &Slot| {
+            s.error.is_none()
+                && s.at
+                    .is_some_and(|at| now.saturating_duration_since(at) <= self.max_age)
+        };
+        let texts: Vec<&str> = slots
+            .iter()
+            .filter(|s| fresh(s))
+            .map(|s| s.text.as_str())
+            .collect();
+        let lines: Vec<String> = self
+            .names
+            .iter()
+            .zip(slots)
+            .map(|(name, s)| match (&s.error, s.at) {
+                (Some(e), _) => format!("hostengine {name}: {e}"),
+                (None, None) => format!("hostengine {name}: starting"),
+                (None, Some(_)) if fresh(s) => format!("hostengine {name}: ok"),
+                (None, Some(at)) => format!(
+                    "hostengine {name}: stale: the last good collection was {:.1} s ago (is \
+                     the host engine answering?); left out",
+                    now.saturating_duration_since(at).as_secs_f64()
+                ),
+            })
+            .collect();
+        let error = if texts.is_empty() {
+            let why: Vec<String> = self
+                .names
+                .iter()
+                .zip(slots)
+                .filter_map(|(n, s)| s.error.as_ref().map(|e| format!("{n}: {e}")))
+                .collect();
+            Some(if why.is_empty() {
+                "DCGM is starting".to_string()
+            } else {
+                format!("no host engine works ({})", why.join("; "))
+            })
+        } else {
+            None
+        };
+        let mut guard = self.published.lock().unwrap_or_else(|p| p.into_inner());
+        let p = &mut *guard;
+        p.health.engines = lines;
+        if error.is_none() {
+            let mut text = merge_expositions(&texts);
+            health::write_last_success(&mut text, std::time::SystemTime::now());
+            p.text = text;
+            p.version = p.version.wrapping_add(1);
+            p.ready = true;
+            p.health.succeeded(Instant::now());
+        } else {
+            p.health.end();
+        }
+        p.error = error;
+        p.health.note(p.error.as_deref(), p.ready, Instant::now());
+    }
+}
+
+/// Where a collector thread publishes: the server's state directly (one engine), or its slot
+/// of several.
+enum Out<'a> {
+    One(&'a Mutex<Published>),
+    Many { me: usize, engines: &'a Engines },
+}
+
+impl Out<'_> {
+    /// The collector thread starts `what` (for the reason `/health` gives when it is stale).
+    fn begin(&self, what: &'static str) {
+        if let Out::One(p) = self {
+            begin(p, what);
+        }
+    }
+
+    /// The collector's error.
+    fn failed(&self, error: String) {
+        match self {
+            Out::One(p) => set_state(p, Some(error)),
+            Out::Many { me, engines } => {
+                let mut slots = engines.slots.lock().unwrap_or_else(|p| p.into_inner());
+                let s = &mut slots[*me];
+                if s.error.as_deref() != Some(&error) {
+                    log::warn!("hostengine {}: {error}", engines.names[*me]);
+                }
+                s.error = Some(error);
+                s.text.clear();
+                engines.publish(&slots);
+            }
+        }
+    }
+
+    /// A collection worked: publishes `buf` (swapped out).
+    fn collected(&self, buf: &mut String) {
+        match self {
+            Out::One(published) => {
+                health::write_last_success(buf, std::time::SystemTime::now());
+                {
+                    let mut p = published.lock().unwrap_or_else(|p| p.into_inner());
+                    std::mem::swap(&mut p.text, buf);
+                    p.version = p.version.wrapping_add(1);
+                    p.ready = true;
+                    p.health.succeeded(Instant::now());
+                }
+                set_state(published, None);
+            }
+            Out::Many { me, engines } => {
+                let mut slots = engines.slots.lock().unwrap_or_else(|p| p.into_inner());
+                let s = &mut slots[*me];
+                if s.error.take().is_some() {
+                    log::info!("hostengine {}: collections work again", engines.names[*me]);
+                }
+                s.at = Some(Instant::now());
+                std::mem::swap(&mut s.text, buf);
+                engines.publish(&slots);
+            }
+        }
+    }
 }
 
 /// The collector's error (`None`: the collection worked), and `/health`'s verdict logged
@@ -357,7 +608,7 @@ fn collect_loop(
     settings: Settings,
     mut counters: Vec<Counter>,
     mut attribution: Attribution,
-    published: &Mutex<Published>,
+    out: &Out<'_>,
     reload: &AtomicBool,
 ) {
     let retry = settings.interval.min(Duration::from_secs(5));
@@ -365,7 +616,7 @@ fn collect_loop(
     attribution.wait_for_pods();
     loop {
         let mut collector = loop {
-            begin(published, activity::CONNECTING);
+            out.begin(activity::CONNECTING);
             match start(&settings, counters.clone()) {
                 Ok(c) => break c,
                 Err(StartError::Config(e)) => {
@@ -373,10 +624,10 @@ fn collect_loop(
                     std::process::exit(2);
                 }
                 Err(StartError::Dcgm(e)) => {
-                    set_state(published, Some(format!("DCGM is not reachable: {e}")));
+                    out.failed(format!("DCGM is not reachable: {e}"));
                     wait(Instant::now() + retry, reload);
                     if reload.swap(false, Ordering::Relaxed) {
-                        counters = reload_counters(&settings, counters, published);
+                        counters = reload_counters(&settings, counters, out);
                     }
                 }
             }
@@ -384,21 +635,11 @@ fn collect_loop(
         let mut next = Instant::now();
         loop {
             attribution.apply(&mut collector);
-            begin(published, activity::COLLECTING);
+            out.begin(activity::COLLECTING);
             let result = collector.collect(&mut buf);
             match result {
-                Ok(()) => {
-                    health::write_last_success(&mut buf, std::time::SystemTime::now());
-                    {
-                        let mut p = published.lock().unwrap_or_else(|p| p.into_inner());
-                        std::mem::swap(&mut p.text, &mut buf);
-                        p.version = p.version.wrapping_add(1);
-                        p.ready = true;
-                        p.health.succeeded(Instant::now());
-                    }
-                    set_state(published, None);
-                }
-                Err(e) => set_state(published, Some(format!("collection failed: {e}"))),
+                Ok(()) => out.collected(&mut buf),
+                Err(e) => out.failed(format!("collection failed: {e}")),
             }
             next += settings.interval;
             let now = Instant::now();
@@ -407,7 +648,7 @@ fn collect_loop(
             }
             wait(next, reload);
             if reload.swap(false, Ordering::Relaxed) {
-                counters = reload_counters(&settings, counters, published);
+                counters = reload_counters(&settings, counters, out);
                 break;
             }
         }
@@ -417,12 +658,8 @@ fn collect_loop(
 }
 
 /// The counters file again (SIGHUP); on any error the current counters stay.
-fn reload_counters(
-    settings: &Settings,
-    current: Vec<Counter>,
-    published: &Mutex<Published>,
-) -> Vec<Counter> {
-    begin(published, activity::RELOADING);
+fn reload_counters(settings: &Settings, current: Vec<Counter>, out: &Out<'_>) -> Vec<Counter> {
+    out.begin(activity::RELOADING);
     match counters_file::load(settings.cli.collectors.as_deref()) {
         Ok(c) => {
             log::info!("SIGHUP: reloaded {} counters", c.len());

@@ -23,8 +23,8 @@ pub const MIN_REFRESH: Duration = Duration::from_secs(1);
 /// appear soon after it starts.
 pub const MAX_REFRESH: Duration = Duration::from_secs(10);
 
-/// Device id → the container holding it.
-pub type DeviceMap = HashMap<String, PodInfo>;
+/// Device id → the containers holding it.
+pub type DeviceMap = HashMap<String, Vec<PodInfo>>;
 
 /// The last pod map, shared by the refresher (which writes it) and the collector.
 #[derive(Debug, Default)]

@@ -24,6 +24,11 @@ fn profile_dir() -> PathBuf {
 }
 
 fn exporter(args: &[&str]) -> Output {
+    exporter_on(None, args)
+}
+
+/// The exporter over dcgm-sim's node `config` (a JSON file; `None`: the default node).
+fn exporter_on(config: Option<&Path>, args: &[&str]) -> Output {
     let st = Command::new(env!("CARGO"))
         .args(["build", "-q", "-p", "dcgm-sim"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -37,6 +42,9 @@ fn exporter(args: &[&str]) -> Output {
         .env_remove("DCGM_SIM_CONFIG")
         .env_remove("DCGM_SIM_FAULTS")
         .env_remove("DCGM_LIB_PATH");
+    if let Some(cfg) = config {
+        c.env("DCGM_SIM_CONFIG", cfg);
+    }
     for (k, _) in std::env::vars() {
         if k.starts_with("DCGM_EXPORTER_")
             || k.starts_with("DCGM_HPC")
@@ -234,6 +242,7 @@ fn kubernetes_pods_label_their_gpus_and_mig_instances() {
     };
     let sock = fake_kubelet(&dir, resp);
     let sock = sock.to_str().unwrap();
+    let no_procs = tempdir("k8s-proc");
     let o = exporter(&["--kubernetes", "--pod-resources-kubelet-socket", sock]);
     let temp = series(&o, "DCGM_FI_DEV_GPU_TEMP");
     let who = |gpu: &str| -> Vec<(String, String, String)> {
@@ -260,8 +269,11 @@ fn kubernetes_pods_label_their_gpus_and_mig_instances() {
     }
     assert!(temp.iter().all(|l| !l.contains_key("pod_uid")));
 
-    // Device names, an extra resource name, and the pod_uid label.
+    // Device names, an extra resource name, and the pod_uid label: no process of these pods
+    // is in the (empty) proc root, so no UID is known and the label stays out.
     let o = exporter(&[
+        "--proc-root",
+        no_procs.to_str().unwrap(),
         "--kubernetes",
         "--pod-resources-kubelet-socket",
         sock,
@@ -279,10 +291,12 @@ fn kubernetes_pods_label_their_gpus_and_mig_instances() {
     };
     assert_eq!(pod_of("3").as_deref(), Some("by-name"));
     assert_eq!(pod_of("0"), None, "UUIDs are not device names");
+    assert!(temp.iter().any(|l| l.contains_key("pod")));
+    assert!(temp.iter().all(|l| !l.contains_key("pod_uid")));
     assert!(
-        temp.iter()
-            .filter(|l| l.contains_key("pod"))
-            .all(|l| l.contains_key("pod_uid"))
+        String::from_utf8_lossy(&o.stderr).contains("does the exporter see the host's PIDs"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
     );
 
     // No kubelet: the metrics go out without pod labels, and the log says why.
@@ -297,5 +311,355 @@ fn kubernetes_pods_label_their_gpus_and_mig_instances() {
             .all(|l| !l.contains_key("pod"))
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("without pod labels"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&no_procs);
+}
+
+/// A process of the simulated node: pid, its GPUs, its memory on each (MiB), and the text of
+/// its `/proc/PID/cgroup`.
+struct Proc {
+    pid: u32,
+    gpus: &'static [u32],
+    mib: u64,
+    cgroup: String,
+}
+
+const CID: &str = "6e9f7b1a2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7";
+
+fn uid(n: u32) -> String {
+    format!("0d5c2a3e-4b1f-4c6d-9e8a-{n:012x}")
+}
+
+/// Writes dcgm-sim's config (four plain GPUs running `procs`) and a fake proc root with their
+/// cgroups; returns (config file, proc root).
+fn node_with(dir: &Path, procs: &[Proc]) -> (PathBuf, PathBuf) {
+    let list: Vec<String> = procs
+        .iter()
+        .map(|p| {
+            format!(
+                r#"{{"pid": {}, "gpus": {:?}, "memory_mib": {}}}"#,
+                p.pid, p.gpus, p.mib
+            )
+        })
+        .collect();
+    let config = dir.join("node.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"gpus": [{{}}, {{}}, {{}}, {{}}], "processes": [{}]}}"#,
+            list.join(",")
+        ),
+    )
+    .unwrap();
+    let proc_root = dir.join("proc");
+    for p in procs {
+        let d = proc_root.join(p.pid.to_string());
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("cgroup"), &p.cgroup).unwrap();
+    }
+    (config, proc_root)
+}
+
+fn sim_uuids(config: &Path) -> BTreeMap<u32, String> {
+    let json = std::fs::read_to_string(config).unwrap();
+    let _lock = dcgm::testing::SimulatorLock::new(Some(&json)).unwrap();
+    let h = dcgm::Handle::builder()
+        .library_path(dcgm::testing::simulator_path())
+        .embedded()
+        .unwrap();
+    let sys = h.system();
+    sys.gpu_ids()
+        .unwrap()
+        .into_iter()
+        .map(|g| (g, sys.device_attributes(g).unwrap().uuid))
+        .collect()
+}
+
+#[test]
+fn pods_sharing_gpus_get_their_own_gpu_memory_from_their_processes_cgroups() {
+    let dir = tempdir("pods");
+    let (a, b, c, d) = (uid(0xa), uid(0xb), uid(0xc), uid(0xd));
+    let under = |u: &str| u.replace('-', "_");
+    let procs = [
+        // Pod "train": two processes on GPU 0; cgroup v2, systemd driver, containerd.
+        Proc {
+            pid: 1001,
+            gpus: &[0],
+            mib: 1000,
+            cgroup: format!(
+                "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{}.slice/cri-containerd-{CID}.scope\n",
+                under(&a)
+            ),
+        },
+        Proc {
+            pid: 1002,
+            gpus: &[0],
+            mib: 500,
+            cgroup: format!("0::/kubepods/burstable/pod{a}/{CID}\n"),
+        },
+        // Pod "nb-b" on GPU 2 alone and on the time-sliced GPU 1; cgroup v1, cgroupfs driver.
+        Proc {
+            pid: 2001,
+            gpus: &[1, 2],
+            mib: 700,
+            cgroup: format!(
+                "12:pids:/\n11:memory:/kubepods/besteffort/pod{b}/{CID}\n1:name=systemd:/kubepods/besteffort/pod{b}/{CID}\n"
+            ),
+        },
+        // Pod "nb-c" on GPU 1 too; cgroup v2, systemd driver, CRI-O.
+        Proc {
+            pid: 3001,
+            gpus: &[1],
+            mib: 300,
+            cgroup: format!(
+                "0::/kubepods.slice/kubepods-pod{}.slice/crio-{CID}.scope\n",
+                under(&c)
+            ),
+        },
+        // A host process on GPU 0: in no pod.
+        Proc {
+            pid: 4001,
+            gpus: &[0],
+            mib: 64,
+            cgroup: "0::/system.slice/nvidia-persistenced.service\n".into(),
+        },
+        // A pod the kubelet did not give GPU 3 to: only its UID is known.
+        Proc {
+            pid: 5001,
+            gpus: &[3],
+            mib: 128,
+            cgroup: format!(
+                "1:name=systemd:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{}.slice/docker-{CID}.scope\n",
+                under(&d)
+            ),
+        },
+    ];
+    let (config, proc_root) = node_with(&dir, &procs);
+    let uuids = sim_uuids(&config);
+    let resp = ListPodResourcesResponse {
+        pod_resources: vec![
+            pod("train", "ml", "trainer", "nvidia.com/gpu", &[&uuids[&0]]),
+            pod(
+                "nb-b",
+                "lab",
+                "jupyter",
+                "nvidia.com/gpu",
+                &[&format!("{}::0", uuids[&1]), &uuids[&2]],
+            ),
+            pod(
+                "nb-c",
+                "lab",
+                "jupyter",
+                "nvidia.com/gpu",
+                &[&format!("{}::1", uuids[&1])],
+            ),
+        ],
+    };
+    let sock = fake_kubelet(&dir, resp);
+    let counters = dir.join("counters.csv");
+    std::fs::write(
+        &counters,
+        "DCGM_FI_DEV_GPU_TEMP, gauge, t\nDCGM_EXP_POD_FB_USED, gauge, per pod\n",
+    )
+    .unwrap();
+    let o = exporter_on(
+        Some(&config),
+        &[
+            "-f",
+            counters.to_str().unwrap(),
+            "--kubernetes",
+            "--kubernetes-enable-pod-uid",
+            "--pod-resources-kubelet-socket",
+            sock.to_str().unwrap(),
+            "--proc-root",
+            proc_root.to_str().unwrap(),
+        ],
+    );
+    let names = BTreeMap::from([
+        (a.clone(), ("ml", "train", "trainer")),
+        (b.clone(), ("lab", "nb-b", "jupyter")),
+        (c.clone(), ("lab", "nb-c", "jupyter")),
+    ]);
+    // What the series must say: per GPU and pod UID, the memory of the pod's processes, as
+    // the simulator runs them; the host process counts for no pod.
+    let mut want: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for p in &procs {
+        let owner = dcgm_exporter::cgroup::parse(&p.cgroup);
+        let Some(u) = owner.pod_uid else { continue };
+        for g in p.gpus {
+            *want.entry((g.to_string(), u.clone())).or_default() += p.mib;
+        }
+    }
+    assert_eq!(want.len(), 5);
+    let mem = series(&o, "DCGM_EXP_POD_FB_USED");
+    let mut got: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for line in stdout
+        .lines()
+        .filter(|l| l.starts_with("DCGM_EXP_POD_FB_USED{"))
+    {
+        let labels = &support::process::series(line, "DCGM_EXP_POD_FB_USED")[0];
+        let value: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        let u = labels["pod_uid"].clone();
+        assert_eq!(
+            labels["UUID"],
+            uuids[&labels["gpu"].parse::<u32>().unwrap()]
+        );
+        // Named where the kubelet's allocation tells, by UID only otherwise.
+        match names.get(&u) {
+            Some((ns, pod, container)) => {
+                assert_eq!(
+                    (
+                        labels["namespace"].as_str(),
+                        labels["pod"].as_str(),
+                        labels["container"].as_str()
+                    ),
+                    (*ns, *pod, *container),
+                    "{labels:?}"
+                );
+            }
+            None => assert!(!labels.contains_key("pod"), "{labels:?}"),
+        }
+        got.insert((labels["gpu"].clone(), u), value);
+    }
+    assert_eq!(got, want, "{stdout}");
+    assert_eq!(mem.len(), want.len());
+
+    // pod_uid on the GPUs' own series: the UID of the pod that labels them.
+    let temp = series(&o, "DCGM_FI_DEV_GPU_TEMP");
+    let on = |gpu: &str| temp.iter().find(|l| l["gpu"] == gpu).unwrap();
+    for l in &temp {
+        if let Some(pod) = l.get("pod") {
+            let uid = names.iter().find(|(_, n)| n.1 == pod).unwrap().0;
+            assert_eq!(l.get("pod_uid"), Some(uid), "{l:?}");
+        }
+    }
+    assert_eq!(on("0")["pod"], "train");
+    assert_eq!(
+        on("1")["pod"],
+        "nb-c",
+        "the last pod listed labels a shared GPU"
+    );
+    assert!(!on("3").contains_key("pod"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn hpc_jobs_as_info_series_join_in_promql() {
+    let dir = tempdir("hpc-info");
+    std::fs::write(dir.join("0"), "job-a\n").unwrap();
+    std::fs::write(dir.join("1"), "job-b\njob-c\n").unwrap();
+    std::fs::write(dir.join("7.2"), "mig-job\n").unwrap();
+    let o = exporter(&[
+        "--hpc-job-mapping-dir",
+        dir.to_str().unwrap(),
+        "--hpc-job-info-series",
+    ]);
+    let temp = series(&o, "DCGM_FI_DEV_GPU_TEMP");
+    assert!(temp.iter().all(|l| !l.contains_key("hpc_job")));
+    let info = series(&o, "DCGM_EXP_HPC_JOB_INFO");
+    let jobs: Vec<(&str, Option<&str>, &str)> = info
+        .iter()
+        .map(|l| {
+            (
+                l["gpu"].as_str(),
+                l.get("GPU_I_ID").map(String::as_str),
+                l["hpc_job"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        jobs,
+        [
+            ("0", None, "job-a"),
+            ("1", None, "job-b"),
+            ("1", None, "job-c"),
+            ("7", Some("2"), "mig-job")
+        ]
+    );
+    // Each job series carries the identity labels of its GPU's (or MIG instance's) series
+    // (not the counters file's `label` rows, named after their fields).
+    for l in &info {
+        let same = temp
+            .iter()
+            .find(|t| t["gpu"] == l["gpu"] && t.get("GPU_I_ID") == l.get("GPU_I_ID"));
+        let mut t = same.unwrap().clone();
+        t.retain(|k, _| !k.starts_with("DCGM_FI_"));
+        t.insert("hpc_job".into(), l["hpc_job"].clone());
+        assert_eq!(&t, l);
+    }
+    // The joins the README documents, evaluated by Prometheus' own engine (promtool).
+    let Ok(_) = Command::new("promtool").arg("--version").output() else {
+        eprintln!("promtool not installed: the PromQL join is not evaluated");
+        return;
+    };
+    let text = String::from_utf8_lossy(&o.stdout);
+    let input: Vec<String> = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("DCGM_FI_DEV_GPU_TEMP{") || l.starts_with("DCGM_EXP_HPC_JOB_INFO{")
+        })
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            format!("      - series: '{series}'\n        values: '{value}'\n")
+        })
+        .collect();
+    let sample = |labels: &Labels, value: &str| {
+        let inner: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+        format!(
+            "          - labels: 'DCGM_FI_DEV_GPU_TEMP_JOB{{{}}}'\n            value: {value}\n",
+            inner.join(",")
+        )
+    };
+    let value_of = |l: &Labels| {
+        text.lines()
+            .find(|line| support::process::series(line, "DCGM_FI_DEV_GPU_TEMP").first() == Some(l))
+            .and_then(|line| line.rsplit(' ').next())
+            .unwrap()
+            .to_string()
+    };
+    // group_left: the metric's series with the job's label, on GPUs with one job.
+    let mut left = String::new();
+    for t in &temp {
+        let mine: Vec<&Labels> = info
+            .iter()
+            .filter(|l| l["gpu"] == t["gpu"] && l.get("GPU_I_ID") == t.get("GPU_I_ID"))
+            .collect();
+        if let [job] = mine.as_slice() {
+            let mut want = t.clone();
+            want.insert("hpc_job".into(), job["hpc_job"].clone());
+            left.push_str(&sample(&want, &value_of(t)));
+        }
+    }
+    // group_right: one series per job, every GPU.
+    let mut right = String::new();
+    for l in &info {
+        let t = temp
+            .iter()
+            .find(|t| t["gpu"] == l["gpu"] && t.get("GPU_I_ID") == l.get("GPU_I_ID"))
+            .unwrap();
+        right.push_str(&sample(l, &value_of(t)));
+    }
+    let rules = format!(
+        "rule_files: []\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n{}    promql_expr_test:\n\
+         \x20     - expr: 'label_replace(DCGM_FI_DEV_GPU_TEMP * on(gpu, UUID, GPU_I_ID) group_left(hpc_job) DCGM_EXP_HPC_JOB_INFO{{gpu!=\"1\"}}, \"__name__\", \"DCGM_FI_DEV_GPU_TEMP_JOB\", \"\", \"\")'\n\
+         \x20       eval_time: 0m\n        exp_samples:\n{left}\
+         \x20     - expr: 'label_replace(DCGM_FI_DEV_GPU_TEMP * on(gpu, UUID, GPU_I_ID) group_right DCGM_EXP_HPC_JOB_INFO, \"__name__\", \"DCGM_FI_DEV_GPU_TEMP_JOB\", \"\", \"\")'\n\
+         \x20       eval_time: 0m\n        exp_samples:\n{right}",
+        input.concat()
+    );
+    let file = dir.join("join.test.yml");
+    std::fs::write(&file, &rules).unwrap();
+    let out = Command::new("promtool")
+        .args(["test", "rules"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,9 +9,11 @@ use dcgm::{Entity, EntityGroup, Error, FieldId, Group, Handle, HealthSystems, Re
 
 use crate::counters::{Counter, CounterField, ExporterCounter, counter_fields};
 use crate::events::EventWindow;
+use crate::gpu_info::{GpuInfo, gpu_info_fields};
 use crate::identity::{
     EntityIdentity, LabelOptions, LabelSet, OtherEntity, is_global_field, row_entity_group,
 };
+use crate::processes::{GpuProcess, ProcessWatch};
 use crate::selection::{
     DeviceSelection, EntitySelection, MIG_UUID_FIELD, discover_entities, discover_other_entities,
 };
@@ -118,6 +120,13 @@ impl HealthWatch {
     }
 }
 
+/// The reader of `DCGM_EXP_GPU_INFO`'s fields, for the physical GPUs.
+struct InfoReader {
+    reader: Reader,
+    snap: Snapshot,
+    failing: bool,
+}
+
 /// Reads the configured fields of the configured entities and renders them; see the
 /// [crate docs](crate).
 pub struct Collector {
@@ -130,6 +139,9 @@ pub struct Collector {
     health: Option<HealthWatch>,
     /// Whether `DCGM_EXP_P2P_STATUS` is exported, and whether reading it is failing.
     p2p: Option<bool>,
+    info: Option<InfoReader>,
+    processes: ProcessWatch,
+    collect_interval: Duration,
     renderer: Renderer,
     simulated: bool,
     profiles_resolved: bool,
@@ -234,6 +246,7 @@ struct Plan {
     gpus: Vec<u32>,
     health: bool,
     p2p: bool,
+    gpu_info: bool,
 }
 
 impl Plan {
@@ -307,6 +320,7 @@ impl Plan {
         Self {
             health: has_row(ExporterCounter::GpuHealthStatus),
             p2p: has_row(ExporterCounter::P2pStatus),
+            gpu_info: has_row(ExporterCounter::GpuInfo),
             counters,
             gpu_rows,
             other_watches,
@@ -459,6 +473,17 @@ impl Collector {
         } else {
             None
         };
+        let info = if plan.gpu_info {
+            let gpus: Vec<Entity> = plan.gpus.iter().map(|&g| Entity::gpu(g)).collect();
+            Some(InfoReader {
+                reader: source.reader(&gpu_info_fields(), &gpus, "dcgm_exporter_info")?,
+                snap: Snapshot::new(),
+                failing: false,
+            })
+        } else {
+            None
+        };
+        let processes = ProcessWatch::new(plan.gpus.clone());
         let mut renderer = Renderer::new(&plan.counters, found.identities, cfg.labels.clone());
         renderer.set_other_entities(found.others);
         renderer.mark_simulated(found.simulated);
@@ -470,6 +495,9 @@ impl Collector {
             events,
             health,
             p2p: plan.p2p.then_some(false),
+            info,
+            processes,
+            collect_interval: cfg.collect_interval,
             renderer,
             simulated: found.simulated,
             profiles_resolved: !has_mig,
@@ -495,6 +523,64 @@ impl Collector {
     /// attribution changes.
     pub fn set_workload_labels(&mut self, labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>) {
         self.renderer.set_workload_labels(labels);
+    }
+
+    /// The processes on the exported GPUs now, from DCGM's running-process lists (compute and
+    /// graphics), one entry per GPU and process. The first call starts watching the lists
+    /// (every collect interval) on the collector's connection, and a call after a reconnection
+    /// watches them again. A list DCGM has not updated for two intervals and a second is taken
+    /// as empty: DCGM records nothing for a GPU without processes.
+    ///
+    /// # Errors
+    ///
+    /// DCGM's, when the lists cannot be watched or read.
+    pub fn running_processes(&mut self) -> Result<Vec<GpuProcess>> {
+        let pw = &mut self.processes;
+        let reconnects = self.reader.reconnects();
+        if pw.open.as_ref().is_none_or(|o| o.reconnects != reconnects) {
+            let h = self
+                .reader
+                .handle()
+                .ok_or_else(|| Error::InvalidArgument("not connected".into()))?;
+            pw.open(h, self.collect_interval, reconnects)?;
+        }
+        if let Err(e) = pw.read() {
+            pw.open = None;
+            return Err(e);
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i64);
+        let window = (self.collect_interval * 2 + Duration::from_secs(1)).as_micros() as i64;
+        Ok(pw.lists.current(now - window))
+    }
+
+    /// What the `DCGM_EXP_POD_FB_USED` row writes from the next collection on: per physical
+    /// GPU and owner, the owner's labels and its processes' GPU memory in bytes (see
+    /// [`memory_by_owner`](crate::memory_by_owner)); `None` leaves the row out.
+    pub fn set_owner_memory(&mut self, memory: Option<Vec<(u32, LabelSet, u64)>>) {
+        self.renderer.set_owner_memory(memory);
+    }
+
+    /// Whether the counters have a row (`DCGM_EXP_*`) computed by the exporter.
+    pub fn has_row(&self, row: ExporterCounter) -> bool {
+        self.renderer.has_row(row)
+    }
+
+    /// A family of value-1 series per identity, written with every collection until set
+    /// again; see [`Renderer::set_info_family`].
+    pub fn set_info_family(
+        &mut self,
+        name: &str,
+        help: &str,
+        labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>,
+    ) {
+        self.renderer.set_info_family(name, help, labels);
+    }
+
+    /// Stops writing a family of [`Collector::set_info_family`].
+    pub fn remove_info_family(&mut self, name: &str) {
+        self.renderer.remove_info_family(name);
     }
 
     /// The exported GPUs and MIG instances, in export order.
@@ -541,6 +627,7 @@ impl Collector {
         }
         self.check_health();
         self.read_p2p();
+        self.read_info();
         let windows: &[EventWindow] = match &mut self.events {
             Some((reader, windows)) => {
                 match reader.since_last_call() {
@@ -607,6 +694,33 @@ impl Collector {
                 hw.group = None;
                 if !std::mem::replace(&mut hw.failing, true) {
                     log::warn!("the GPU health check failed: {e}");
+                }
+            }
+        }
+    }
+
+    /// Reads the fields of `DCGM_EXP_GPU_INFO`.
+    fn read_info(&mut self) {
+        let Some(info) = &mut self.info else {
+            return;
+        };
+        match info.reader.latest_into(&mut info.snap) {
+            Ok(()) => {
+                let map = info
+                    .snap
+                    .iter()
+                    .filter(|(e, _)| e.group == EntityGroup::Gpu)
+                    .map(|(e, values)| (e.id, GpuInfo::from_values(values)))
+                    .collect();
+                self.renderer.set_gpu_info(Some(map));
+                if std::mem::take(&mut info.failing) {
+                    log::info!("reading the GPU info fields works again");
+                }
+            }
+            Err(e) => {
+                self.renderer.set_gpu_info(None);
+                if !std::mem::replace(&mut info.failing, true) {
+                    log::warn!("reading the GPU info fields failed: {e}");
                 }
             }
         }

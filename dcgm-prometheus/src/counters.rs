@@ -109,14 +109,25 @@ pub enum ExporterCounter {
     /// `DCGM_EXP_P2P_STATUS`: NVLink peer-to-peer status, one series per GPU and peer GPU
     /// (labels `peer_gpu`, `link_status`; 0 is OK).
     P2pStatus,
+    /// `DCGM_EXP_GPU_INFO`: value 1, one series per GPU or MIG instance, labelled with its
+    /// identity, driver and VBIOS versions, CUDA compute capability and MIG mode
+    /// ([`GpuInfo`](crate::GpuInfo)), for PromQL joins.
+    GpuInfo,
+    /// `DCGM_EXP_POD_FB_USED`: GPU memory (MiB) used by the processes of each owner (a
+    /// Kubernetes pod) on each GPU, from DCGM's running-process lists; the owners come from
+    /// the caller ([`Collector::set_owner_memory`](crate::Collector::set_owner_memory); until
+    /// then, no series).
+    PodFbUsed,
 }
 
 impl ExporterCounter {
     /// Every exporter row, in name order.
-    pub const ALL: [ExporterCounter; 4] = [
+    pub const ALL: [ExporterCounter; 6] = [
         Self::ClockEventsCount,
         Self::GpuHealthStatus,
+        Self::GpuInfo,
         Self::P2pStatus,
+        Self::PodFbUsed,
         Self::XidErrorsCount,
     ];
 
@@ -127,6 +138,8 @@ impl ExporterCounter {
             Self::ClockEventsCount => "DCGM_EXP_CLOCK_EVENTS_COUNT",
             Self::GpuHealthStatus => "DCGM_EXP_GPU_HEALTH_STATUS",
             Self::P2pStatus => "DCGM_EXP_P2P_STATUS",
+            Self::GpuInfo => "DCGM_EXP_GPU_INFO",
+            Self::PodFbUsed => "DCGM_EXP_POD_FB_USED",
         }
     }
 
@@ -140,7 +153,9 @@ impl ExporterCounter {
         let name = match self {
             Self::XidErrorsCount => "DCGM_FI_DEV_XID_ERRORS",
             Self::ClockEventsCount => "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
-            Self::GpuHealthStatus | Self::P2pStatus => return None,
+            Self::GpuHealthStatus | Self::P2pStatus | Self::GpuInfo | Self::PodFbUsed => {
+                return None;
+            }
         };
         FieldId::by_name(name)
     }

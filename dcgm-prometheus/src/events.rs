@@ -90,7 +90,10 @@ impl EventWindow {
                     }
                 }
             }
-            ExporterCounter::GpuHealthStatus | ExporterCounter::P2pStatus => {}
+            ExporterCounter::GpuHealthStatus
+            | ExporterCounter::P2pStatus
+            | ExporterCounter::GpuInfo
+            | ExporterCounter::PodFbUsed => {}
         }
         g.last = Some((timestamp_us, value));
     }

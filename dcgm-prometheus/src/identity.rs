@@ -75,6 +75,10 @@ pub struct LabelOptions {
     /// Replace the blanks of model names with dashes (dcgm-exporter's
     /// `--replace-blanks-in-model-name`).
     pub replace_blanks_in_model_name: bool,
+    /// Value of the `hostengine` label (the host engine's address), put on every series
+    /// after the host name when one exporter reads several host engines; `None` (the
+    /// default) leaves the label out.
+    pub hostengine: Option<String>,
 }
 
 impl Default for LabelOptions {
@@ -84,6 +88,7 @@ impl Default for LabelOptions {
             hostname_label: "Hostname".into(),
             uuid_label: "UUID".into(),
             replace_blanks_in_model_name: false,
+            hostengine: None,
         }
     }
 }
@@ -146,6 +151,16 @@ pub mod labels {
     pub const PEER_GPU: &str = "peer_gpu";
     /// `DCGM_EXP_P2P_STATUS`: the status name (`OK`, `TopologyNotSupported`, ...).
     pub const LINK_STATUS: &str = "link_status";
+    /// Every series, when one exporter reads several host engines: the engine's address.
+    pub const HOSTENGINE: &str = "hostengine";
+    /// `DCGM_EXP_GPU_INFO`: the NVIDIA driver's version.
+    pub const DRIVER_VERSION: &str = "driver_version";
+    /// `DCGM_EXP_GPU_INFO`: the VBIOS version.
+    pub const VBIOS_VERSION: &str = "vbios_version";
+    /// `DCGM_EXP_GPU_INFO`: the CUDA compute capability, `major.minor`.
+    pub const CUDA_COMPUTE_CAPABILITY: &str = "cuda_compute_capability";
+    /// `DCGM_EXP_GPU_INFO`: `enabled` or `disabled`.
+    pub const MIG_MODE: &str = "mig_mode";
 }
 
 /// An NvSwitch, an NVLink (of an NvSwitch or of a GPU), a CPU or a CPU core to export, with
@@ -277,6 +292,11 @@ fn push_hostname(s: &mut String, opts: &LabelOptions) {
     if let Some(h) = opts.hostname.as_deref().filter(|h| !h.is_empty()) {
         let _ = write!(s, ",{}=\"", opts.hostname_label);
         escape_label_value(h, s);
+        s.push('"');
+    }
+    if let Some(e) = opts.hostengine.as_deref().filter(|e| !e.is_empty()) {
+        let _ = write!(s, ",{}=\"", labels::HOSTENGINE);
+        escape_label_value(e, s);
         s.push('"');
     }
 }

@@ -25,6 +25,12 @@
 //!   labels `health_watch` and `health_error_code`, value 0 / 10 / 20 (pass / warn / fail).
 //!   `DCGM_EXP_P2P_STATUS`: one series per GPU and peer GPU, labels `peer_gpu` and
 //!   `link_status`, value DCGM's P2P status (0 = OK).
+//! * `DCGM_EXP_GPU_INFO`: value 1, one series per GPU or MIG instance, labelled with its
+//!   identity and [`GpuInfo`] (`driver_version`, `vbios_version`, `cuda_compute_capability`,
+//!   `mig_mode`; a label without a value is left out), for PromQL joins.
+//!   `DCGM_EXP_POD_FB_USED`: GPU memory (MiB) per GPU and owner of processes, from DCGM's
+//!   running-process lists ([`Collector::running_processes`]), the owners given by the
+//!   caller ([`memory_by_owner`], [`Collector::set_owner_memory`]).
 //! * [`DeviceSelection`] is dcgm-exporter's `-d` syntax (`f`, `g`, `g:0,1`, `g:0-3`, `i`,
 //!   `i:0,2-4`); [`discover_entities`] turns it into the entities to read, with their
 //!   identities. [`EntitySelection`] is the same syntax for `-s` (NvSwitches / links) and `-p`
@@ -63,7 +69,9 @@
 mod collector;
 pub mod counters;
 mod events;
+mod gpu_info;
 mod identity;
+mod processes;
 mod selection;
 mod text;
 mod verdicts;
@@ -74,10 +82,12 @@ pub use counters::{
     counter_fields, parse_counters,
 };
 pub use events::{CLOCK_EVENT_REASONS, EventWindow};
+pub use gpu_info::{GPU_INFO_FIELDS, GpuInfo};
 pub use identity::{
     EntityIdentity, LabelOptions, LabelSet, MigInstance, OtherEntity, default_hostname,
     escape_help, escape_label_value, labels, row_entity_group,
 };
+pub use processes::{GpuProcess, memory_by_owner};
 pub use selection::{
     DeviceSelection, EntitySelection, SelectionError, discover_entities, discover_other_entities,
 };

@@ -9,6 +9,7 @@ use dcgm::{Entity, EntityGroup, FieldId, FieldValue, GpuP2pStatus, Value};
 
 use crate::counters::{Counter, CounterField, ExporterCounter, MetricKind, is_label_name};
 use crate::events::EventWindow;
+use crate::gpu_info::GpuInfo;
 use crate::identity::{
     EntityIdentity, LabelOptions, LabelSet, OtherEntity, base_labels, escape_help,
     escape_label_value, is_global_field, labels, other_labels, row_entity_group,
@@ -30,6 +31,15 @@ struct Family {
     field: CounterField,
     /// The entities a field row is exported for ([`row_entity_group`]).
     group: EntityGroup,
+}
+
+/// A family of value-1 series per identity set by the caller ([`Renderer::set_info_family`]).
+struct InfoFamily {
+    name: String,
+    /// Escaped help text.
+    help: String,
+    /// Per entity: the label strings of its series (`,name="value"…`), one series each.
+    series: Vec<(Entity, Vec<String>)>,
 }
 
 /// A `label` row.
@@ -103,6 +113,13 @@ pub struct Renderer {
     other_row: Vec<String>,
     health: Option<GpuHealth>,
     p2p: Option<Vec<GpuP2pStatus>>,
+    /// Per physical GPU: what `DCGM_EXP_GPU_INFO` says (`None`: the row is left out).
+    gpu_info: Option<BTreeMap<u32, GpuInfo>>,
+    /// Per physical GPU and owner: the owner's labels and its processes' memory in bytes,
+    /// for `DCGM_EXP_POD_FB_USED` (`None`: the row is left out).
+    owner_memory: Option<Vec<(u32, String, u64)>>,
+    /// Families set by the caller, sorted by name.
+    info_families: Vec<InfoFamily>,
     /// Per identity: the label sets of the workloads on it (`,pod="…",…`), one series each;
     /// empty: one series without them.
     workload: Vec<Vec<String>>,
@@ -231,6 +248,9 @@ impl Renderer {
             other_row: Vec::new(),
             health: None,
             p2p: None,
+            gpu_info: None,
+            owner_memory: None,
+            info_families: Vec::new(),
             workload: Vec::new(),
             simulated: None,
             xid_field: ExporterCounter::XidErrorsCount.source_field(),
@@ -326,13 +346,7 @@ impl Renderer {
         for (id, slot) in self.identities.iter().zip(&mut self.workload) {
             slot.clear();
             for set in labels(id) {
-                let mut s = String::new();
-                for (name, value) in set.iter().filter(|(n, _)| is_label_name(n)) {
-                    let _ = write!(s, ",{name}=\"");
-                    escape_label_value(value, &mut s);
-                    s.push('"');
-                }
-                slot.push(s);
+                slot.push(label_string(&set));
             }
         }
     }
@@ -341,6 +355,65 @@ impl Renderer {
     /// out). Only GPUs of the identities are written.
     pub fn health_mut(&mut self) -> &mut Option<GpuHealth> {
         &mut self.health
+    }
+
+    /// Whether the counters have the exporter row `row`.
+    pub fn has_row(&self, row: ExporterCounter) -> bool {
+        self.families
+            .iter()
+            .any(|f| f.field == CounterField::Exporter(row))
+    }
+
+    /// What the `DCGM_EXP_GPU_INFO` row writes for each physical GPU (`None`: the row is left
+    /// out). Each exported identity of a GPU in the map gets one series: its identity labels
+    /// (GPU or MIG instance, host name) and the [`GpuInfo`] labels that have a value.
+    pub fn set_gpu_info(&mut self, info: Option<BTreeMap<u32, GpuInfo>>) {
+        self.gpu_info = info;
+    }
+
+    /// What the `DCGM_EXP_POD_FB_USED` row writes: per physical GPU and owner (its labels),
+    /// the GPU memory of the owner's processes in bytes, written in MiB with the GPU's labels
+    /// (`None`: the row is left out). See [`memory_by_owner`](crate::memory_by_owner).
+    pub fn set_owner_memory(&mut self, memory: Option<Vec<(u32, LabelSet, u64)>>) {
+        self.owner_memory = memory.map(|m| {
+            m.into_iter()
+                .map(|(gpu, set, bytes)| (gpu, label_string(&set), bytes))
+                .collect()
+        });
+    }
+
+    /// A family `name` (a gauge) of value-1 series, written with the families of the counters
+    /// in name order until it is set again or removed ([`Renderer::remove_info_family`]):
+    /// one series per label set that `labels` gives for an identity, with the identity's
+    /// labels first (`DCGM_EXP_HPC_JOB_INFO{gpu=…,UUID=…,…,hpc_job="…"} 1`). Label names that
+    /// are not Prometheus label names are left out; values are escaped. A family whose name is
+    /// also a counter's is not written.
+    pub fn set_info_family(
+        &mut self,
+        name: &str,
+        help: &str,
+        labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>,
+    ) {
+        let series = self
+            .identities
+            .iter()
+            .map(|id| (id.entity, labels(id).iter().map(label_string).collect()))
+            .collect();
+        self.remove_info_family(name);
+        if self.families.iter().any(|f| f.name == name) {
+            return;
+        }
+        self.info_families.push(InfoFamily {
+            name: name.into(),
+            help: escape_help(help),
+            series,
+        });
+        self.info_families.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// Stops writing the family of [`Renderer::set_info_family`] named `name`.
+    pub fn remove_info_family(&mut self, name: &str) {
+        self.info_families.retain(|f| f.name != name);
     }
 
     /// The statuses written by the `DCGM_EXP_P2P_STATUS` row (`None`: the row is left out).
@@ -403,9 +476,14 @@ impl Renderer {
             write!(
                 out,
                 "# HELP {SIMULATED_METRIC} 1 when the values come from dcgm-sim, a DCGM simulator, \
-                 instead of real GPUs.\n# TYPE {SIMULATED_METRIC} gauge\n{SIMULATED_METRIC} {}\n",
-                u8::from(sim)
+                 instead of real GPUs.\n# TYPE {SIMULATED_METRIC} gauge\n{SIMULATED_METRIC}"
             )?;
+            if let Some(e) = self.opts.hostengine.as_deref().filter(|e| !e.is_empty()) {
+                let mut l = String::new();
+                escape_label_value(e, &mut l);
+                write!(out, "{{{}=\"{l}\"}}", labels::HOSTENGINE)?;
+            }
+            writeln!(out, " {}", u8::from(sim))?;
         }
         Ok(())
     }
@@ -452,7 +530,12 @@ impl Renderer {
         buf: &mut String,
         out: &mut W,
     ) -> fmt::Result {
+        let simulated = self.simulated == Some(true);
+        let mut info = self.info_families.iter().peekable();
         for f in &self.families {
+            while let Some(i) = info.next_if(|i| i.name < f.name) {
+                write_info_family(i, &self.identities, &self.base, simulated, buf, out)?;
+            }
             buf.clear();
             let _ = write!(
                 buf,
@@ -552,6 +635,33 @@ impl Renderer {
                         }
                     }
                 }
+                CounterField::Exporter(ExporterCounter::GpuInfo) => {
+                    let Some(info) = &self.gpu_info else {
+                        continue;
+                    };
+                    for (i, id) in self.identities.iter().enumerate() {
+                        let Some(gi) = info.get(&id.gpu) else {
+                            continue;
+                        };
+                        let _ = write!(buf, "{}{{{}", f.name, self.base[i]);
+                        gi.write_labels(buf);
+                        buf.push_str("} 1\n");
+                    }
+                }
+                CounterField::Exporter(ExporterCounter::PodFbUsed) => {
+                    let Some(memory) = &self.owner_memory else {
+                        continue;
+                    };
+                    for (gpu, owner, bytes) in memory {
+                        let Some((_, base, first)) = self.gpu_base.iter().find(|g| g.0 == *gpu)
+                        else {
+                            continue;
+                        };
+                        let _ = write!(buf, "{}{{{}{}{owner}}} ", f.name, base, self.row[*first]);
+                        write_number(&Value::Double(*bytes as f64 / 1_048_576.0), buf);
+                        buf.push('\n');
+                    }
+                }
                 CounterField::Exporter(kind) => {
                     if let Some(w) = windows.iter().find(|w| w.kind() == kind) {
                         let window_ms = w.window().as_millis();
@@ -584,8 +694,57 @@ impl Renderer {
                 out.write_str(buf)?;
             }
         }
+        for i in info {
+            write_info_family(i, &self.identities, &self.base, simulated, buf, out)?;
+        }
         Ok(())
     }
+}
+
+/// `,name="value"…` of a label set, leaving out names that are not label names.
+fn label_string(set: &LabelSet) -> String {
+    let mut s = String::new();
+    for (name, value) in set.iter().filter(|(n, _)| is_label_name(n)) {
+        let _ = write!(s, ",{name}=\"");
+        escape_label_value(value, &mut s);
+        s.push('"');
+    }
+    s
+}
+
+/// Writes a family of [`Renderer::set_info_family`] (nothing when it has no series).
+fn write_info_family<W: fmt::Write + ?Sized>(
+    fam: &InfoFamily,
+    identities: &[EntityIdentity],
+    base: &[String],
+    simulated: bool,
+    buf: &mut String,
+    out: &mut W,
+) -> fmt::Result {
+    buf.clear();
+    let note = if simulated {
+        " [simulated: values come from dcgm-sim, not from a GPU]"
+    } else {
+        ""
+    };
+    let _ = write!(
+        buf,
+        "# HELP {0} {1}{note}\n# TYPE {0} gauge\n",
+        fam.name, fam.help
+    );
+    let header_end = buf.len();
+    for (i, id) in identities.iter().enumerate() {
+        let Some((_, sets)) = fam.series.iter().find(|(e, _)| *e == id.entity) else {
+            continue;
+        };
+        for set in sets {
+            let _ = writeln!(buf, "{}{{{}{set}}} 1", fam.name, base[i]);
+        }
+    }
+    if buf.len() > header_end {
+        out.write_str(buf)?;
+    }
+    Ok(())
 }
 
 /// The workload label strings of an identity, or one empty string for its plain series.
