@@ -261,3 +261,163 @@ fn html_writes_a_self_contained_page_with_the_findings() {
     assert!(html.contains("<svg") && html.contains("PROBLEM launch_bound</b>"));
     assert!(!html.contains("<script") && !html.contains("src="));
 }
+
+/// `doctor --simulate --json` for `secs` seconds on a node of H200s running these workload
+/// profiles (GPU i runs `workloads[i]`), each GPU its own process unless `one_job`.
+fn simulated_workloads(name: &str, workloads: &[&str], secs: &str, one_job: bool) -> Output {
+    let dir = std::env::temp_dir().join(format!("doctor-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut toml = String::from("hostengines = []\n");
+    for w in workloads {
+        toml.push_str(&format!(
+            "[[gpus]]\nmodel = \"NVIDIA H200\"\nmemory_mib = 143771\nworkload = \"{w}\"\n"
+        ));
+    }
+    for (i, _) in workloads.iter().enumerate() {
+        let (pid, gpus) = if one_job {
+            (
+                4000,
+                format!("{:?}", (0..workloads.len()).collect::<Vec<_>>()),
+            )
+        } else {
+            (4000 + i, format!("[{i}]"))
+        };
+        if one_job && i > 0 {
+            break;
+        }
+        toml.push_str(&format!(
+            "[[processes]]\npid = {pid}\nname = \"job{pid}\"\ngpus = {gpus}\nmemory_mib = 2000\n"
+        ));
+    }
+    let cfg = dir.join("node.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    support::tool_command("doctor")
+        .env("DCGM_SIM_CONFIG", &cfg)
+        .args(["--simulate", "--duration", secs, "--json"])
+        .output()
+        .unwrap()
+}
+
+/// The (kind, severity, gpus) of each finding of a `--json` report.
+fn findings(o: &Output) -> Vec<(String, String, Vec<u64>)> {
+    json(o)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["gpus"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|g| g.as_u64().unwrap())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_workload_profile_gives_its_finding_through_the_live_path() {
+    // Each profile on a GPU of its own, all sampled at once: the finding each should give.
+    let cases = [
+        ("sawtooth", "input_starved", "problem"),
+        ("pcie_bound", "pcie_transfer_bound", "problem"),
+        ("tiny_kernels", "launch_bound", "problem"),
+        ("memory_bound", "memory_bandwidth_bound", "warning"),
+        ("memory_idle", "memory_held_idle", "warning"),
+        ("power_capped", "power_capped", "warning"),
+        ("thermal_throttle", "thermal_throttled", "warning"),
+        ("steady", "compute_bound", "info"),
+    ];
+    let profiles: Vec<&str> = cases.iter().map(|c| c.0).collect();
+    // Sawtooth beats every 1.2 s: 5 s holds the three beats a period needs, and more.
+    let o = simulated_workloads("profiles", &profiles, "5", false);
+    let got = findings(&o);
+    assert_eq!(json(&o)["simulated"], true);
+    for (gpu, (profile, kind, severity)) in cases.iter().enumerate() {
+        let on: Vec<_> = got.iter().filter(|f| f.2 == [gpu as u64]).collect();
+        assert!(
+            on.iter().any(|f| f.0 == *kind && f.1 == *severity),
+            "{profile} on GPU {gpu}: {on:?}"
+        );
+    }
+    // Each profile gives its own finding and not another's problem.
+    let problems = |gpu: u64| -> Vec<&str> {
+        got.iter()
+            .filter(|f| f.2 == [gpu] && f.1 == "problem")
+            .map(|f| f.0.as_str())
+            .collect()
+    };
+    for (gpu, (profile, kind, severity)) in cases.iter().enumerate() {
+        let p = problems(gpu as u64);
+        if *severity == "problem" {
+            assert_eq!(p, [*kind], "{profile}: {got:?}");
+        } else {
+            assert!(p.is_empty(), "{profile}: {got:?}");
+        }
+    }
+    // The steady profile is compute-bound and nothing else.
+    let steady: Vec<_> = got.iter().filter(|f| f.2 == [7]).collect();
+    assert_eq!(steady.len(), 1, "{steady:?}");
+    // The power and thermal findings carry the time lost, from the violation counters.
+    let v = json(&o);
+    for kind in ["power_capped", "thermal_throttled"] {
+        let f = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == kind)
+            .unwrap();
+        let lost = f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "violation_time")
+            .unwrap_or_else(|| panic!("{f}"));
+        assert!(lost["value"].as_f64().unwrap() > 0.0, "{f}");
+    }
+}
+
+#[test]
+fn a_straggler_among_eight_gpus_is_named_by_its_id() {
+    for slow in [2usize, 6] {
+        let mut w = vec!["steady"; 8];
+        w[slow] = "straggler";
+        let o = simulated_workloads(&format!("straggler{slow}"), &w, "2", true);
+        let stragglers: Vec<Vec<u64>> = findings(&o)
+            .into_iter()
+            .filter(|f| f.0 == "straggler")
+            .map(|f| f.2)
+            .collect();
+        assert_eq!(stragglers, [vec![slow as u64]], "{o:?}");
+    }
+}
+
+#[test]
+fn the_workloads_preset_shows_several_findings_at_once_labelled_simulated() {
+    let o = support::tool_command("doctor")
+        .env("DCGM_SIM_CONFIG", "workloads")
+        .args(["--simulate", "--duration", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.lines().next().unwrap().contains("(SIMULATED DATA)"),
+        "{out}"
+    );
+    for line in [
+        "PROBLEM  straggler on GPU 3",
+        "PROBLEM  input_starved on GPU 4",
+        "PROBLEM  pcie_transfer_bound on GPU 5",
+        "PROBLEM  launch_bound on GPU 6",
+        "WARNING  shared_gpu on GPU 6",
+        "WARNING  memory_held_idle on GPU 7",
+        "INFO     compute_bound on GPU 0",
+    ] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+}

@@ -6,8 +6,10 @@
 //! (`DCGM_SIM_CONFIG=faults`, [`SimConfig::faults`]) is the same node with three scripted
 //! incidents a few seconds after start (XID 13 on GPU 3 at 1.5 s, a double-bit ECC error on
 //! GPU 5 at 2.5 s, GPU 1 at 91 °C at 3.5 s), so that policy, health and alerting have
-//! something to report. A `DCGM_SIM_CONFIG` value that names an existing file is always read
-//! as a file.
+//! something to report. The preset `workloads` ([`SimConfig::workloads`]) is eight H200s,
+//! each running a [`Workload`] profile (`workload = "pcie_bound"` in a config's `[[gpus]]`),
+//! so that the doctor has one of each finding to show. A `DCGM_SIM_CONFIG` value that names
+//! an existing file is always read as a file.
 //!
 //! A config that does not parse, or that has a key the simulator does not know, is an error
 //! that names the file, the line and the column, and quotes the line:
@@ -18,9 +20,10 @@ use serde::{Deserialize, Serialize};
 /// Environment variable naming the config file (`.toml` or `.json`) or a preset
 /// ([`PRESETS`]).
 pub const CONFIG_ENV: &str = "DCGM_SIM_CONFIG";
-/// The names `DCGM_SIM_CONFIG` takes for a built-in node: `default` (the calm default node)
-/// and `faults` (the same node with scripted incidents).
-pub const PRESETS: &[&str] = &["default", "faults"];
+/// The names `DCGM_SIM_CONFIG` takes for a built-in node: `default` (the calm default node),
+/// `faults` (the same node with scripted incidents) and `workloads` (eight H200s, each running
+/// a workload profile that shows one of the doctor's findings).
+pub const PRESETS: &[&str] = &["default", "faults", "workloads"];
 /// Environment variable with comma-separated faults, merged over the config's
 /// (`init_fails`, `connect_refused`, `drop_after=N`, `down_ms=N`, `slow_ms=N`, `prof_in_use`,
 /// `unsupported=ID;ID`, `blank=ID;ID`).
@@ -84,6 +87,78 @@ pub struct GpuConfig {
     pub mig: Vec<MigInstanceConfig>,
     /// Multiplies the workload's utilisation (0 = idle GPU).
     pub load: f64,
+    /// What runs on the GPU: the default node's training cycle, or one of the profiles that
+    /// show each of the doctor's findings, with the telemetry moving together as it did on a
+    /// real H200 ([`Workload`]).
+    pub workload: Workload,
+}
+
+/// What a simulated GPU runs. Each profile but `training` holds one behaviour throughout, its
+/// readings (utilisation, the profiling fields, PCIe bytes, clocks and their event reasons,
+/// power against the limit, temperature, violation counters, memory) moving together as they
+/// did on a real H200 running the same kind of work (`shared/fixtures/h200-traces`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    /// A 120-second training cycle of idle (10 s), compute (90 s) and checkpoint (20 s),
+    /// scaled by `load` (the default node's).
+    #[default]
+    Training,
+    /// Dense math below the power limit, clocks at their maximum: compute-bound, healthy.
+    Steady,
+    /// Kernels for 0.4 s, then 0.8 s waiting on the host, again and again: a starved data
+    /// loader.
+    Sawtooth,
+    /// Pageable host-to-device copies back to back: PCIe busy at about a third of the link,
+    /// SMs idle.
+    PcieBound,
+    /// A stream of tiny kernels: utilisation about a third, SM activity near zero.
+    TinyKernels,
+    /// Streaming kernels: DRAM busy, math pipes mostly idle.
+    MemoryBound,
+    /// Nothing runs, but most of the memory is held.
+    MemoryIdle,
+    /// Dense math held at the power limit: SW power cap set, clocks a quarter below maximum.
+    PowerCapped,
+    /// Dense math on a hot GPU: SW thermal slowdown set, clocks well below maximum.
+    ThermalThrottle,
+    /// The steady profile on a slow card: clocks and power well below its peers', no reason
+    /// reported.
+    Straggler,
+}
+
+impl Workload {
+    /// Every workload, by its config name.
+    pub const ALL: [Workload; 10] = [
+        Workload::Training,
+        Workload::Steady,
+        Workload::Sawtooth,
+        Workload::PcieBound,
+        Workload::TinyKernels,
+        Workload::MemoryBound,
+        Workload::MemoryIdle,
+        Workload::PowerCapped,
+        Workload::ThermalThrottle,
+        Workload::Straggler,
+    ];
+
+    /// The name a config gives it (`pcie_bound`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Training => "training",
+            Workload::Steady => "steady",
+            Workload::Sawtooth => "sawtooth",
+            Workload::PcieBound => "pcie_bound",
+            Workload::TinyKernels => "tiny_kernels",
+            Workload::MemoryBound => "memory_bound",
+            Workload::MemoryIdle => "memory_idle",
+            Workload::PowerCapped => "power_capped",
+            Workload::ThermalThrottle => "thermal_throttle",
+            Workload::Straggler => "straggler",
+        }
+    }
 }
 
 /// A MIG GPU instance.
@@ -184,6 +259,7 @@ impl Default for GpuConfig {
             nvlinks: 18,
             mig: Vec::new(),
             load: 1.0,
+            workload: Workload::Training,
         }
     }
 }
@@ -330,11 +406,65 @@ impl SimConfig {
         }
     }
 
+    /// The preset `workloads`: eight H200s running a mix of [`Workload`] profiles, so that
+    /// `doctor --simulate` shows several findings at once. GPUs 0–3 are the ranks of one
+    /// training job, GPU 3 a straggler among them; GPU 4 is starved by its data loader, GPU 5
+    /// bound by pageable PCIe copies, GPU 6 runs tiny kernels shared by two processes, and
+    /// GPU 7 holds most of its memory while idle.
+    pub fn workloads() -> Self {
+        use Workload::*;
+        let mix = [
+            Steady,
+            Steady,
+            Steady,
+            Straggler,
+            Sawtooth,
+            PcieBound,
+            TinyKernels,
+            MemoryIdle,
+        ];
+        let h200 = GpuConfig {
+            model: "NVIDIA H200".into(),
+            memory_mib: 143_771,
+            max_sm_clock_mhz: 0,
+            mem_clock_mhz: 0,
+            ..GpuConfig::default()
+        };
+        let gpus = mix
+            .iter()
+            .map(|&workload| GpuConfig {
+                workload,
+                ..h200.clone()
+            })
+            .collect();
+        let process = |pid: u32, name: &str, gpus: Vec<u32>, memory_mib: i64| ProcessConfig {
+            pid,
+            name: name.into(),
+            user: "mlops".into(),
+            gpus,
+            memory_mib,
+        };
+        Self {
+            hostname: "sim-workloads-0".into(),
+            gpus,
+            processes: vec![
+                process(4242, "python3 train.py", (0..4).collect(), 62_000),
+                process(4343, "python3 train_loader.py", vec![4], 30_000),
+                process(4444, "python3 copy_h2d.py", vec![5], 2_200),
+                process(4545, "python3 tiny_kernels.py", vec![6], 2_000),
+                process(4546, "python3 eval.py", vec![6], 1_500),
+                process(4646, "jupyter-kernel", vec![7], 104_000),
+            ],
+            ..Self::default()
+        }
+    }
+
     /// The preset of this name ([`PRESETS`]), defaults filled in.
     pub fn preset(name: &str) -> Option<Self> {
         let mut cfg = match name {
             "default" => Self::default(),
             "faults" => Self::faults(),
+            "workloads" => Self::workloads(),
             _ => return None,
         };
         cfg.fill_defaults();

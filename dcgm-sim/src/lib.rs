@@ -36,6 +36,8 @@ pub mod policy_thread;
 pub mod values;
 #[doc(hidden)]
 pub mod violations;
+#[doc(hidden)]
+pub mod workload;
 
 use std::ffi::{CString, c_char, c_int};
 use std::sync::Mutex;

@@ -6,6 +6,7 @@ use dcgm_sys::*;
 
 use crate::machine::{Machine, unpack_link};
 use crate::values::{smooth, unit};
+use crate::workload::{self, Activity};
 
 /// A generated sample.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,9 +101,19 @@ impl Dynamics {
     }
 }
 
-/// GPU utilisation in percent at time `t_s` (seconds since the epoch): a 120-second training
-/// cycle of idle (10 s), compute (90 s) and checkpoint (20 s), scaled by the GPU's load.
+/// What a GPU running a workload profile does at `t_s`; `None` for the training cycle.
+pub fn activity(m: &Machine, gpu: u32, t_s: f64) -> Option<Activity> {
+    let g = m.cfg.gpus.get(gpu as usize)?;
+    workload::activity(g.workload, m.cfg.seed, gpu, t_s)
+}
+
+/// GPU utilisation in percent at time `t_s` (seconds since the epoch): the workload
+/// profile's, or a 120-second training cycle of idle (10 s), compute (90 s) and checkpoint
+/// (20 s), scaled by the GPU's load.
 pub fn gpu_util(m: &Machine, gpu: u32, t_s: f64) -> f64 {
+    if let Some(a) = activity(m, gpu, t_s) {
+        return a.util;
+    }
     let load = m.cfg.gpus.get(gpu as usize).map_or(0.0, |g| g.load);
     let phase = (t_s + f64::from(gpu) * 0.25).rem_euclid(120.0);
     let base = if phase < 10.0 {
@@ -119,9 +130,14 @@ pub fn gpu_util(m: &Machine, gpu: u32, t_s: f64) -> f64 {
 /// Board power in watts: idle draw plus a share of the limit that follows utilisation.
 pub fn gpu_power(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> f64 {
     let limit = d.power_limit_w.get(gpu as usize).copied().unwrap_or(700.0);
-    let u = gpu_util(m, gpu, t_s) / 100.0;
-    let n = smooth(m.cfg.seed, u64::from(gpu) * 31 + 2, t_s) * 12.0;
-    let mut p = (68.0 + u * (limit - 130.0) + n).min(limit);
+    let mut p = match activity(m, gpu, t_s) {
+        Some(a) => a.power_share * limit,
+        None => {
+            let u = gpu_util(m, gpu, t_s) / 100.0;
+            let n = smooth(m.cfg.seed, u64::from(gpu) * 31 + 2, t_s) * 12.0;
+            (68.0 + u * (limit - 130.0) + n).min(limit)
+        }
+    };
     if let Some(e) = d.last_event(gpu, "power", ts) {
         p = p.max(e.value as f64);
     }
@@ -131,6 +147,9 @@ pub fn gpu_power(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> f64 
 /// GPU temperature in °C: follows power.
 pub fn gpu_temp(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> i64 {
     let mut t = 27.0 + gpu_power(m, d, gpu, t_s, ts) * 0.085 + f64::from(gpu % 3);
+    if let Some(held) = activity(m, gpu, t_s).and_then(|a| a.temp_c) {
+        t = t.max(held + smooth(m.cfg.seed, u64::from(gpu) * 31 + 3, t_s));
+    }
     if let Some(e) = d.last_event(gpu, "thermal", ts) {
         t = t.max(e.value as f64);
     }
@@ -145,6 +164,33 @@ pub fn gpu_energy_mj(m: &Machine, gpu: u32, t_s: f64) -> i64 {
     let e_j = avg_w * t_s + 500.0 * (t_s / 10.0).sin();
     let origin = 1.0e9 + unit(m.cfg.seed, u64::from(gpu), 77) * 1.0e8;
     ((origin + e_j) * 1000.0) as i64
+}
+
+/// A profiling ratio of a workload profile, scaled to a MIG instance's share.
+fn profile_ratio(a: &Activity, field: u16, share: f64) -> Option<f64> {
+    let r = match field {
+        DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO => a.gr,
+        DCGM_FI_PROF_SM_UTIL_RATIO => a.sm,
+        DCGM_FI_PROF_SM_OCCUPANCY_RATIO => a.occupancy,
+        DCGM_FI_PROF_TENSOR_UTIL_RATIO => a.tensor,
+        DCGM_FI_PROF_DRAM_UTIL_RATIO => a.dram,
+        DCGM_FI_PROF_FP64_UTIL_RATIO => a.fp64,
+        DCGM_FI_PROF_FP32_UTIL_RATIO => a.fp32,
+        DCGM_FI_PROF_FP16_UTIL_RATIO => a.fp16,
+        _ => return None,
+    };
+    Some(r * share.min(1.0))
+}
+
+/// Nanoseconds the clocks were held down by a reason in `mask` since the engine started, for
+/// a workload profile: the share of the time the reason is set, times the time (DCGM's
+/// violation counters count the wall time a reason holds, in ns).
+fn profile_violation_ns(m: &Machine, d: &Dynamics, gpu: u32, ts: i64, mask: i64) -> i64 {
+    let Some(g) = m.cfg.gpus.get(gpu as usize) else {
+        return 0;
+    };
+    let share = workload::reason_share(g.workload, mask);
+    ((ts - d.start_us).max(0) as f64 * 1e3 * share) as i64
 }
 
 fn ratio_fields(u: f64, field: u16, share: f64) -> Option<f64> {
@@ -213,7 +259,12 @@ pub fn sample(
     }
 
     // Fields readable on GPUs and MIG instances.
-    if let Some(r) = ratio_fields(gpu_util(m, gpu, t_s), field, share) {
+    let act = activity(m, gpu, t_s);
+    let ratio = match &act {
+        Some(a) => profile_ratio(a, field, share),
+        None => ratio_fields(gpu_util(m, gpu, t_s), field, share),
+    };
+    if let Some(r) = ratio {
         if d.prof_paused {
             return Blank;
         }
@@ -225,6 +276,10 @@ pub fn sample(
             .filter(|p| p.gpus.contains(&gpu))
             .map(|p| p.memory_mib)
             .sum::<i64>()
+            .max(
+                (cfg.gpus[gpu as usize].memory_mib as f64
+                    * act.as_ref().map_or(0.0, |a| a.memory_share)) as i64,
+            )
             + 610
     };
     match field {
@@ -308,6 +363,10 @@ pub fn sample(
         DCGM_FI_DEV_MIG_MODE => i64::from(m.mig_enabled(gpu)),
         DCGM_FI_DEV_MIG_MAX_SLICES => 7,
         DCGM_FI_DEV_CC_MODE => 0,
+        DCGM_FI_DEV_SM_CLOCK if act.is_some() => {
+            let share = act.as_ref().map_or(1.0, |a| a.clock_share);
+            (d.app_sm_clock[gpu as usize] as f64 * share).round() as i64
+        }
         DCGM_FI_DEV_SM_CLOCK => {
             if busy {
                 d.app_sm_clock[gpu as usize]
@@ -328,7 +387,11 @@ pub fn sample(
         DCGM_FI_DEV_MAX_SM_CLOCK => g.max_sm_clock_mhz,
         DCGM_FI_DEV_MAX_VIDEO_CLOCK => 1980,
         DCGM_FI_DEV_CLOCKS_EVENT_REASONS => {
-            let mut r = if busy { 0 } else { 0x1 };
+            let mut r = match &act {
+                Some(a) => a.reasons,
+                None if busy => 0,
+                None => 0x1,
+            };
             if d.last_event(gpu, "thermal", ts).is_some() {
                 r |= 0x20 | 0x40;
             }
@@ -371,16 +434,23 @@ pub fn sample(
             d.event_total(gpu, "pcie_replay", ts, false) * 3
         }
         DCGM_FI_DEV_GPU_UTIL_RATIO => util.round() as i64,
-        DCGM_FI_DEV_MEM_COPY_UTIL => (util * 0.45).round() as i64,
+        DCGM_FI_DEV_MEM_COPY_UTIL => match &act {
+            Some(a) => a.mem_copy.round() as i64,
+            None => (util * 0.45).round() as i64,
+        },
         DCGM_FI_DEV_ENC_UTIL | DCGM_FI_DEV_DEC_UTIL => 0,
         DCGM_FI_DEV_PCIE_MAX_LINK_GEN | DCGM_FI_DEV_PCIE_LINK_GEN => 5,
         DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH | DCGM_FI_DEV_PCIE_LINK_WIDTH => 16,
-        DCGM_FI_DEV_POWER_VIOLATION => d
-            .last_event(gpu, "power", ts)
-            .map_or(0, |e| (ts - e.ts) / 2),
-        DCGM_FI_DEV_THERMAL_VIOLATION => d
-            .last_event(gpu, "thermal", ts)
-            .map_or(0, |e| (ts - e.ts) / 2),
+        DCGM_FI_DEV_POWER_VIOLATION => {
+            d.last_event(gpu, "power", ts)
+                .map_or(0, |e| (ts - e.ts) / 2)
+                + profile_violation_ns(m, d, gpu, ts, workload::REASON_SW_POWER_CAP)
+        }
+        DCGM_FI_DEV_THERMAL_VIOLATION => {
+            d.last_event(gpu, "thermal", ts)
+                .map_or(0, |e| (ts - e.ts) / 2)
+                + profile_violation_ns(m, d, gpu, ts, workload::REASON_SW_THERMAL)
+        }
         DCGM_FI_DEV_SYNC_BOOST_VIOLATION
         | DCGM_FI_DEV_BOARD_LIMIT_VIOLATION
         | DCGM_FI_DEV_LOW_UTIL_VIOLATION
@@ -409,8 +479,14 @@ pub fn sample(
             d.event_total(gpu, "nvlink", ts, true)
         }
         DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL => (util * 3100.0) as i64,
-        DCGM_FI_PROF_PCIE_TX_BYTES => (util * 2.4e7) as i64 + 1_200_000,
-        DCGM_FI_PROF_PCIE_RX_BYTES => (util * 5.2e7) as i64 + 3_100_000,
+        DCGM_FI_PROF_PCIE_TX_BYTES => match &act {
+            Some(a) => a.pcie_tx as i64,
+            None => (util * 2.4e7) as i64 + 1_200_000,
+        },
+        DCGM_FI_PROF_PCIE_RX_BYTES => match &act {
+            Some(a) => a.pcie_rx as i64,
+            None => (util * 5.2e7) as i64 + 3_100_000,
+        },
         DCGM_FI_PROF_NVLINK_TX_BYTES | DCGM_FI_PROF_NVLINK_RX_BYTES => {
             if d.prof_paused {
                 return Blank;

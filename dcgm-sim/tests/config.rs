@@ -30,7 +30,7 @@ fn the_faults_preset_is_the_default_node_with_three_incidents() {
     let calm = SimConfig::preset("default").unwrap();
     assert_eq!(faults.gpus.len(), calm.gpus.len());
     assert_eq!(faults.gpus[3].uuid, calm.gpus[3].uuid);
-    assert_eq!(PRESETS, ["default", "faults"]);
+    assert_eq!(PRESETS, ["default", "faults", "workloads"]);
     assert!(SimConfig::preset("calm").is_none());
 }
 
@@ -56,4 +56,31 @@ fn a_json_error_names_the_line_the_column_and_the_key() {
         "{e}"
     );
     assert!(!e.contains(" at line "), "the place is said once: {e}");
+}
+
+#[test]
+fn a_gpu_names_its_workload_profile_and_an_unknown_one_is_an_error() {
+    use dcgm_sim::config::Workload;
+    let cfg = SimConfig::parse("[[gpus]]\nworkload = \"pcie_bound\"\n[[gpus]]\n").unwrap();
+    assert_eq!(cfg.gpus[0].workload, Workload::PcieBound);
+    assert_eq!(cfg.gpus[1].workload, Workload::Training);
+    for w in Workload::ALL {
+        let text = format!("[[gpus]]\nworkload = \"{}\"\n", w.name());
+        assert_eq!(SimConfig::parse(&text).unwrap().gpus[0].workload, w);
+    }
+    let e = SimConfig::parse("[[gpus]]\nworkload = \"busy\"\n").unwrap_err();
+    assert!(e.starts_with("line 2, column 12"), "{e}");
+    assert!(e.contains("unknown variant `busy`"), "{e}");
+}
+
+#[test]
+fn the_workloads_preset_runs_a_mix_and_leaves_the_default_node_on_its_training_cycle() {
+    use dcgm_sim::config::Workload;
+    let mix = SimConfig::preset("workloads").unwrap();
+    assert_eq!(mix.gpus.len(), 8);
+    let kinds: std::collections::BTreeSet<Workload> = mix.gpus.iter().map(|g| g.workload).collect();
+    assert!(kinds.len() >= 6, "{kinds:?}");
+    assert!(!kinds.contains(&Workload::Training));
+    let calm = SimConfig::preset("default").unwrap();
+    assert!(calm.gpus.iter().all(|g| g.workload == Workload::Training));
 }

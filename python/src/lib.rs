@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 
 mod config;
 mod diagnostic;
+mod doctor;
 mod duration;
 mod entity;
 mod errors;
@@ -68,6 +69,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reader::PySnapshots>()?;
     m.add_class::<policy::PyPolicyRegistration>()?;
     m.add_class::<policy::PyPolicySubscription>()?;
+    m.add_class::<doctor::PyFinding>()?;
+    m.add_class::<doctor::PyReport>()?;
+    m.add_function(wrap_pyfunction!(doctor::doctor, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor::doctor_replay, m)?)?;
     m.add_function(wrap_pyfunction!(field::field_table, m)?)?;
     m.add_function(wrap_pyfunction!(field::field_info, m)?)?;
     m.add_function(wrap_pyfunction!(return_codes::return_codes, m)?)?;

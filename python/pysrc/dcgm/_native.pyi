@@ -10,9 +10,11 @@ __all__ = [
     "DCGM_FI_MAX_FIELDS",
     "DCGM_MAX_HIERARCHY_INFO",
     "DEFAULT_FIELD_IDS",
+    "DoctorReport",
     "FieldGroup",
     "FieldMeta",
     "FieldValue",
+    "Finding",
     "Group",
     "Handle",
     "PolicyRegistration",
@@ -32,6 +34,8 @@ __all__ = [
     "create_fake_gpus",
     "dcgmCreateFakeEntities_version2",
     "dcgmInjectFieldValue_version1",
+    "doctor",
+    "doctor_replay",
     "empty_cache",
     "entity_groups",
     "field_info",
@@ -515,3 +519,64 @@ def raw_constants() -> Dict[str, Union[int, float, str]]: ...
 def raw_latest_values(
     handle: int, group: int, field_group: int
 ) -> Tuple[int, List[Tuple[int, int, int, int, int, int, Union[int, float, str, bytes]]]]: ...
+
+@final
+class Finding:
+    """One conclusion of the doctor (dcgm_doctor::Finding)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+    @property
+    def gpus(self) -> List[int]: ...
+    @property
+    def span(self) -> Tuple[int, int]: ...
+    @property
+    def evidence(self) -> Dict[str, float]: ...
+    @property
+    def units(self) -> Dict[str, str]: ...
+    @property
+    def explanation(self) -> str: ...
+    @property
+    def advice(self) -> str: ...
+
+@final
+class DoctorReport:
+    """What the doctor concluded about a window (dcgm_doctor::Report)."""
+
+    @property
+    def findings(self) -> List[Finding]: ...
+    @property
+    def not_judged(self) -> Dict[str, str]: ...
+    @property
+    def gpus(self) -> List[int]: ...
+    @property
+    def stopped(self) -> Dict[int, int]: ...
+    @property
+    def span(self) -> Optional[Tuple[int, int]]: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def simulated(self) -> bool: ...
+    @property
+    def notes(self) -> List[str]: ...
+    def __len__(self) -> int: ...
+
+def doctor(
+    duration: float = 30.0,
+    *,
+    gpus: Optional[Sequence[int]] = None,
+    interval: float = 0.1,
+    simulate: bool = False,
+    library_path: Optional[Union[str, PathLike[str]]] = None,
+) -> DoctorReport: ...
+def doctor_replay(
+    path: Union[str, PathLike[str]],
+    phase: Optional[str] = None,
+    *,
+    phases: Optional[Union[str, PathLike[str]]] = None,
+    settle: float = ...,
+    start: Optional[float] = None,
+    end: Optional[float] = None,
+) -> DoctorReport: ...
