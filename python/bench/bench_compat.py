@@ -31,7 +31,7 @@ import dcgm_structs, dcgm_agent, dcgm_fields, pydcgm, DcgmFieldGroup, DcgmReader
 case, n = sys.argv[1], int(sys.argv[2])
 fields = list(DcgmReader.defaultFieldIds)
 if case == "reader":
-    r = DcgmReader.DcgmReader()
+    r = DcgmReader.DcgmReader(hostname=None)  # the embedded engine, on both bindings
     f = r.GetLatestGpuValuesAsFieldIdDict
 else:
     handle = pydcgm.DcgmHandle(opMode=dcgm_structs.DCGM_OPERATION_MODE_AUTO)
@@ -73,7 +73,8 @@ def run(case: str, ours: bool, nvidia_dir: "str | None", lib_dir: "str | None", 
             else:
                 lib = ["--simulate"]
             cmd = [sys.executable, "-m", "dcgm.compat", *lib, script, case, str(n)]
-            env.pop("PYTHONPATH", None)
+            # Where this `dcgm` is installed, and not NVIDIA's bindings.
+            env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(dcgm.__file__)))
         else:
             if lib_dir is None:
                 os.symlink(sim, os.path.join(d, "libdcgm.so.4"))
