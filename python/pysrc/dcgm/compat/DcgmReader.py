@@ -63,6 +63,20 @@ entity_group_id_to_string = _reader.entity_group_id_to_string
 _ConnectionLost = dcgmExceptionClass(DCGM_ST_CONNECTION_NOT_VALID)
 
 
+
+def _reader_group(system: Any, reader: Any) -> Any:
+    """The pydcgm group a reader reads: the default group, or one of its requested GPUs and
+    entities (as NVIDIA's reader builds it)."""
+    if not reader.m_requestedGpuIds and not reader.m_requestedEntitiesAsGiven:
+        return system.GetDefaultGroup()
+    name = "dcgmreader_%d" % os.getpid()
+    if reader.m_requestedGpuIds:
+        group = system.GetGroupWithGpuIds(name, reader.m_requestedGpuIds)
+        for e in reader.m_requestedEntitiesAsGiven or []:
+            group.AddEntity(e.entityGroupId, e.entityId)
+        return group
+    return system.GetGroupWithEntities(name, reader.m_requestedEntitiesAsGiven)
+
 class _Sample:
     """One field value as NVIDIA's ``dcgm_field_helpers.DcgmFieldValue`` presents it; its
     attributes can be assigned (NVIDIA's collectd plugin marks samples blank)."""
@@ -145,16 +159,7 @@ class _HandleSource:
 
         self._handle = pydcgm.DcgmHandle(handle)
         system = self._handle.GetSystem()
-        if not reader.m_requestedGpuIds and not reader.m_requestedEntitiesAsGiven:
-            group = system.GetDefaultGroup()
-        else:
-            name = "dcgmreader_%d" % os.getpid()
-            if reader.m_requestedGpuIds:
-                group = system.GetGroupWithGpuIds(name, reader.m_requestedGpuIds)
-                for e in reader.m_requestedEntitiesAsGiven or []:
-                    group.AddEntity(e.entityGroupId, e.entityId)
-            else:
-                group = system.GetGroupWithEntities(name, reader.m_requestedEntitiesAsGiven)
+        group = _reader_group(system, reader)
         self._system, self._group = system, group
         self._fieldGroups: List[Any] = []
         allIds: List[int] = []
@@ -439,16 +444,7 @@ class DcgmReader(_reader.DcgmReader):
         handle = pydcgm.DcgmHandle(None, ipAddress=self.m_dcgmHostName,
                                    opMode=dcgm_structs.DCGM_OPERATION_MODE_AUTO)
         system = handle.GetSystem()
-        if not self.m_requestedGpuIds and not self.m_requestedEntitiesAsGiven:
-            group = system.GetDefaultGroup()
-        else:
-            name = "dcgmreader_%d" % os.getpid()
-            if self.m_requestedGpuIds:
-                group = system.GetGroupWithGpuIds(name, self.m_requestedGpuIds)
-                for e in self.m_requestedEntitiesAsGiven or []:
-                    group.AddEntity(e.entityGroupId, e.entityId)
-            else:
-                group = system.GetGroupWithEntities(name, self.m_requestedEntitiesAsGiven)
+        group = _reader_group(system, self)
         self.__dict__["m_dcgmHandle"] = handle
         self.__dict__["m_dcgmSystem"] = system
         self.__dict__["m_dcgmGroup"] = group

@@ -449,11 +449,11 @@ class DcgmFieldValueCollection:
         self._numValuesSeen = 0
 
 
-class DcgmFieldGroupWatcher(DcgmFieldValueCollection):
-    """A :class:`DcgmFieldValueCollection` that watches ``fieldGroup`` on ``groupId`` itself
-    (``updateFreq`` µs, ``maxKeepAge`` s, ``maxKeepSamples``), forces one update, and reads from
-    ``startTimestamp`` (0: everything cached). :meth:`GetAllSinceLastCall` takes no field group
-    and updates first in ``DCGM_OPERATION_MODE_MANUAL``."""
+class _Watching:
+    """What both watchers add to their collection: the watch of ``fieldGroup`` on ``groupId``
+    (``updateFreq`` µs, ``maxKeepAge`` s, ``maxKeepSamples``), one forced update and a first
+    read from ``startTimestamp`` (0: everything cached); :meth:`GetAllSinceLastCall` takes no
+    field group and updates first in ``DCGM_OPERATION_MODE_MANUAL``."""
 
     def __init__(self, handle: Any, groupId: Any, fieldGroup: Any, operationMode: int, updateFreq: int,
                  maxKeepAge: float, maxKeepSamples: int, startTimestamp: int) -> None:
@@ -462,23 +462,28 @@ class DcgmFieldGroupWatcher(DcgmFieldValueCollection):
         self._updateFreq = updateFreq
         self._maxKeepAge = maxKeepAge
         self._maxKeepSamples = maxKeepSamples
-        DcgmFieldValueCollection.__init__(self, handle, groupId)
+        super().__init__(handle, groupId)  # type: ignore[call-arg]  # the collection's
         self._nextSinceTimestamp = startTimestamp if startTimestamp > 0 else 0
         self._numValuesSeen = 0
         self._WatchFieldGroup()
 
     def _WatchFieldGroup(self) -> None:
-        ret = dcgm_agent.dcgmWatchFields(self._handle, self._groupId, _field_group_id(self._fieldGroup),
+        ret = dcgm_agent.dcgmWatchFields(self._handle, self._groupId, _field_group_id(self._fieldGroup),  # type: ignore[attr-defined]
                                          self._updateFreq, self._maxKeepAge, self._maxKeepSamples)
         dcgm_structs._dcgmCheckReturn(ret)
-        ret = dcgm_agent.dcgmUpdateAllFields(self._handle, 1)
+        ret = dcgm_agent.dcgmUpdateAllFields(self._handle, 1)  # type: ignore[attr-defined]
         dcgm_structs._dcgmCheckReturn(ret)
         self.GetAllSinceLastCall()
 
-    def GetAllSinceLastCall(self) -> int:  # type: ignore[override]
+    def GetAllSinceLastCall(self) -> int:
         if self._operationMode == dcgm_structs.DCGM_OPERATION_MODE_MANUAL:
-            dcgm_structs._dcgmCheckReturn(dcgm_agent.dcgmUpdateAllFields(self._handle, 1))
-        return super().GetAllSinceLastCall(self._fieldGroup)
+            dcgm_structs._dcgmCheckReturn(dcgm_agent.dcgmUpdateAllFields(self._handle, 1))  # type: ignore[attr-defined]
+        return super().GetAllSinceLastCall(self._fieldGroup)  # type: ignore[misc,no-any-return]
+
+
+class DcgmFieldGroupWatcher(_Watching, DcgmFieldValueCollection):
+    """A :class:`DcgmFieldValueCollection` that watches its field group itself (see
+    :class:`_Watching` for the arguments)."""
 
 
 class DcgmFieldValueEntityCollection:
@@ -527,33 +532,8 @@ class DcgmFieldValueEntityCollection:
         self._numValuesSeen = 0
 
 
-class DcgmFieldGroupEntityWatcher(DcgmFieldValueEntityCollection):
+class DcgmFieldGroupEntityWatcher(_Watching, DcgmFieldValueEntityCollection):
     """The entity form of :class:`DcgmFieldGroupWatcher` (same arguments)."""
-
-    def __init__(self, handle: Any, groupId: Any, fieldGroup: Any, operationMode: int, updateFreq: int,
-                 maxKeepAge: float, maxKeepSamples: int, startTimestamp: int) -> None:
-        self._fieldGroup = fieldGroup
-        self._operationMode = operationMode
-        self._updateFreq = updateFreq
-        self._maxKeepAge = maxKeepAge
-        self._maxKeepSamples = maxKeepSamples
-        DcgmFieldValueEntityCollection.__init__(self, handle, groupId)
-        self._nextSinceTimestamp = startTimestamp if startTimestamp > 0 else 0
-        self._numValuesSeen = 0
-        self._WatchFieldGroup()
-
-    def _WatchFieldGroup(self) -> None:
-        ret = dcgm_agent.dcgmWatchFields(self._handle, self._groupId, _field_group_id(self._fieldGroup),
-                                         self._updateFreq, self._maxKeepAge, self._maxKeepSamples)
-        dcgm_structs._dcgmCheckReturn(ret)
-        ret = dcgm_agent.dcgmUpdateAllFields(self._handle, 1)
-        dcgm_structs._dcgmCheckReturn(ret)
-        self.GetAllSinceLastCall()
-
-    def GetAllSinceLastCall(self) -> int:  # type: ignore[override]
-        if self._operationMode == dcgm_structs.DCGM_OPERATION_MODE_MANUAL:
-            dcgm_structs._dcgmCheckReturn(dcgm_agent.dcgmUpdateAllFields(self._handle, 1))
-        return super().GetAllSinceLastCall(self._fieldGroup)
 
 
 def main() -> None:
