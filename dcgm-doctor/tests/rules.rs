@@ -273,3 +273,53 @@ fn a_gpu_running_another_program_is_not_a_straggler_of_the_job_beside_it() {
         kinds(&r)
     );
 }
+
+/// Utilisation in bursts shorter than the samples: `base + swing` and `base - swing`
+/// alternating, the SMs busy in proportion.
+fn bursty(base: f64, swing: f64) -> impl Fn(u32, i64) -> Sample {
+    move |g, i| {
+        let u = if i % 2 == 0 {
+            base + swing
+        } else {
+            base - swing
+        };
+        busy(g, i)
+            .with(Field::GpuUtil, u)
+            .with(Field::SmActive, u / 110.0)
+    }
+}
+
+#[test]
+fn work_in_bursts_shorter_than_the_samples_is_input_starved() {
+    let r = dcgm_doctor::judge(&window(1, 10, bursty(63.0, 25.0)));
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::InputStarved)
+        .unwrap_or_else(|| panic!("{:?}", kinds(&r)));
+    assert_eq!(f.severity, Severity::Warning);
+    // Steady work below full use, and full use that swings a little, are not.
+    for (base, swing) in [(63.0, 2.0), (95.0, 4.0)] {
+        let r = dcgm_doctor::judge(&window(1, 10, bursty(base, swing)));
+        assert!(
+            !kinds(&r).contains(&Kind::InputStarved),
+            "{base} ± {swing}: {:?}",
+            kinds(&r)
+        );
+    }
+}
+
+/// A real H200 (2026-12-01, `dmon -d 100 --json` on the real libdcgm 4.6.0) during a training
+/// step fed by a DataLoader with CPU-heavy transforms and `num_workers=0`
+/// (`dcgm-doctor/workloads/starved.py starved`): 63 % busy, no idle sample.
+#[test]
+fn the_h200_loader_with_no_workers_is_input_starved() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200-loader-num-workers-0.jsonl"
+    );
+    let file = std::fs::File::open(path).unwrap();
+    let trace = dcgm_doctor::replay::read(std::io::BufReader::new(file)).unwrap();
+    let r = dcgm_doctor::judge(&trace.window);
+    assert!(kinds(&r).contains(&Kind::InputStarved), "{:?}", r.findings);
+}
