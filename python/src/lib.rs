@@ -98,7 +98,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(raw::raw_call, m)?)?;
     m.add_function(wrap_pyfunction!(raw::raw_symbols, m)?)?;
     m.add_function(wrap_pyfunction!(raw::raw_arities, m)?)?;
-    m.add_function(wrap_pyfunction!(raw::raw_latest_values, m)?)?;
     m.add_function(wrap_pyfunction!(raw::raw_layouts, m)?)?;
     m.add_function(wrap_pyfunction!(raw::raw_aliases, m)?)?;
     m.add_function(wrap_pyfunction!(raw::raw_constants, m)?)?;

@@ -50,7 +50,6 @@ __all__ = [
     "raw_constants",
     "raw_has",
     "raw_index",
-    "raw_latest_values",
     "raw_layouts",
     "raw_library",
     "raw_open",
@@ -516,10 +515,6 @@ def raw_symbols() -> List[str]: ...
 def raw_layouts() -> List[Tuple[str, bool, bool, int, int, List[Tuple[str, str, int]]]]: ...
 def raw_aliases() -> Dict[str, str]: ...
 def raw_constants() -> Dict[str, Union[int, float, str]]: ...
-def raw_latest_values(
-    handle: int, group: int, field_group: int
-) -> Tuple[int, List[Tuple[int, int, int, int, int, int, Union[int, float, str, bytes]]]]: ...
-
 @final
 class Finding:
     """One conclusion of the doctor (dcgm_doctor::Finding)."""
