@@ -22,6 +22,7 @@
 mod defaults;
 mod reader;
 mod since;
+mod since_background;
 #[cfg(feature = "tokio")]
 mod stream;
 

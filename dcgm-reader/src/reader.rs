@@ -3,15 +3,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dcgm::{
     ConnectionKind, Entity, EntityGroup, Error, FieldGroup, FieldId, FieldValue, Group, Handle,
-    HandleBuilder, LogSeverity, OperationMode, Result, SampleBuffer, Value, Watch, WatchOptions,
+    HandleBuilder, LogSeverity, OperationMode, Result, Value, Watch, WatchOptions,
 };
 
 use crate::defaults::DEFAULT_FIELD_IDS;
-use crate::since::{Plan, SinceTracker};
+use crate::since::SinceTracker;
+use crate::since_background::{Answer, Background, Shared, SinceCore, clamp_period, lock};
 
 /// How the reader reaches DCGM.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -79,6 +81,7 @@ pub struct ReaderBuilder {
     keep_engine: bool,
     since_fast_path: bool,
     since_recheck: Duration,
+    since_background: bool,
     engine_log: Option<(String, LogSeverity)>,
 }
 
@@ -101,6 +104,7 @@ impl Default for ReaderBuilder {
             keep_engine: false,
             since_fast_path: true,
             since_recheck: Duration::from_secs(10),
+            since_background: true,
             engine_log: None,
         }
     }
@@ -213,6 +217,16 @@ impl ReaderBuilder {
         self
     }
 
+    /// Through a host engine whose sampling is faster than [`Reader::since_last_call`] is
+    /// polled (another client watches the same fields faster, or the calls come slower than
+    /// the watches), read the latest values on a background thread at the sampling interval,
+    /// so that a poll costs a few latest reads rather than one request per (entity, field)
+    /// (default: yes). Exact either way. See the crate's `since_background` module docs.
+    pub fn since_background(mut self, yes: bool) -> Self {
+        self.since_background = yes;
+        self
+    }
+
     /// Where an embedded engine started by the reader writes DCGM's own log, and at which
     /// severity (a path, or `-` for standard output as DCGM reads it). Ignored when the reader
     /// connects to a host engine, whose log is its own.
@@ -267,13 +281,13 @@ struct State {
     group: Group,
     /// Field groups of at most 127 fields each, with their watches.
     field_groups: Vec<(FieldGroup, Watch)>,
-    since: SinceTracker,
+    /// What since-last-call polls delivered, shared with the background reads.
+    since: Shared,
+    /// The background latest reads, once a poll through a host engine found its pairs
+    /// sampled faster than it polls.
+    background: Option<Background>,
     gpus: Vec<GpuIdentity>,
     scratch: Vec<FieldValue>,
-    /// The latest read of a since-last-call poll (kept for its allocation).
-    since_latest: Vec<FieldValue>,
-    /// The C records of the fast path's per-pair requests (kept: about 260 KiB).
-    since_samples: SampleBuffer,
     /// The (entity, field) pairs the current read wrote.
     written: Vec<(Entity, FieldId)>,
 }
@@ -442,11 +456,12 @@ impl Reader {
             mode,
             group,
             field_groups,
-            since: SinceTracker::new(self.intervals.keys().max().copied().unwrap_or_default()),
+            since: Arc::new(Mutex::new(SinceCore::new(SinceTracker::new(
+                self.intervals.keys().max().copied().unwrap_or_default(),
+            )))),
+            background: None,
             gpus,
             scratch: Vec::new(),
-            since_samples: SampleBuffer::new(PER_PAIR_MAX),
-            since_latest: Vec::new(),
             written: Vec::new(),
         })
     }
@@ -576,6 +591,7 @@ impl Reader {
     /// [`ReaderBuilder::since_fast_path`].
     pub fn since_last_call(&mut self) -> Result<BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>>> {
         let (fast, recheck) = (self.opts.since_fast_path, self.opts.since_recheck);
+        let background = self.opts.since_background;
         self.with_state(|s, ignore, ignore_blank| {
             let mut out: BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>> = BTreeMap::new();
             let mut keep = |v: &FieldValue| {
@@ -591,49 +607,93 @@ impl Reader {
                         value: v.value.clone(),
                     });
             };
-            let mut latest = std::mem::take(&mut s.since_latest);
-            latest.clear();
+            let shared = Arc::clone(&s.since);
+            let mut core = lock(&shared);
+            if let Some(e) = core.failed.take() {
+                return Err(e);
+            }
+            // What the background reads delivered since the previous poll comes first.
+            let waiting = std::mem::take(&mut core.pending);
+            let had_waiting = !waiting.is_empty();
+            waiting.iter().for_each(&mut keep);
+            let mut crowded = false;
             if fast {
-                for (fg, _) in &s.field_groups {
-                    s.group.latest_values_into(fg, &mut s.scratch)?;
-                    latest.append(&mut s.scratch);
+                // A background read of less than one of its intervals ago stands for this
+                // poll's own latest read: its pairs left waiting are answered from it.
+                let period = core.background_period;
+                let recent = core
+                    .background_latest
+                    .take()
+                    .is_some_and(|t| t.elapsed() < period);
+                if !recent {
+                    let mut latest = std::mem::take(&mut core.latest);
+                    latest.clear();
+                    for (fg, _) in &s.field_groups {
+                        s.group.latest_values_into(fg, &mut s.scratch)?;
+                        latest.append(&mut s.scratch);
+                    }
+                    core.latest = latest;
                 }
-                if s.since.stale(recheck) {
-                    s.since.check_intervals(&s.handle, &latest);
-                } else if let Plan::Fast { fresh, per_pair } = s.since.plan(&latest)
-                    && let Some(extra) = per_pair_samples(
-                        &s.handle,
-                        &s.since,
-                        &latest,
-                        &per_pair,
-                        &mut s.since_samples,
-                    )?
-                {
-                    for v in fresh.iter().map(|&i| &latest[i]) {
-                        s.since.delivered(v);
-                        keep(v);
+                if core.tracker.stale(recheck) {
+                    let SinceCore {
+                        tracker, latest, ..
+                    } = &mut *core;
+                    tracker.check_intervals(&s.handle, latest);
+                    if let Some(fastest) = tracker.fastest_interval() {
+                        core.background_period = clamp_period(fastest);
                     }
-                    for v in s.since.take_new(&extra) {
-                        keep(&v);
+                } else {
+                    match core.answer(&s.handle, false)? {
+                        Answer::Delivered(vals) => {
+                            vals.iter().for_each(&mut keep);
+                            core.tracker.fast_polls += 1;
+                            drop(keep);
+                            if had_waiting {
+                                sort_samples(&mut out);
+                            }
+                            return Ok(out);
+                        }
+                        Answer::Crowded => crowded = true,
+                        Answer::Slow => {}
                     }
-                    s.since.seen(&latest);
-                    s.since.fast_polls += 1;
-                    s.since_latest = latest;
-                    return Ok(out);
                 }
             }
             // The library's since-read from the floor, less what earlier polls delivered.
             let mut vals = Vec::new();
             for (fg, _) in &s.field_groups {
-                vals.extend(s.group.values_since(fg, &mut s.since.cursor())?);
+                vals.extend(s.group.values_since(fg, &mut core.tracker.cursor())?);
             }
-            for v in s.since.take_new(&vals) {
-                keep(&v);
+            core.tracker.take_new(&vals).iter().for_each(&mut keep);
+            drop(keep);
+            if had_waiting {
+                sort_samples(&mut out);
             }
-            s.since.seen(&vals);
-            s.since.seen(&latest);
-            s.since.slow_polls += 1;
-            s.since_latest = latest;
+            let SinceCore {
+                tracker, latest, ..
+            } = &mut *core;
+            tracker.seen(&vals);
+            tracker.seen(latest);
+            tracker.slow_polls += 1;
+            // Sampled faster than this poll's rate, through a host engine: read the latest
+            // values in the background at the sampling interval from now on.
+            let period = tracker.fastest_interval();
+            let pairs = (
+                unique(latest.iter().map(|v| v.entity)),
+                unique(latest.iter().map(|v| v.field)),
+            );
+            drop(core);
+            if crowded
+                && background
+                && matches!(s.mode, ChosenMode::Standalone(_))
+                && !s.background.as_ref().is_some_and(Background::running)
+                && let Some(period) = period
+            {
+                s.background = None;
+                match Background::start(&s.handle, &s.since, pairs.0, pairs.1, period) {
+                    Ok(b) => s.background = Some(b),
+                    Err(e) => log::warn!("since: no background reads (thread not started: {e})"),
+                }
+            }
             Ok(out)
         })
     }
@@ -641,9 +701,20 @@ impl Reader {
     /// How [`Reader::since_last_call`] answered so far on this connection: polls served by
     /// one latest read, and polls that took the library's since-read.
     pub fn since_path_counts(&self) -> (u64, u64) {
-        self.state
-            .as_ref()
-            .map_or((0, 0), |s| (s.since.fast_polls, s.since.slow_polls))
+        self.state.as_ref().map_or((0, 0), |s| {
+            let core = lock(&s.since);
+            (core.tracker.fast_polls, core.tracker.slow_polls)
+        })
+    }
+
+    /// The background latest reads of [`Reader::since_last_call`] on this connection (see
+    /// [`ReaderBuilder::since_background`]): how many delivered samples, and the time they
+    /// spent reading and judging, requests included.
+    pub fn since_background_counts(&self) -> (u64, Duration) {
+        self.state.as_ref().map_or((0, Duration::ZERO), |s| {
+            let core = lock(&s.since);
+            (core.background_reads, core.background_busy)
+        })
     }
 
     /// Calls `handler` with a fresh snapshot every `interval`, `count` times (or forever with
@@ -694,52 +765,23 @@ impl Iterator for Snapshots<'_> {
     }
 }
 
-/// Most samples one per-pair request of the since fast path returns. Small: the library fills
-/// (and copies) every record of the buffer, at 4 KiB a record.
-const PER_PAIR_MAX: usize = 64;
-
-/// The samples of the pairs that may have several new ones: one request per pair for the span
-/// from its look-back (the margin behind its delivered sample) up to the latest read's; the
-/// caller keeps those not delivered yet. `None` when a span holds more samples than one
-/// request returns (the since-read then answers the poll).
-fn per_pair_samples(
-    handle: &Handle,
-    since: &SinceTracker,
-    latest: &[FieldValue],
-    per_pair: &[usize],
-    buffer: &mut SampleBuffer,
-) -> Result<Option<Vec<FieldValue>>> {
-    let mut out = Vec::new();
-    let mut samples = Vec::new();
-    for &i in per_pair {
-        let v = &latest[i];
-        let from = since.lookback(v);
-        samples.clear();
-        // One past the latest sample: whether the library's end is inclusive or not.
-        if handle
-            .field_samples_into(
-                v.entity.id,
-                v.field,
-                from.max(1),
-                v.timestamp_us.saturating_add(1),
-                buffer,
-                &mut samples,
-            )?
-            .is_none()
-        {
-            return Ok(None);
-        }
-        samples.retain(|s| s.timestamp_us >= from && s.timestamp_us <= v.timestamp_us);
+/// Puts every pair's samples in time order (background reads and a since-read can deliver a
+/// late-stored sample after a newer one).
+fn sort_samples(out: &mut BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>>) {
+    for samples in out.values_mut().flat_map(|f| f.values_mut()) {
         samples.sort_by_key(|s| s.timestamp_us);
-        if samples
-            .last()
-            .is_none_or(|s| s.timestamp_us < v.timestamp_us)
-        {
-            samples.push(v.clone());
-        }
-        out.append(&mut samples);
     }
-    Ok(Some(out))
+}
+
+/// The distinct items, in first-seen order.
+fn unique<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
 }
 
 fn gpu_only<K: Ord>(

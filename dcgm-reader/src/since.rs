@@ -26,7 +26,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use dcgm::{Entity, EntityGroup, FieldId, FieldType, FieldValue, Handle, SinceCursor};
+use dcgm::{
+    Entity, EntityGroup, FieldId, FieldType, FieldValue, Handle, Result, SampleBuffer, SinceCursor,
+};
 
 /// A pair is answered by the latest read when its new sample is less than this many
 /// intervals after the delivered one (1.5: two further samples are at least two apart).
@@ -44,6 +46,8 @@ pub(crate) struct SinceTracker {
     recent: HashMap<(Entity, FieldId), Vec<(i64, u32)>>,
     /// Sampling interval, µs, as the cache reported it (or lower, from observed samples).
     interval: HashMap<(Entity, FieldId), i64>,
+    /// The shortest interval the cache reported at the last check, µs (0: none).
+    reported_min: i64,
     checked_at: Option<Instant>,
     /// The newest time stamp seen so far (the library's clock); 0 before the first poll.
     horizon: i64,
@@ -72,6 +76,9 @@ pub(crate) enum Plan {
     },
     /// Take the since-read.
     Slow,
+    /// Take the since-read: more than a quarter of the pairs may have several new samples
+    /// (see [`crate::since_background`]).
+    Crowded,
 }
 
 /// At most this share of the pairs (1/4) take a request of their own before the whole
@@ -164,14 +171,31 @@ impl SinceTracker {
                 per_pair.len(),
                 latest.len()
             );
-            return Plan::Slow;
+            return Plan::Crowded;
         }
         Plan::Fast { fresh, per_pair }
+    }
+
+    /// The shortest sampling interval of the pairs, as the cache last reported it (not as
+    /// observed: a field stored several times per update shows gaps of microseconds).
+    pub(crate) fn fastest_interval(&self) -> Option<Duration> {
+        u64::try_from(self.reported_min)
+            .ok()
+            .filter(|&us| us > 0)
+            .map(Duration::from_micros)
     }
 
     /// The newest sample delivered for a pair, if any.
     pub(crate) fn newest(&self, v: &FieldValue) -> Option<i64> {
         self.newest.get(&(v.entity, v.field)).copied()
+    }
+
+    /// Whether a pair's per-pair request can wait for a later read: its newest delivered
+    /// sample is less than half the margin behind `v`, so the span still lies above the
+    /// floor of the next poll.
+    pub(crate) fn can_wait(&self, v: &FieldValue) -> bool {
+        self.newest(v)
+            .is_some_and(|p| v.timestamp_us.saturating_sub(p) < self.margin_us / 2)
     }
 
     /// Where a pair's look-back starts: samples older than this were settled by earlier
@@ -246,6 +270,7 @@ impl SinceTracker {
     /// Reads the sampling interval of every pair of `latest` from the field cache.
     pub(crate) fn check_intervals(&mut self, handle: &Handle, latest: &[FieldValue]) {
         self.interval.clear();
+        self.reported_min = 0;
         for v in latest {
             let key = (v.entity, v.field);
             if self.interval.contains_key(&key) {
@@ -259,9 +284,60 @@ impl SinceTracker {
                 let us = i64::try_from(iv.as_micros()).unwrap_or(i64::MAX);
                 if us > 0 {
                     self.interval.insert(key, us);
+                    if self.reported_min == 0 || us < self.reported_min {
+                        self.reported_min = us;
+                    }
                 }
             }
         }
         self.checked_at = Some(Instant::now());
     }
+}
+
+/// Most samples one per-pair request of the since fast path returns. Small: the library fills
+/// (and copies) every record of the buffer, at 4 KiB a record.
+pub(crate) const PER_PAIR_MAX: usize = 64;
+
+/// The samples of the pairs that may have several new ones: one request per pair for the span
+/// from its look-back (the margin behind its delivered sample) up to the latest read's; the
+/// caller keeps those not delivered yet. `None` when a span holds more samples than one
+/// request returns (the since-read then answers the poll).
+pub(crate) fn per_pair_samples(
+    handle: &Handle,
+    since: &SinceTracker,
+    latest: &[FieldValue],
+    per_pair: &[usize],
+    buffer: &mut SampleBuffer,
+) -> Result<Option<Vec<FieldValue>>> {
+    let mut out = Vec::new();
+    let mut samples = Vec::new();
+    for &i in per_pair {
+        let v = &latest[i];
+        let from = since.lookback(v);
+        samples.clear();
+        // One past the latest sample: whether the library's end is inclusive or not.
+        if handle
+            .field_samples_into(
+                v.entity.id,
+                v.field,
+                from.max(1),
+                v.timestamp_us.saturating_add(1),
+                buffer,
+                &mut samples,
+            )?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        samples.retain(|s| s.timestamp_us >= from && s.timestamp_us <= v.timestamp_us);
+        samples.sort_by_key(|s| s.timestamp_us);
+        if samples
+            .last()
+            .is_none_or(|s| s.timestamp_us < v.timestamp_us)
+        {
+            samples.push(v.clone());
+        }
+        out.append(&mut samples);
+    }
+    Ok(Some(out))
 }
