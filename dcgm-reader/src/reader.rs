@@ -647,7 +647,6 @@ impl Reader {
                         Answer::Delivered(vals) => {
                             vals.iter().for_each(&mut keep);
                             core.tracker.fast_polls += 1;
-                            drop(keep);
                             if had_waiting {
                                 sort_samples(&mut out);
                             }
@@ -664,7 +663,6 @@ impl Reader {
                 vals.extend(s.group.values_since(fg, &mut core.tracker.cursor())?);
             }
             core.tracker.take_new(&vals).iter().for_each(&mut keep);
-            drop(keep);
             if had_waiting {
                 sort_samples(&mut out);
             }
