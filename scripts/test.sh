@@ -72,6 +72,7 @@ tier "Rust tests (all targets)" cargo test --workspace --all-targets --no-fail-f
 tier "Rust doc tests" cargo test --workspace --doc --no-fail-fast
 tier "async streams (feature tokio)" bash -c 'cargo test -p dcgm-reader --features tokio --test streams && cargo test -p dcgm -p dcgm-reader --features dcgm-reader/tokio --doc'
 tier "Prometheus end-to-end" bash scripts/prometheus_e2e.sh
+tier "Prometheus fleet end-to-end" bash scripts/fleet_e2e.sh
 tier "Python wheel and sdist" bash python/build_and_test.sh
 
 # Costs on the real libdcgm beside the checkout: numbers printed, nothing asserted.
