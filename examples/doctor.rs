@@ -13,7 +13,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,13 +21,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use dcgm::{Entity, EntityGroup, FieldId};
+use dcgm::{Entity, EntityGroup};
+use dcgm_doctor::live::{self, Live};
 use dcgm_doctor::replay::{self, Selection};
-use dcgm_doctor::{Field, GpuProcess, Report, Sample, Severity, Window};
-
-/// How often the process lists are read in the live path: they change when jobs start and
-/// stop, not at the sampling rate, and each read walks every GPU's PID list.
-const PROCESS_EVERY: Duration = Duration::from_secs(1);
+use dcgm_doctor::{Report, Severity, Window};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -174,15 +170,8 @@ fn live(cli: &Cli) -> common::Result<(Window, Vec<String>)> {
     if !(cli.duration > 0.0 && cli.duration <= 24.0 * 3600.0) {
         return Err("give a --duration above 0 and at most a day, in seconds".into());
     }
-    let fields: Vec<FieldId> = Field::ALL.iter().map(|f| FieldId(f.id())).collect();
     let delay = Duration::from_millis(cli.delay_ms);
-    let mut builder = cli
-        .conn
-        .reader()
-        .fields(&fields)
-        .update_frequency(delay)
-        .max_keep_age(Duration::from_secs(60))
-        .ignore_blank(false);
+    let mut builder = cli.conn.reader_from(live::reader_builder(delay));
     if !cli.gpus.is_empty() {
         let ents: Vec<Entity> = cli
             .gpus
@@ -191,20 +180,18 @@ fn live(cli: &Cli) -> common::Result<(Window, Vec<String>)> {
             .collect();
         builder = builder.entities(&ents);
     }
-    let mut reader = cli.conn.connect_reader(builder.build()?)?;
+    let reader = cli.conn.connect_reader(builder.build()?)?;
     let simulated = reader.is_simulated().unwrap_or(false);
-    let handle = reader
-        .handle()
-        .ok_or("the reader has no connection")?
-        .clone();
-    let procs = common::gpu_stats::GpuStats::new(&handle, "doctor")?;
-    let mut notes = Vec::new();
-    let mut processes = read_processes(&procs, &mut notes);
+    let mut live = Live::new(reader, move |pid| {
+        common::process::owner(pid, simulated).name
+    })?;
     // --pid: the GPUs the process is on, from the first process lists.
+    let mut notes = Vec::new();
     let focus: Option<Vec<u32>> = match cli.pid {
         None => None,
         Some(pid) => {
-            let on: Vec<u32> = processes
+            let on: Vec<u32> = live
+                .processes()
                 .iter()
                 .filter(|(_, ps)| ps.iter().any(|p| p.pid == pid))
                 .map(|(g, _)| *g)
@@ -223,9 +210,7 @@ fn live(cli: &Cli) -> common::Result<(Window, Vec<String>)> {
     let bar = progress_bar(total);
     let mut window = Window::default();
     window.simulated = simulated;
-    let mut snap = dcgm_reader::Snapshot::new();
     let start = Instant::now();
-    let mut last_procs = start;
     while start.elapsed() < total {
         if interrupted.load(Ordering::Relaxed) {
             notes.push(format!(
@@ -235,38 +220,12 @@ fn live(cli: &Cli) -> common::Result<(Window, Vec<String>)> {
             break;
         }
         let tick = Instant::now();
-        if let Err(e) = reader.latest_into(&mut snap) {
+        if let Err(e) = live.tick(&mut window, focus.as_deref()) {
             notes.push(format!(
                 "sampling stopped after {:.1} s: {e}",
                 start.elapsed().as_secs_f64()
             ));
             break;
-        }
-        if tick.duration_since(last_procs) >= PROCESS_EVERY {
-            processes = read_processes(&procs, &mut notes);
-            last_procs = tick;
-        }
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        for (entity, values) in &snap {
-            if entity.group != EntityGroup::Gpu
-                || focus.as_ref().is_some_and(|f| !f.contains(&entity.id))
-            {
-                continue;
-            }
-            let mut s = Sample::new(now_ms, entity.id);
-            let mut any = false;
-            for f in Field::ALL {
-                let v = values.get(&FieldId(f.id())).and_then(|v| v.value.as_f64());
-                any |= v.is_some();
-                s.set(f, v);
-            }
-            if !any {
-                continue;
-            }
-            s.processes = processes.get(&entity.id).cloned();
-            window.push(s);
         }
         bar.set_position(start.elapsed().as_millis().min(total.as_millis()) as u64);
         if let Some(rest) = delay.checked_sub(tick.elapsed()) {
@@ -274,43 +233,11 @@ fn live(cli: &Cli) -> common::Result<(Window, Vec<String>)> {
         }
     }
     bar.finish_and_clear();
+    notes.extend(live.notes().iter().cloned());
     if window.is_empty() {
         return Err("no GPU sent a sample: nothing to judge".into());
     }
     Ok((window, notes))
-}
-
-/// Every GPU's processes now; a library that refuses the PID lists leaves them unknown (the
-/// shared-GPU rule then says it could not judge).
-fn read_processes(
-    stats: &common::gpu_stats::GpuStats<'_>,
-    notes: &mut Vec<String>,
-) -> BTreeMap<u32, Vec<GpuProcess>> {
-    let mut out = BTreeMap::new();
-    match stats.read() {
-        Ok(gpus) => {
-            for g in gpus {
-                if let Some(ps) = g.processes {
-                    let list = ps
-                        .into_iter()
-                        .map(|p| GpuProcess {
-                            pid: p.pid,
-                            name: p.name,
-                            memory_mib: Some(p.memory_mib),
-                        })
-                        .collect();
-                    out.insert(g.index, list);
-                }
-            }
-        }
-        Err(e) => {
-            let note = format!("the process lists are not available: {e}");
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
-        }
-    }
-    out
 }
 
 /// A progress bar on stderr when it is a terminal; hidden otherwise (a pipe, a test).

@@ -21,13 +21,16 @@
 //! assert_eq!(report.findings[0].kind, Kind::LaunchBound);
 //! ```
 //!
-//! Samples come from a live reader (the `doctor` tool samples through the `dcgm` crate) or
-//! from a `dmon --json` recording ([`replay`]).
+//! Samples come from a live reader (feature `live`: `live::Live`, through `dcgm-reader`; the
+//! `doctor` tool and the Python package sample with it) or from a `dmon --json` recording
+//! ([`replay`]).
 
 mod field;
 mod finding;
 pub mod html;
 mod limits;
+#[cfg(feature = "live")]
+pub mod live;
 pub mod replay;
 mod rules;
 mod sample;

@@ -237,7 +237,12 @@ impl ConnectArgs {
 
     /// A reader builder with the same connection choices.
     pub fn reader(&self) -> ReaderBuilder {
-        let mut b = dcgm_reader::Reader::builder().keep_engine_until_exit(true);
+        self.reader_from(dcgm_reader::Reader::builder())
+    }
+
+    /// `b` with the same connection choices.
+    pub fn reader_from(&self, b: ReaderBuilder) -> ReaderBuilder {
+        let mut b = b.keep_engine_until_exit(true);
         if let Some(p) = &self.lib {
             b = b.library_path(p);
         } else if self.simulate {

@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use dcgm::FieldId;
+use dcgm_doctor::Window;
+use dcgm_doctor::live::{self, Live};
 use dcgm_doctor::replay::{self, Selection};
-use dcgm_doctor::{Field, Sample, Window};
-use dcgm_reader::{Reader, Snapshot};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 
@@ -160,38 +159,39 @@ pub fn doctor(
             "interval must be at least 0.001 s and at most the duration",
         ));
     }
-    let fields: Vec<FieldId> = Field::ALL.iter().map(|f| FieldId(f.id())).collect();
     let delay = Duration::from_secs_f64(interval);
-    let mut b = Reader::builder()
-        .fields(&fields)
-        .update_frequency(delay)
-        .max_keep_age(Duration::from_secs(60))
-        .ignore_blank(false);
+    let mut b = live::reader_builder(delay);
     if let Some(g) = &gpus {
         b = b.gpu_ids(g);
     }
     if let Some(p) = sim::resolve(simulate, library_path).py(py)? {
         b = b.library_path(p);
     }
-    let mut reader = b.build().py(py)?;
-    py.detach(|| reader.connect()).py(py)?;
+    let reader = b.build().py(py)?;
+    // A simulated node's pids are not this machine's: they go unnamed.
+    let mut live = py
+        .detach(|| {
+            Live::new(reader, |pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .ok()
+                    .map(|s| s.trim().to_string())
+            })
+        })
+        .py(py)?;
+    let simulated = live.simulated();
+    if simulated {
+        live = live.with_names(|_| None);
+    }
     let mut window = Window::default();
-    window.simulated = reader.is_simulated().unwrap_or(false);
+    window.simulated = simulated;
     let mut notes = Vec::new();
-    let mut snap = Snapshot::new();
     let total = Duration::from_secs_f64(duration);
     let start = Instant::now();
     while start.elapsed() < total {
         // A sample with the GIL released, then a look for Ctrl-C with it held.
         let read = py.detach(|| {
             let tick = Instant::now();
-            let r = reader.latest_into(&mut snap);
-            let now_ms = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64);
-            if r.is_ok() {
-                push_samples(&mut window, &snap, now_ms);
-            }
+            let r = live.tick(&mut window, None);
             if let Some(rest) = delay.checked_sub(tick.elapsed()) {
                 std::thread::sleep(rest.min(total.saturating_sub(start.elapsed())));
             }
@@ -212,38 +212,14 @@ pub fn doctor(
             break;
         }
     }
-    py.detach(|| reader.shutdown());
+    notes.extend(live.notes().iter().cloned());
+    py.detach(|| live.shutdown());
     if window.is_empty() {
         return Err(PyValueError::new_err(
             "no GPU sent a sample: nothing to judge",
         ));
     }
-    notes.push(
-        "process lists are not read from Python: shared_gpu is not judged here (the doctor tool \
-         reads them)"
-            .into(),
-    );
     report(py, &window, notes)
-}
-
-/// The GPUs' readings of a snapshot as samples at `now_ms`; a GPU with no reading at all is
-/// left out (unknown is not 0).
-fn push_samples(window: &mut Window, snap: &Snapshot, now_ms: i64) {
-    for (entity, values) in snap {
-        if entity.group != dcgm::EntityGroup::Gpu {
-            continue;
-        }
-        let mut s = Sample::new(now_ms, entity.id);
-        let mut any = false;
-        for f in Field::ALL {
-            let v = values.get(&FieldId(f.id())).and_then(|v| v.value.as_f64());
-            any |= v.is_some();
-            s.set(f, v);
-        }
-        if any {
-            window.push(s);
-        }
-    }
 }
 
 /// Judges a `dmon --json` recording: all of it, one `phase` of its phases file (`phases`, by

@@ -42,8 +42,7 @@ def kinds_on(report: dcgm.DoctorReport, gpu: int) -> List[str]:
 def test_live_findings_of_the_simulated_profiles_are_objects_with_the_crates_fields(
     sim_config: Any,
 ) -> None:
-    # Three GPUs of different work (Python reads no process lists, so three busy GPUs would be
-    # compared as peers): the third idle, holding memory.
+    # Three GPUs of different work, one job on each: the third idle, holding memory.
     sim_config(node("tiny_kernels", "pcie_bound", "memory_idle"))
     report = dcgm.doctor(duration=2.0, interval=0.1, simulate=True)
     assert report.simulated is True
@@ -72,6 +71,21 @@ def test_live_gpus_limits_the_gpus_judged_and_the_steady_profile_has_no_problem(
     assert kinds_on(report, 0) == ["compute_bound"]
     assert [f.severity for f in report.findings if f.gpus == [0]] == ["info"]
     assert kinds_on(report, 1) == ["memory_held_idle"]
+
+
+def test_live_reads_the_process_lists_and_names_a_shared_gpus_processes(
+    sim_config: Any,
+) -> None:
+    cfg = node("steady", "steady")
+    cfg["processes"].append({"pid": 4100, "name": "intruder", "gpus": [0], "memory_mib": 3000})
+    sim_config(cfg)
+    report = dcgm.doctor(duration=1.5, simulate=True)
+    assert "shared_gpu" not in report.not_judged
+    shared = [f for f in report.findings if f.kind == "shared_gpu"]
+    assert [f.gpus for f in shared] == [[0]], report.findings
+    # The pids and their GPU memory are DCGM's (a simulated node's pids go unnamed here).
+    assert "4000" in shared[0].explanation and "4100" in shared[0].explanation, shared[0]
+    assert shared[0].evidence["processes"] == 2
 
 
 def test_an_xid_and_a_double_bit_error_injected_mid_run_show_as_hardware_errors(

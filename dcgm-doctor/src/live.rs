@@ -1,0 +1,265 @@
+//! Live sampling (feature `live`): the GPUs' readings through a `dcgm-reader` [`Reader`], one
+//! tick at a time, with the processes on each GPU, into a [`Window`]. The `doctor` tool and
+//! the Python package's `dcgm.doctor()` both sample through it; each runs its own loop (a
+//! progress bar, or the interpreter's signals) around [`Live::tick`].
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let sim = dcgm::testing::simulator_path();
+//! use std::time::Duration;
+//! use dcgm_doctor::live::{Live, reader_builder};
+//! let reader = reader_builder(Duration::from_millis(100)).library_path(sim).build()?;
+//! let mut live = Live::new(reader, |_| None)?;
+//! let mut window = dcgm_doctor::Window::default();
+//! for _ in 0..3 {
+//!     live.tick(&mut window, None)?;
+//!     std::thread::sleep(Duration::from_millis(100));
+//! }
+//! assert_eq!(window.gpus().count(), 8);
+//! # Ok(()) }
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use dcgm::raw::sys::DCGM_FI_DEV_COMPUTE_PIDS;
+use dcgm::{EntityGroup, FieldGroup, FieldId, Group, Handle, SinceCursor, Watch, WatchOptions};
+use dcgm_reader::{Reader, ReaderBuilder, Snapshot};
+
+use crate::{Field, GpuProcess, Sample, Window};
+
+/// How often the process lists are read: they change when jobs start and stop, not at the
+/// sampling rate, and each read walks every GPU's PID list.
+pub const PROCESS_EVERY: Duration = Duration::from_secs(1);
+
+/// A reader of every field the doctor judges, sampled every `interval`, blanks kept (blank is
+/// "unknown", never 0). Add the connection and the GPUs, then build.
+pub fn reader_builder(interval: Duration) -> ReaderBuilder {
+    let fields: Vec<FieldId> = Field::ALL.iter().map(|f| FieldId(f.id())).collect();
+    Reader::builder()
+        .fields(&fields)
+        .update_frequency(interval)
+        .max_keep_age(Duration::from_secs(60))
+        .ignore_blank(false)
+}
+
+/// The watch of the GPUs' process lists.
+struct Processes {
+    handle: Handle,
+    group: Group,
+    pids: FieldGroup,
+    _watch: Watch,
+}
+
+/// Live sampling over one connection.
+pub struct Live {
+    reader: Reader,
+    processes: Option<Processes>,
+    name_of: Box<dyn Fn(u32) -> Option<String> + Send>,
+    current: BTreeMap<u32, Vec<GpuProcess>>,
+    last_processes: Option<Instant>,
+    snap: Snapshot,
+    /// GPUs that sent a reading, and those that then stopped.
+    answered: BTreeSet<u32>,
+    silent: BTreeSet<u32>,
+    started: Instant,
+    notes: Vec<String>,
+}
+
+impl Live {
+    /// Connects `reader` (if it is not yet) and watches the process lists of its GPUs.
+    /// `name_of` names a pid (DCGM lists only pids): `/proc/PID/comm` on a real node, the
+    /// simulator's description of its node when simulated. A library that refuses the
+    /// process lists leaves them unknown, with a note (the shared-GPU rule then says it could
+    /// not judge).
+    pub fn new(
+        mut reader: Reader,
+        name_of: impl Fn(u32) -> Option<String> + Send + 'static,
+    ) -> dcgm::Result<Self> {
+        reader.connect()?;
+        let mut notes = Vec::new();
+        let processes = match reader.handle() {
+            Some(h) => match watch_processes(h) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    notes.push(format!("the process lists are not available: {e}"));
+                    None
+                }
+            },
+            None => None,
+        };
+        Ok(Self {
+            reader,
+            processes,
+            name_of: Box::new(name_of),
+            current: BTreeMap::new(),
+            last_processes: None,
+            snap: Snapshot::new(),
+            answered: BTreeSet::new(),
+            silent: BTreeSet::new(),
+            started: Instant::now(),
+            notes,
+        })
+    }
+
+    /// The same sampling with pids named by `name_of` from now on (for instance none at all
+    /// once the reader turned out to read the simulator, whose pids are not this machine's).
+    pub fn with_names(mut self, name_of: impl Fn(u32) -> Option<String> + Send + 'static) -> Self {
+        self.name_of = Box::new(name_of);
+        self.last_processes = None;
+        self
+    }
+
+    /// Whether the reader reads from the simulator.
+    pub fn simulated(&self) -> bool {
+        self.reader.is_simulated().unwrap_or(false)
+    }
+
+    /// The processes on each GPU now (read again when [`PROCESS_EVERY`] has passed).
+    pub fn processes(&mut self) -> &BTreeMap<u32, Vec<GpuProcess>> {
+        if self
+            .last_processes
+            .is_none_or(|t| t.elapsed() >= PROCESS_EVERY)
+        {
+            self.read_processes();
+        }
+        &self.current
+    }
+
+    /// One reading of every GPU (only those of `focus`, if given) into `window`, at the
+    /// wall-clock time of the read. A GPU with no reading at all is left out, and one that
+    /// answered before and then stops is noted once (and again when it comes back).
+    pub fn tick(&mut self, window: &mut Window, focus: Option<&[u32]>) -> dcgm::Result<()> {
+        self.reader.latest_into(&mut self.snap)?;
+        self.processes();
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let mut heard = BTreeSet::new();
+        for (entity, values) in &self.snap {
+            if entity.group != EntityGroup::Gpu || focus.is_some_and(|f| !f.contains(&entity.id)) {
+                continue;
+            }
+            let mut s = Sample::new(now_ms, entity.id);
+            let mut any = false;
+            for f in Field::ALL {
+                let v = values.get(&FieldId(f.id())).and_then(|v| v.value.as_f64());
+                any |= v.is_some();
+                s.set(f, v);
+            }
+            if !any {
+                continue;
+            }
+            heard.insert(entity.id);
+            if self.processes.is_some() {
+                s.processes = Some(self.current.get(&entity.id).cloned().unwrap_or_default());
+            }
+            window.push(s);
+        }
+        let after = self.started.elapsed().as_secs_f64();
+        for &gpu in self.answered.difference(&heard) {
+            if self.silent.insert(gpu) {
+                self.notes.push(format!(
+                    "GPU {gpu} stopped sending readings after {after:.1} s: judged up to then"
+                ));
+            }
+        }
+        for &gpu in &heard {
+            if self.silent.remove(&gpu) {
+                self.notes
+                    .push(format!("GPU {gpu} sent readings again after {after:.1} s"));
+            }
+        }
+        self.answered.extend(heard);
+        Ok(())
+    }
+
+    /// What the sampling met that the findings do not say: refused process lists, GPUs that
+    /// went silent.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Stops the reader (an embedded engine it started stops with it).
+    pub fn shutdown(mut self) {
+        self.processes = None;
+        self.reader.shutdown();
+    }
+
+    fn read_processes(&mut self) {
+        self.last_processes = Some(Instant::now());
+        let Some(p) = &self.processes else {
+            return;
+        };
+        match latest_processes(p) {
+            Ok(list) => {
+                self.current = list
+                    .into_iter()
+                    .map(|(gpu, ps)| {
+                        let named = ps
+                            .into_iter()
+                            .map(|(pid, bytes)| GpuProcess {
+                                pid,
+                                name: (self.name_of)(pid),
+                                memory_mib: Some(bytes >> 20),
+                            })
+                            .collect();
+                        (gpu, named)
+                    })
+                    .collect();
+            }
+            Err(e) => {
+                let note = format!("the process lists are not available: {e}");
+                if !self.notes.contains(&note) {
+                    self.notes.push(note);
+                }
+            }
+        }
+    }
+}
+
+fn watch_processes(h: &Handle) -> dcgm::Result<Processes> {
+    let pid = std::process::id();
+    let gpus = h.system().gpu_ids()?;
+    let group = Group::with_gpus(h, &format!("doctor-{pid}"), &gpus)?;
+    let pids = FieldGroup::create(
+        h,
+        &format!("doctor-pids-{pid}"),
+        &[FieldId(DCGM_FI_DEV_COMPUTE_PIDS)],
+    )?;
+    let watch = group.watch(&pids, WatchOptions::default())?;
+    Ok(Processes {
+        handle: h.clone(),
+        group,
+        pids,
+        _watch: watch,
+    })
+}
+
+/// Each GPU's running processes (pid, GPU memory in bytes): the samples of the latest update
+/// of its PID list.
+fn latest_processes(p: &Processes) -> dcgm::Result<BTreeMap<u32, Vec<(u32, u64)>>> {
+    let mut samples = p.group.values_since(&p.pids, &mut SinceCursor::default())?;
+    if samples.is_empty() {
+        // A watch just made has no sample until the engine's next update: ask for it now.
+        p.handle.update_all_fields(true)?;
+        samples = p.group.values_since(&p.pids, &mut SinceCursor::default())?;
+    }
+    let mut latest: BTreeMap<u32, i64> = BTreeMap::new();
+    for s in &samples {
+        let t = latest.entry(s.entity.id).or_insert(i64::MIN);
+        *t = (*t).max(s.timestamp_us);
+    }
+    let mut out: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
+    for s in &samples {
+        if latest.get(&s.entity.id) != Some(&s.timestamp_us) {
+            continue;
+        }
+        if let Some(rp) = s.value.running_process() {
+            out.entry(s.entity.id)
+                .or_default()
+                .push((rp.pid, rp.memory_used_bytes));
+        }
+    }
+    Ok(out)
+}
