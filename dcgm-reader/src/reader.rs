@@ -642,6 +642,7 @@ impl Reader {
                     if let Some(fastest) = tracker.fastest_interval() {
                         core.background_period = clamp_period(fastest);
                     }
+                    core.background_gave_up = false;
                 } else {
                     match core.answer(&s.handle, false)? {
                         Answer::Delivered(vals) => {
@@ -667,14 +668,17 @@ impl Reader {
                 sort_samples(&mut out);
             }
             let SinceCore {
-                tracker, latest, ..
+                tracker,
+                latest,
+                background_gave_up,
+                ..
             } = &mut *core;
             tracker.seen(&vals);
             tracker.seen(latest);
             tracker.slow_polls += 1;
             // Sampled faster than this poll's rate, through a host engine: read the latest
             // values in the background at the sampling interval from now on.
-            let period = tracker.fastest_interval();
+            let period = tracker.fastest_interval().filter(|_| !*background_gave_up);
             let pairs = (
                 unique(latest.iter().map(|v| v.entity)),
                 unique(latest.iter().map(|v| v.field)),

@@ -176,12 +176,20 @@ impl SinceTracker {
         Plan::Fast { fresh, per_pair }
     }
 
-    /// The shortest sampling interval of the pairs, as the cache last reported it (not as
-    /// observed: a field stored several times per update shows gaps of microseconds).
+    /// The interval the background reads keep: the shortest sampling interval the cache
+    /// last reported, or the pairs' median interval as observed since, if shorter (an engine
+    /// can keep sampling at the rate of a client that has gone, while reporting the rate of
+    /// those left). Not the shortest observed one: a field stored several times per update
+    /// shows gaps of microseconds.
     pub(crate) fn fastest_interval(&self) -> Option<Duration> {
-        u64::try_from(self.reported_min)
-            .ok()
+        let mut seen: Vec<i64> = self.interval.values().copied().collect();
+        seen.sort_unstable();
+        let median = seen.get(seen.len() / 2).copied().unwrap_or(0);
+        [self.reported_min, median]
+            .into_iter()
             .filter(|&us| us > 0)
+            .min()
+            .and_then(|us| u64::try_from(us).ok())
             .map(Duration::from_micros)
     }
 

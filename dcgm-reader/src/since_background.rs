@@ -39,6 +39,11 @@ const MIN_PERIOD: Duration = Duration::from_millis(5);
 /// and what was not read is delivered by the caller's since-read.
 pub(crate) const PENDING_MAX: usize = 1 << 16;
 
+/// After this many background reads in a row that the fast path could not answer (the
+/// engine samples faster than the reads follow), the reads stop until the next interval
+/// check: they would only add to the since-reads' cost.
+const GIVE_UP_AFTER: u32 = 32;
+
 /// How one latest read was answered.
 pub(crate) enum Answer {
     /// The fast path delivered these samples.
@@ -66,6 +71,9 @@ pub(crate) struct SinceCore {
     /// The background reads' interval: the fastest sampling interval of the pairs at the
     /// last check, at least [`MIN_PERIOD`].
     pub(crate) background_period: Duration,
+    /// Set when the background reads gave up (see [`GIVE_UP_AFTER`]); cleared by the
+    /// caller's next interval check.
+    pub(crate) background_gave_up: bool,
     /// Background reads answered, and the time they took.
     pub(crate) background_reads: u64,
     pub(crate) background_busy: Duration,
@@ -81,6 +89,7 @@ impl SinceCore {
             failed: None,
             background_latest: None,
             background_period: Duration::ZERO,
+            background_gave_up: false,
             background_reads: 0,
             background_busy: Duration::ZERO,
         }
@@ -193,6 +202,7 @@ fn run(
 ) {
     let system = handle.system();
     let mut next = Instant::now() + period;
+    let mut unanswered = 0;
     loop {
         // Parked until the next read is due, or woken early to stop.
         while let Some(wait) = next.checked_duration_since(Instant::now()) {
@@ -221,6 +231,7 @@ fn run(
         period = core.background_period;
         match answered {
             Ok(Answer::Delivered(vals)) => {
+                unanswered = 0;
                 core.background_reads += 1;
                 core.pending.extend(vals);
                 if core.pending.len() >= PENDING_MAX {
@@ -231,7 +242,17 @@ fn run(
                 }
             }
             // Left to the caller's since-read.
-            Ok(Answer::Slow | Answer::Crowded) => {}
+            Ok(Answer::Slow | Answer::Crowded) => {
+                unanswered += 1;
+                if unanswered >= GIVE_UP_AFTER {
+                    log::debug!(
+                        "since: {GIVE_UP_AFTER} background reads in a row fell behind the \
+                         sampling: they stop until the next interval check"
+                    );
+                    core.background_gave_up = true;
+                    return;
+                }
+            }
             Err(e) => {
                 log::debug!("since: background read failed, stopping: {e}");
                 core.failed = Some(e);
