@@ -8,7 +8,8 @@
 //! ```
 //!
 //! On the simulator's default node every check passes; within four seconds its `faults`
-//! preset warns of GPU 3 (XID 13) and fails GPU 5 (a double-bit ECC error) and GPU 1 (91 °C).
+//! preset fails GPU 5 (a double-bit ECC error) and warns of GPU 1 (thermal slowdown at
+//! 91 °C); its XID 13 on GPU 3, an application's fault, is no health incident (as on DCGM).
 
 mod common;
 

@@ -429,6 +429,7 @@ fn node_with(pid: u32, gpu: u32, dir: &std::path::Path) -> PathBuf {
         user: "tester".into(),
         gpus: vec![gpu],
         memory_mib: 70_000,
+        ..Default::default()
     });
     let path = dir.join(format!("top-node-{}-{pid}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_string(&cfg).unwrap()).unwrap();

@@ -83,8 +83,12 @@ pub struct GpuConfig {
     pub mem_clock_mhz: i64,
     /// Number of NVLinks.
     pub nvlinks: u32,
-    /// MIG layout: GPU instances, each with its compute instances. Empty: MIG disabled.
+    /// MIG layout: GPU instances, each with its compute instances. Empty: MIG disabled,
+    /// unless `mig_mode` is set.
     pub mig: Vec<MigInstanceConfig>,
+    /// MIG mode enabled with no instance yet (implied by a non-empty `mig`), for creating
+    /// instances with `dcgmCreateMigEntity`.
+    pub mig_mode: bool,
     /// Multiplies the workload's utilisation (0 = idle GPU).
     pub load: f64,
     /// What runs on the GPU: the default node's training cycle, or one of the profiles that
@@ -197,6 +201,13 @@ pub struct ProcessConfig {
     pub gpus: Vec<u32>,
     /// GPU memory it uses on each, in MiB.
     pub memory_mib: i64,
+    /// Its own SM utilisation on each of its GPUs, in percent, all its life. Process
+    /// statistics (`dcgmGetPidInfo`) then report what DCGM 4.6 computes from the per-process
+    /// utilisation samples: its samples in the watch's keep-age window (`dcgmWatchPidFields`'
+    /// `maxKeepAge`, back to its start), summed, over the number of samples of every process
+    /// with a utilisation of its own on that GPU in the window. `None`: they report the GPU's
+    /// utilisation over its life, as for a process alone on it.
+    pub sm_util_percent: Option<f64>,
 }
 
 /// A scripted incident.
@@ -211,7 +222,16 @@ pub struct EventConfig {
     pub kind: String,
     /// XID number, temperature, power, or count, depending on `kind`.
     pub value: i64,
+    /// How long the condition lasts, in milliseconds (0, the default: for good). A `thermal`
+    /// or `power` event holds its reading that long, then the reading follows the workload
+    /// again; a `dbe` or `sbe` event's errors leave the volatile count when it ends (as after
+    /// a GPU reset) and stay in the aggregate count. Other kinds are instants: a duration on
+    /// them is a config error.
+    pub duration_ms: u64,
 }
+
+/// The event kinds that take a `duration_ms`.
+pub const DURABLE_EVENT_KINDS: &[&str] = &["thermal", "power", "dbe", "sbe"];
 
 /// Faults to inject.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -258,6 +278,7 @@ impl Default for GpuConfig {
             mem_clock_mhz: 2619,
             nvlinks: 18,
             mig: Vec::new(),
+            mig_mode: false,
             load: 1.0,
             workload: Workload::Training,
         }
@@ -291,6 +312,7 @@ impl Default for ProcessConfig {
             user: "user".into(),
             gpus: vec![0],
             memory_mib: 1024,
+            sm_util_percent: None,
         }
     }
 }
@@ -302,6 +324,7 @@ impl Default for EventConfig {
             gpu: 0,
             kind: "xid".into(),
             value: 13,
+            duration_ms: 0,
         }
     }
 }
@@ -355,6 +378,7 @@ impl Default for SimConfig {
                     user: "mlops".into(),
                     gpus: (0..7).collect(),
                     memory_mib: 62_000,
+                    ..ProcessConfig::default()
                 },
                 ProcessConfig {
                     pid: 5151,
@@ -362,6 +386,7 @@ impl Default for SimConfig {
                     user: "triton".into(),
                     gpus: vec![7],
                     memory_mib: 9_000,
+                    ..ProcessConfig::default()
                 },
             ],
             events: Vec::new(),
@@ -386,18 +411,21 @@ impl SimConfig {
                 gpu: 3,
                 kind: "xid".into(),
                 value: 13,
+                duration_ms: 0,
             },
             EventConfig {
                 at_ms: 2500,
                 gpu: 5,
                 kind: "dbe".into(),
                 value: 1,
+                duration_ms: 0,
             },
             EventConfig {
                 at_ms: 3500,
                 gpu: 1,
                 kind: "thermal".into(),
                 value: 91,
+                duration_ms: 0,
             },
         ];
         Self {
@@ -443,6 +471,7 @@ impl SimConfig {
             user: "mlops".into(),
             gpus,
             memory_mib,
+            ..ProcessConfig::default()
         };
         Self {
             hostname: "sim-workloads-0".into(),
@@ -491,7 +520,22 @@ impl SimConfig {
             })?
         };
         cfg.fill_defaults();
+        cfg.check_events()?;
         Ok(cfg)
+    }
+
+    /// Refuses a `duration_ms` on an event kind that is an instant ([`DURABLE_EVENT_KINDS`]).
+    fn check_events(&self) -> Result<(), String> {
+        for (i, e) in self.events.iter().enumerate() {
+            if e.duration_ms > 0 && !DURABLE_EVENT_KINDS.contains(&e.kind.as_str()) {
+                return Err(format!(
+                    "events[{i}]: kind {:?} is an instant and takes no duration_ms (only {} do)",
+                    e.kind,
+                    DURABLE_EVENT_KINDS.join(", ")
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The config from `DCGM_SIM_CONFIG` (a file, or a preset name; unset or empty: the default

@@ -69,9 +69,16 @@ pub struct Engine {
     pub health: HashMap<usize, u32>,
     /// Last health check per group (events before it are already reported).
     pub health_checked: HashMap<usize, i64>,
+    /// The health engine's memory (XIDs heard).
+    pub health_state: crate::health::HealthState,
+    /// The injected values the policy manager has heard.
+    pub policy_feed: crate::policy_feed::Feed,
     pub policies: HashMap<usize, dcgmPolicy_v1>,
     pub registrations: Vec<PolicyRegistration>,
     pub pid_watch: bool,
+    /// The longest `maxKeepAge` of the `dcgmWatchPidFields` calls, in microseconds (0: no
+    /// limit): process utilisation is averaged over the samples kept that long.
+    pub pid_keep_age_us: i64,
     pub jobs: HashMap<String, Job>,
     pub diag_running: bool,
     /// `dcgmStopDiagnostic` was called while a diagnostic ran.
@@ -105,9 +112,12 @@ impl Engine {
             cache: Cache::default(),
             health: HashMap::new(),
             health_checked: HashMap::new(),
+            health_state: Default::default(),
+            policy_feed: Default::default(),
             policies: HashMap::new(),
             registrations: Vec::new(),
             pid_watch: false,
+            pid_keep_age_us: 0,
             jobs: HashMap::new(),
             diag_running: false,
             diag_stop: false,

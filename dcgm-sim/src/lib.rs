@@ -27,9 +27,15 @@ pub mod engine;
 #[doc(hidden)]
 pub mod ffi;
 #[doc(hidden)]
+pub mod health;
+#[doc(hidden)]
 pub mod machine;
 #[doc(hidden)]
+pub mod mig;
+#[doc(hidden)]
 pub mod model;
+#[doc(hidden)]
+pub mod policy_feed;
 #[doc(hidden)]
 pub mod policy_thread;
 #[doc(hidden)]

@@ -40,6 +40,8 @@ pub struct Machine {
     pub fake_gpus: BTreeSet<u32>,
     /// Link states forced by `dcgmSetEntityNvLinkLinkState`, by (entity group, entity, link).
     pub link_states: HashMap<(u32, u32, u32), dcgmNvLinkLinkState_t>,
+    /// The driver's MIG state of each GPU (`dcgmCreateMigEntity` changes it).
+    pub mig: crate::mig::MigState,
 }
 
 /// UUID of every fake GPU, as DCGM gives it.
@@ -91,6 +93,7 @@ impl Machine {
             next += c.cores;
         }
         Self {
+            mig: crate::mig::MigState::from_config(&cfg),
             cfg,
             gpu_instances,
             compute_instances,
@@ -283,9 +286,9 @@ impl Machine {
         }
     }
 
-    /// Whether a GPU is in MIG mode.
+    /// Whether a GPU is in MIG mode (configured so, or holding fake instances).
     pub fn mig_enabled(&self, gpu: u32) -> bool {
-        self.gpu_instances.iter().any(|i| i.gpu == gpu)
+        self.mig.enabled(gpu) || self.gpu_instances.iter().any(|i| i.gpu == gpu)
     }
 
     /// The share of its GPU's compute an entity has (1.0 for a whole GPU).

@@ -33,9 +33,22 @@ pub struct Event {
     /// When the engine learnt of it: its time for a scripted event, the time of the call for
     /// an injected one (which may carry an earlier timestamp).
     pub known_at: i64,
+    /// When the condition ends (µs since the epoch; the config's `duration_ms`); `None`: it
+    /// lasts.
+    pub ends: Option<i64>,
 }
 
 impl Event {
+    /// Whether the condition holds at `ts`: it has happened and has not ended.
+    pub fn holds_at(&self, ts: i64) -> bool {
+        self.ts <= ts && self.ends.is_none_or(|end| ts < end)
+    }
+
+    /// How long the condition has held by `ts`, in µs (up to its end).
+    pub fn held_us(&self, ts: i64) -> i64 {
+        (ts.min(self.ends.unwrap_or(ts)) - self.ts).max(0)
+    }
+
     /// When policy and health see the event: its time, or when it became known if later.
     pub fn seen_at(&self) -> i64 {
         self.ts.max(self.known_at)
@@ -63,12 +76,16 @@ impl Dynamics {
             .cfg
             .events
             .iter()
-            .map(|e| Event {
-                ts: start_us + (e.at_ms as i64) * 1000,
-                gpu: e.gpu,
-                kind: e.kind.clone(),
-                value: e.value,
-                known_at: start_us + (e.at_ms as i64) * 1000,
+            .map(|e| {
+                let ts = start_us + (e.at_ms as i64) * 1000;
+                Event {
+                    ts,
+                    gpu: e.gpu,
+                    kind: e.kind.clone(),
+                    value: e.value,
+                    known_at: ts,
+                    ends: (e.duration_ms > 0).then(|| ts + (e.duration_ms as i64) * 1000),
+                }
             })
             .collect();
         events.sort_by_key(|e| e.ts);
@@ -89,6 +106,25 @@ impl Dynamics {
             .filter(|e| e.gpu == gpu && e.kind == kind)
             .map(|e| if count { 1 } else { e.value.max(1) })
             .sum()
+    }
+
+    /// Like [`Dynamics::event_total`] (values), counting only the events whose condition still
+    /// holds at `ts` (a volatile count, which a GPU reset clears).
+    pub fn held_total(&self, gpu: u32, kind: &str, ts: i64) -> i64 {
+        self.events
+            .iter()
+            .filter(|e| e.gpu == gpu && e.kind == kind && e.holds_at(ts))
+            .map(|e| e.value.max(1))
+            .sum()
+    }
+
+    /// The most recent event of a kind on a GPU whose condition holds at `ts`.
+    pub fn held_event(&self, gpu: u32, kind: &str, ts: i64) -> Option<&Event> {
+        self.events
+            .iter()
+            .take_while(|e| e.ts <= ts)
+            .filter(|e| e.gpu == gpu && e.kind == kind && e.holds_at(ts))
+            .last()
     }
 
     /// The most recent event of a kind on a GPU at or before `ts`.
@@ -138,7 +174,7 @@ pub fn gpu_power(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> f64 
             (68.0 + u * (limit - 130.0) + n).min(limit)
         }
     };
-    if let Some(e) = d.last_event(gpu, "power", ts) {
+    if let Some(e) = d.held_event(gpu, "power", ts) {
         p = p.max(e.value as f64);
     }
     p
@@ -150,7 +186,7 @@ pub fn gpu_temp(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> i64 {
     if let Some(held) = activity(m, gpu, t_s).and_then(|a| a.temp_c) {
         t = t.max(held + smooth(m.cfg.seed, u64::from(gpu) * 31 + 3, t_s));
     }
-    if let Some(e) = d.last_event(gpu, "thermal", ts) {
+    if let Some(e) = d.held_event(gpu, "thermal", ts) {
         t = t.max(e.value as f64);
     }
     t.round() as i64
@@ -392,10 +428,10 @@ pub fn sample(
                 None if busy => 0,
                 None => 0x1,
             };
-            if d.last_event(gpu, "thermal", ts).is_some() {
+            if d.held_event(gpu, "thermal", ts).is_some() {
                 r |= 0x20 | 0x40;
             }
-            if d.last_event(gpu, "power", ts).is_some() {
+            if d.held_event(gpu, "power", ts).is_some() {
                 r |= 0x4;
             }
             r
@@ -443,12 +479,12 @@ pub fn sample(
         DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH | DCGM_FI_DEV_PCIE_LINK_WIDTH => 16,
         DCGM_FI_DEV_POWER_VIOLATION => {
             d.last_event(gpu, "power", ts)
-                .map_or(0, |e| (ts - e.ts) / 2)
+                .map_or(0, |e| e.held_us(ts) / 2)
                 + profile_violation_ns(m, d, gpu, ts, workload::REASON_SW_POWER_CAP)
         }
         DCGM_FI_DEV_THERMAL_VIOLATION => {
             d.last_event(gpu, "thermal", ts)
-                .map_or(0, |e| (ts - e.ts) / 2)
+                .map_or(0, |e| e.held_us(ts) / 2)
                 + profile_violation_ns(m, d, gpu, ts, workload::REASON_SW_THERMAL)
         }
         DCGM_FI_DEV_SYNC_BOOST_VIOLATION
@@ -459,12 +495,10 @@ pub fn sample(
         | DCGM_FI_DEV_TOTAL_BASE_CLOCKS_VIOLATION => 0,
         DCGM_FI_DEV_ECC_MODE => 1,
         DCGM_FI_DEV_ECC_PENDING => 0,
-        DCGM_FI_DEV_ECC_SBE_VOL_TOTAL | DCGM_FI_DEV_ECC_SBE_AGG_TOTAL => {
-            d.event_total(gpu, "sbe", ts, false)
-        }
-        DCGM_FI_DEV_ECC_DBE_VOL_TOTAL | DCGM_FI_DEV_ECC_DBE_AGG_TOTAL => {
-            d.event_total(gpu, "dbe", ts, false)
-        }
+        DCGM_FI_DEV_ECC_SBE_VOL_TOTAL => d.held_total(gpu, "sbe", ts),
+        DCGM_FI_DEV_ECC_SBE_AGG_TOTAL => d.event_total(gpu, "sbe", ts, false),
+        DCGM_FI_DEV_ECC_DBE_VOL_TOTAL => d.held_total(gpu, "dbe", ts),
+        DCGM_FI_DEV_ECC_DBE_AGG_TOTAL => d.event_total(gpu, "dbe", ts, false),
         DCGM_FI_DEV_PAGE_RETIRED_SBE_TOTAL => 0,
         DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL => d.event_total(gpu, "retired_pages", ts, false),
         DCGM_FI_DEV_PAGE_RETIRED_PENDING => 0,
@@ -585,5 +619,88 @@ fn link_sample(m: &Machine, id: u32, field: u16, t_s: f64) -> SimValue {
             }
         }
         _ => SimValue::NotSupported,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SimConfig;
+
+    const START_US: i64 = 1_700_000_000_000_000;
+
+    /// Two idle GPUs (cool, far from 85 °C): GPU 0 at 91 °C from 1 s to 6 s, GPU 1 with two
+    /// double-bit errors from 2 s to 5 s and 95 °C for good from 3 s.
+    fn node() -> (Machine, Dynamics) {
+        let cfg = SimConfig::parse(
+            r#"
+            [[gpus]]
+            load = 0.0
+            [[gpus]]
+            load = 0.0
+            [[events]]
+            at_ms = 1000
+            gpu = 0
+            kind = "thermal"
+            value = 91
+            duration_ms = 5000
+            [[events]]
+            at_ms = 2000
+            gpu = 1
+            kind = "dbe"
+            value = 2
+            duration_ms = 3000
+            [[events]]
+            at_ms = 3000
+            gpu = 1
+            kind = "thermal"
+            value = 95
+            "#,
+        )
+        .unwrap();
+        let m = Machine::new(cfg);
+        let d = Dynamics::new(&m, START_US);
+        (m, d)
+    }
+
+    fn int(m: &Machine, d: &Dynamics, gpu: u32, field: u16, at_ms: i64) -> i64 {
+        match sample(m, d, DCGM_FE_GPU, gpu, field, START_US + at_ms * 1000) {
+            SimValue::Int(v) => v,
+            other => panic!("field {field} of GPU {gpu} at {at_ms} ms: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_thermal_event_with_a_duration_holds_its_temperature_then_clears() {
+        let (m, d) = node();
+        let temp = |at_ms| int(&m, &d, 0, DCGM_FI_DEV_GPU_TEMP_CELSIUS, at_ms);
+        let reasons = |at_ms| int(&m, &d, 0, DCGM_FI_DEV_CLOCKS_EVENT_REASONS, at_ms) & 0x60;
+        assert!(temp(500) < 85, "{}", temp(500));
+        assert_eq!((temp(1000), temp(3500), temp(5999)), (91, 91, 91));
+        assert!(temp(6000) < 85, "{}", temp(6000));
+        assert!(temp(60_000) < 85, "{}", temp(60_000));
+        assert_eq!((reasons(500), reasons(3500), reasons(6000)), (0, 0x60, 0));
+        // The violation counter grows while the condition holds and keeps its total after.
+        let violation = |at_ms| int(&m, &d, 0, DCGM_FI_DEV_THERMAL_VIOLATION, at_ms);
+        assert!(violation(2000) < violation(5000));
+        assert_eq!(violation(6000), 2_500_000);
+        assert_eq!(violation(60_000), 2_500_000);
+    }
+
+    #[test]
+    fn an_ecc_event_with_a_duration_leaves_the_volatile_count_and_stays_in_the_aggregate() {
+        let (m, d) = node();
+        let vol = |at_ms| int(&m, &d, 1, DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, at_ms);
+        let agg = |at_ms| int(&m, &d, 1, DCGM_FI_DEV_ECC_DBE_AGG_TOTAL, at_ms);
+        assert_eq!((vol(1999), vol(2000), vol(4999), vol(5000)), (0, 2, 2, 0));
+        assert_eq!((agg(1999), agg(2000), agg(5000), agg(60_000)), (0, 2, 2, 2));
+    }
+
+    #[test]
+    fn an_event_without_a_duration_lasts() {
+        let (m, d) = node();
+        assert_eq!(int(&m, &d, 1, DCGM_FI_DEV_GPU_TEMP_CELSIUS, 3000), 95);
+        assert_eq!(int(&m, &d, 1, DCGM_FI_DEV_GPU_TEMP_CELSIUS, 3_600_000), 95);
+        assert!(int(&m, &d, 1, DCGM_FI_DEV_GPU_TEMP_CELSIUS, 2999) < 85);
     }
 }

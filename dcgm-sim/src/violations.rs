@@ -1,5 +1,7 @@
-//! Policy violations: which scripted events violate which group's policy, and the callbacks
-//! they are due (collected here under the simulator lock, made by `policy_thread` without it).
+//! Policy violations: which scripted events and injected values violate which group's
+//! policy, and the callbacks they are due (collected here under the simulator lock, made by
+//! `policy_thread` without it). Injected values are judged as libdcgm judges field values
+//! (`policy_feed`); what follows is about scripted events.
 //!
 //! A registration receives each event that happens after it was registered, on the GPUs of its
 //! group, once, when the event's condition is in the registration's mask. When a policy is set
@@ -13,6 +15,7 @@ use dcgm_sys::*;
 use crate::engine::{Engine, PolicyRegistration, Sim, now_us};
 use crate::ffi::health::group_gpus;
 use crate::model::Event;
+use crate::policy_feed;
 
 type Callback = unsafe extern "C" fn(*mut dcgmPolicyCallbackResponse_t, u64) -> std::ffi::c_int;
 
@@ -172,14 +175,35 @@ pub fn collect(s: &mut Sim, manual: bool) -> Vec<Delivery> {
         if e.registrations.is_empty() || (e.mode != DCGM_OPERATION_MODE_AUTO && !manual) {
             continue;
         }
+        let heard = policy_feed::hear(e, gpu_policy);
         for i in 0..e.registrations.len() {
             let reg = e.registrations[i].clone();
             if let Some(cb) = reg.callback {
                 let gpus = group_gpus(e, reg.group).unwrap_or_default();
+                for h in heard.iter().filter(|h| gpus.contains(&h.gpu)) {
+                    let cond = h.response.condition;
+                    if reg.condition & cond == 0 {
+                        continue;
+                    }
+                    // SAFETY: every member of the union starts with the sample time.
+                    let ts = unsafe { h.response.val.xid.timestamp };
+                    if !e.policy_feed.may_signal(reg.group, reg.user_data, cond, ts) {
+                        continue;
+                    }
+                    out.push(Delivery {
+                        engine: name.clone(),
+                        group: reg.group,
+                        condition: cond,
+                        callback: cb,
+                        user_data: reg.user_data,
+                        response: h.response,
+                    });
+                }
                 for ev in e.dynamics.events.iter().filter(|ev| {
                     ev.seen_at() > reg.delivered_until
                         && ev.seen_at() <= now
                         && gpus.contains(&ev.gpu)
+                        && !heard_from_injection(e, ev)
                 }) {
                     let Some(resp) = violation(e, reg.group, ev) else {
                         continue;
@@ -200,6 +224,30 @@ pub fn collect(s: &mut Sim, manual: bool) -> Vec<Delivery> {
         }
     }
     out
+}
+
+/// The policy a GPU is judged by: that of the newest group (highest id) holding it.
+fn gpu_policy(e: &Engine, gpu: u32) -> Option<dcgmPolicy_v1> {
+    let mut ids: Vec<usize> = e.policies.keys().copied().collect();
+    ids.sort_unstable();
+    ids.into_iter()
+        .rev()
+        .find(|g| group_gpus(e, *g).is_ok_and(|v| v.contains(&gpu)))
+        .and_then(|g| e.policies.get(&g).copied())
+}
+
+/// Whether an event stands for an injected sample of a field the policy feed hears (the
+/// feed judges it; the event would deliver it twice).
+fn heard_from_injection(e: &Engine, ev: &Event) -> bool {
+    let field = match ev.kind.as_str() {
+        "xid" => DCGM_FI_DEV_XID_ERROR,
+        "pcie_replay" => DCGM_FI_DEV_PCIE_REPLAY_TOTAL,
+        _ => return false,
+    };
+    e.cache
+        .watches
+        .get(&crate::cache::key(DCGM_FE_GPU, ev.gpu, field))
+        .is_some_and(|w| w.injected && w.samples.iter().any(|s| s.ts == ev.ts))
 }
 
 /// Whether the registration a delivery came from still wants it (it may have been

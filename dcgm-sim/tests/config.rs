@@ -84,3 +84,25 @@ fn the_workloads_preset_runs_a_mix_and_leaves_the_default_node_on_its_training_c
     let calm = SimConfig::preset("default").unwrap();
     assert!(calm.gpus.iter().all(|g| g.workload == Workload::Training));
 }
+
+#[test]
+fn a_duration_is_read_for_conditions_and_refused_on_instants() {
+    let cfg = SimConfig::parse(
+        "[[events]]\nat_ms = 10\ngpu = 0\nkind = \"thermal\"\nvalue = 91\nduration_ms = 2000\n",
+    )
+    .unwrap();
+    assert_eq!(cfg.events[0].duration_ms, 2000);
+    assert_eq!(
+        SimConfig::parse("[[events]]\nkind = \"dbe\"\n")
+            .unwrap()
+            .events[0]
+            .duration_ms,
+        0
+    );
+    let e =
+        SimConfig::parse("[[events]]\nkind = \"xid\"\nvalue = 79\nduration_ms = 5\n").unwrap_err();
+    assert_eq!(
+        e,
+        "events[0]: kind \"xid\" is an instant and takes no duration_ms (only thermal, power, dbe, sbe do)"
+    );
+}

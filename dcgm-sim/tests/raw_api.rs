@@ -233,11 +233,13 @@ fn field_groups_enforce_names_limits_and_known_ids() {
     );
     assert_eq!(info.numFieldIds, 1);
     assert_eq!(info.fieldIds[0], DCGM_FI_DEV_GPU_TEMP_CELSIUS);
-    for i in 2..64 {
+    // 64 field groups in all, of which libdcgm 4.6.0 keeps three for itself: a client can
+    // create 61.
+    for i in 2..61 {
         field_group(h, &format!("fg{i}"), &[DCGM_FI_DEV_SM_CLOCK]).unwrap();
     }
     assert_eq!(
-        field_group(h, "fg64", &[DCGM_FI_DEV_SM_CLOCK]),
+        field_group(h, "fg61", &[DCGM_FI_DEV_SM_CLOCK]),
         Err(DCGM_ST_MAX_LIMIT)
     );
     let mut all = dcgmAllFieldGroup_v1::boxed_versioned();
@@ -246,7 +248,7 @@ fn field_groups_enforce_names_limits_and_known_ids() {
         unsafe { lib().dcgmFieldGroupGetAll().unwrap()(h, &mut *all) },
         DCGM_ST_OK
     );
-    assert_eq!(all.numFieldGroups, 64);
+    assert_eq!(all.numFieldGroups, 61);
 }
 
 #[test]

@@ -318,6 +318,10 @@ fn hint_for(code: ReturnCode, call: &str) -> Option<&'static str> {
         DCGM_ST_VER_MISMATCH => {
             "the library and this SDK disagree on a struct version: use a DCGM 4.x library"
         }
+        DCGM_ST_MAX_LIMIT if call == "dcgmFieldGroupCreate" => {
+            "too many field groups: a client can hold 61 (libdcgm keeps 3 of its 64 for \
+             itself); drop field groups you no longer need"
+        }
         DCGM_ST_MAX_LIMIT => "too many objects: drop groups or field groups you no longer need",
         DCGM_ST_DIAG_ALREADY_RUNNING => "a diagnostic is already running on these GPUs",
         DCGM_ST_INIT_ERROR => {

@@ -118,7 +118,7 @@ pub use field_samples::{MAX_SAMPLES_PER_REQUEST, SampleBuffer};
 pub use gpu_status::{ChipArchitecture, GpuStatus};
 pub use health::{HealthReport, HealthResult, HealthSystems, Incident};
 pub use introspect::CpuUtilization;
-pub use mig::{ComputeInstance, GpuInstance, MigGpu};
+pub use mig::{ComputeInstance, ComputeInstanceProfile, GpuInstance, GpuInstanceProfile, MigGpu};
 pub use modules::{Module, ModuleStatus};
 pub use nvlink::{GpuP2pStatus, LinkState, NvLinkStatus, P2pStatus};
 pub use policy::{

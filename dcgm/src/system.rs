@@ -427,8 +427,9 @@ impl System {
     ///
     /// # Errors
     ///
-    /// `ConnectionLost` when the host engine went away. Unknown entities and unwatched fields are
-    /// not errors: their values are blank with the reason in `status` (`DCGM_ST_NOT_WATCHED` on
+    /// `ConnectionLost` when the host engine went away; `InvalidArgument` naming the field for
+    /// a field id DCGM does not know (libdcgm 4.6.0 fails the whole read for it). Unknown
+    /// entities and unwatched fields are not errors: their values are blank with the reason in `status` (`DCGM_ST_NOT_WATCHED` on
     /// libdcgm 4.6.0); empty lists give an empty result without asking DCGM.
     #[doc(alias = "dcgmEntitiesGetLatestValues")]
     pub fn entities_latest_values_into(
@@ -451,7 +452,7 @@ impl System {
             }
             let lib = self.lib();
             // SAFETY: `pairs`, `ids` and `buf` hold the counts passed.
-            unsafe {
+            let done = unsafe {
                 ffi!(
                     lib,
                     dcgmEntitiesGetLatestValues(
@@ -464,7 +465,19 @@ impl System {
                         buf.as_mut_ptr()
                     )
                 )
-            }?;
+            };
+            // libdcgm 4.6.0 fails the whole read with GENERIC_ERROR for a field id it does
+            // not know: say which.
+            if let Err(e) = done {
+                let unknown = ids.iter().find(|f| field_by_id(**f).is_none());
+                return Err(match (e.code().map(|c| c.raw()), unknown) {
+                    (Some(DCGM_ST_GENERIC_ERROR), Some(f)) => Error::InvalidArgument(format!(
+                        "field id {f} is not a DCGM field: dcgmEntitiesGetLatestValues \
+                         refuses the whole read for it (DCGM_ST_GENERIC_ERROR); leave it out"
+                    )),
+                    _ => e,
+                });
+            }
             out.extend(buf[..total].iter().map(FieldValue::from_raw_v2));
             Ok(())
         })

@@ -96,10 +96,12 @@ fn health_incidents_carry_severity_and_category() {
     until(t0, 900);
     let r = g.health_check().unwrap();
     assert_eq!(r.overall, HealthResult::Fail);
+    // As on libdcgm 4.6.0: single-bit ECC errors raise no health incident (only the
+    // diagnostics look at them), and GPU 4 is not in the group.
     assert_eq!(
         r.incidents.len(),
-        3,
-        "GPU 4 is not in the group: {:#?}",
+        2,
+        "the DBE of GPU 2 and the XID 79 of GPU 1: {:#?}",
         r.incidents
     );
     let of = |gpu| {
@@ -119,19 +121,18 @@ fn health_incidents_carry_severity_and_category() {
     assert!(dbe.suggestion.as_deref().is_some_and(|s| !s.is_empty()));
     assert!(dbe.message.contains("GPU 2"), "{}", dbe.message);
 
+    // XID 79 fails the GPU whatever system is watched: libdcgm reports it under "all".
     let bus = of(1);
-    assert_eq!(bus.system, HealthSystems::PCIE);
+    assert_eq!(bus.system, HealthSystems::ALL);
     assert_eq!(bus.error_name, Some("DCGM_FR_FALLEN_OFF_BUS"));
     assert_eq!(bus.severity, Some(ErrorSeverity::Isolate));
     assert_eq!(bus.category, Some(ErrorCategory::HardwareOther));
 
-    let sbe = of(3);
-    assert_eq!(sbe.result, HealthResult::Warn);
-    assert_eq!(sbe.severity, Some(ErrorSeverity::Monitor));
-    assert!(sbe.to_string().starts_with("WARN GPU 3 MEM"), "{sbe}");
+    assert!(r.incidents.iter().all(|i| i.entity != Entity::gpu(3)));
 
-    // Incidents are reported once.
-    assert!(g.health_check().unwrap().is_healthy());
+    // The state stays: the volatile DBE total is still 1 and the XID stays on record, so the
+    // next check reports both again.
+    assert_eq!(g.health_check().unwrap().incidents.len(), 2);
 
     g.health_set_with(
         HealthSystems::ALL,

@@ -21,6 +21,7 @@ mod handle;
 mod health;
 mod hierarchy;
 mod introspection;
+mod mig;
 mod module;
 mod nvlink;
 mod policy;

@@ -10,7 +10,7 @@ use crate::entity::{entity_tuple, extract_entities};
 use crate::errors::ResultExt;
 use crate::field::{PyFieldMeta, extract_fields};
 use crate::value::{PyFieldValue, values_to_list};
-use crate::{hierarchy, introspection, module, nvlink, profiling, topology};
+use crate::{hierarchy, introspection, mig, module, nvlink, profiling, topology};
 
 /// Node-wide queries on a handle.
 #[pyclass(frozen, name = "System", module = "dcgm")]
@@ -179,6 +179,44 @@ impl PySystem {
     /// GPUs in MIG mode with their GPU and compute instances.
     fn mig_hierarchy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         hierarchy::mig_hierarchy(py, self.inner.clone())
+    }
+
+    /// Creates a MIG GPU instance of `profile` (DCGM's `DcgmMigProfileGpuInstanceSlice*`: 1,
+    /// 2, 3, 4 slices; 5 seven; 8 one with media extensions; 10 one slice with double memory)
+    /// on GPU `gpu`; returns it as `mig_hierarchy` lists it once DCGM shows it. On real GPUs
+    /// this needs root, the GPU in MIG mode (`nvidia-smi -i N -mig 1` and a GPU reset) and no
+    /// process on it; the simulator does it in its simulated driver.
+    fn create_gpu_instance<'py>(
+        &self,
+        py: Python<'py>,
+        gpu: u32,
+        profile: u32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        mig::create_gpu_instance(py, self.inner.clone(), gpu, profile)
+    }
+
+    /// Creates a MIG compute instance of `profile` (DCGM's
+    /// `DcgmMigProfileComputeInstanceSlice*`: 30 one slice, 31 two, 32 three, 33 four, 34
+    /// seven) in the GPU instance with entity id `gpu_instance`; returns it as a dict.
+    /// Privileges as for `create_gpu_instance`.
+    fn create_compute_instance<'py>(
+        &self,
+        py: Python<'py>,
+        gpu_instance: u32,
+        profile: u32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        mig::create_compute_instance(py, self.inner.clone(), gpu_instance, profile)
+    }
+
+    /// Deletes the MIG GPU instance with entity id `gpu_instance` (its compute instances
+    /// first: `DCGMError_NvmlError` while it has some or a process runs in it).
+    fn delete_gpu_instance(&self, py: Python<'_>, gpu_instance: u32) -> PyResult<()> {
+        mig::delete_gpu_instance(py, self.inner.clone(), gpu_instance)
+    }
+
+    /// Deletes the MIG compute instance with entity id `compute_instance`.
+    fn delete_compute_instance(&self, py: Python<'_>, compute_instance: u32) -> PyResult<()> {
+        mig::delete_compute_instance(py, self.inner.clone(), compute_instance)
     }
 
     /// CPUs and their cores.

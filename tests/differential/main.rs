@@ -13,6 +13,10 @@
 //! library replays (`sim_config()`).
 
 mod battery;
+mod health_cases;
+mod mig_cases;
+mod policy_cases;
+mod raw_answers;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -82,7 +86,12 @@ fn run_battery(lib_path: &str) {
     b.health_policy_config();
     b.hierarchy_and_more();
     b.field_support();
+    b.mig_cases();
+    b.raw_answer_cases();
     b.test_api();
+    b.health_cases();
+    b.mig_fake_cases();
+    b.policy_cases();
     b.after_shutdown();
     for r in &b.records {
         println!("REC\t{}\t{}\t{}", r.id, r.rc, r.shape);

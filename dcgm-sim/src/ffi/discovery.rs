@@ -191,7 +191,7 @@ pub unsafe extern "C" fn dcgmGetDeviceAttributes(
             let s = &mut a.settings;
             s.version = dcgmDeviceSettings_version2;
             s.persistenceModeEnabled = 1;
-            s.migModeEnabled = u32::from(!g.mig.is_empty());
+            s.migModeEnabled = u32::from(e.machine.mig_enabled(gpuId));
             s.confidentialComputeMode = 0;
             let c = &mut a.clockSets;
             c.version = dcgmDeviceSupportedClockSets_version1;
@@ -302,8 +302,9 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
                 info.info.nvmlGpuIndex = gi.gpu;
                 info.info.nvmlInstanceId = gi.local_id;
                 info.info.nvmlComputeInstanceId = u32::MAX;
-                info.info.nvmlMigProfileId = mig_profile(gi.slices, false);
-                info.info.nvmlProfileSlices = gi.slices;
+                (info.info.nvmlMigProfileId, info.info.nvmlProfileSlices) =
+                    crate::mig::gi_nvml_profile(m, gi)
+                        .unwrap_or((mig_profile(gi.slices, false), gi.slices));
                 n += 1;
                 for ci in m.compute_instances.iter().filter(|c| c.instance == gi.id) {
                     let Some(info) = h.entityList.get_mut(n) else {
@@ -327,8 +328,11 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
                         .filter(|c| c.instance == gi.id)
                         .count()
                         .max(1) as u32;
-                    info.info.nvmlMigProfileId = mig_profile((gi.slices / per).max(1), true);
-                    info.info.nvmlProfileSlices = (gi.slices / per).max(1);
+                    (info.info.nvmlMigProfileId, info.info.nvmlProfileSlices) =
+                        crate::mig::ci_nvml_profile(m, ci).unwrap_or((
+                            mig_profile((gi.slices / per).max(1), true),
+                            (gi.slices / per).max(1),
+                        ));
                     n += 1;
                 }
             }

@@ -224,6 +224,9 @@ pub unsafe extern "C" fn dcgmGroupGetAllIds(
     })
 }
 
+/// Field groups libdcgm 4.6.0 creates for itself (counted against `DCGM_MAX_NUM_FIELD_GROUPS`).
+const ENGINE_FIELD_GROUPS: usize = 3;
+
 /// # Safety
 ///
 /// `fieldIds` must hold `numFieldIds` ids, `fieldGroupName` be a C string and
@@ -254,7 +257,11 @@ pub unsafe extern "C" fn dcgmFieldGroupCreate(
             return Err(DCGM_ST_BADPARAM);
         }
         with_engine(dcgmHandle, |e| {
-            if e.field_groups.len() >= DCGM_MAX_NUM_FIELD_GROUPS {
+            // libdcgm 4.6.0 holds three of the 64 itself (DCGM_INTERNAL_30SEC, _HOURLY and
+            // _JOB, which dcgmFieldGroupGetAll lists and a client cannot destroy): a client
+            // can create 61 (recorded: the battery's fieldgroups/limit_count). The simulator
+            // keeps their places without listing them.
+            if e.field_groups.len() + ENGINE_FIELD_GROUPS >= DCGM_MAX_NUM_FIELD_GROUPS {
                 return Err(DCGM_ST_MAX_LIMIT);
             }
             if e.field_groups.values().any(|f| f.name == name) {

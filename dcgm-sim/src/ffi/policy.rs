@@ -7,8 +7,8 @@ use super::health::group_gpus;
 use super::modules::module_ok;
 use super::{guard, versioned};
 use crate::engine::{PolicyRegistration, now_us, with_engine};
-use crate::policy_thread;
 use crate::violations::policy_for;
+use crate::{policy_feed, policy_thread};
 
 /// # Safety
 ///
@@ -89,6 +89,8 @@ pub extern "C" fn dcgmPolicyRegister_v2(
         with_engine(pDcgmHandle, |e| {
             module_ok(e, DcgmModuleIdPolicy)?;
             e.group_entities(groupId)?;
+            // Values injected before the registration are not its violations.
+            policy_feed::mark_heard(e);
             e.registrations.push(PolicyRegistration {
                 group: groupId,
                 condition,

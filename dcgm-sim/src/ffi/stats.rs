@@ -263,15 +263,62 @@ pub extern "C" fn dcgmWatchPidFields(
     maxKeepAge: f64,
     maxKeepSamples: c_int,
 ) -> dcgmReturn_t {
-    // libdcgm 4.6.0 accepts any frequency, age and sample count here.
-    let _ = (updateFreq, maxKeepAge, maxKeepSamples);
-    watch_stats(pDcgmHandle, groupId, |e| e.pid_watch = true)
+    // libdcgm 4.6.0 accepts any frequency, age and sample count here. The samples are kept
+    // for the longest age any watcher asked for.
+    let _ = (updateFreq, maxKeepSamples);
+    let age_us = if maxKeepAge.is_finite() && maxKeepAge > 0.0 {
+        (maxKeepAge * 1e6).min(i64::MAX as f64) as i64
+    } else {
+        0
+    };
+    guard(|| {
+        with_engine(pDcgmHandle, |e| {
+            e.group_entities(groupId)?;
+            e.pid_keep_age_us = if !e.pid_watch {
+                age_us
+            } else if e.pid_keep_age_us == 0 || age_us == 0 {
+                0
+            } else {
+                e.pid_keep_age_us.max(age_us)
+            };
+            e.pid_watch = true;
+            Ok(())
+        })
+    })
 }
 
 /// When a configured process started: before the engine, by an amount that depends on the pid.
 fn process_start(e: &Engine, pid: u32) -> i64 {
     let offset_s = 600 + crate::values::mix(e.machine.cfg.seed, u64::from(pid), 0x5715) % 3000;
     e.dynamics.start_us - offset_s as i64 * 1_000_000
+}
+
+/// What DCGM 4.6 reports as the SM utilisation of a process with a utilisation of its own
+/// (`sm_util_percent`) on `gpu` at `now`: the sum of its samples over the number of samples
+/// of every such process on the GPU, in the window the samples are kept (the pid watch's
+/// keep age, back to the process's start). Every process is sampled once per round while it
+/// runs, so each process's samples are counted by the time it ran in the window.
+fn own_sm_util(e: &Engine, pid: u32, util: f64, gpu: u32, now: i64) -> f64 {
+    let start = process_start(e, pid);
+    let from = if e.pid_keep_age_us > 0 {
+        start.max(now - e.pid_keep_age_us)
+    } else {
+        start
+    };
+    let ran = |q: u32| (now - process_start(e, q).max(from)).max(0) as f64;
+    let all: f64 = e
+        .machine
+        .cfg
+        .processes
+        .iter()
+        .filter(|q| q.gpus.contains(&gpu) && q.sm_util_percent.is_some_and(|v| v > 0.0))
+        .map(|q| ran(q.pid))
+        .sum();
+    if util <= 0.0 || all <= 0.0 {
+        0.0
+    } else {
+        util * ran(pid) / all
+    }
 }
 
 /// # Safety
@@ -311,13 +358,29 @@ pub unsafe extern "C" fn dcgmGetPidInfo(
             let now = now_us();
             let usages: Vec<Usage> = gpus.iter().map(|&g| usage(e, g, start, now)).collect();
             let mem_bytes = proc_.memory_mib * 1024 * 1024;
+            let own: Vec<f64> = match proc_.sm_util_percent {
+                Some(util) => gpus
+                    .iter()
+                    .map(|&g| own_sm_util(e, pid, util, g, now))
+                    .collect(),
+                None => Vec::new(),
+            };
             let fill = |d: &mut dcgmPidSingleInfo_t, u: &Usage, gpus_of_u: &[u32]| {
                 fill_common!(&mut *d, u);
                 d.startTime = start;
                 d.endTime = 0;
+                let sm_util = if own.is_empty() {
+                    u.sm_util.map_or(0.0, |s| s.avg)
+                } else {
+                    gpus_of_u
+                        .iter()
+                        .filter_map(|g| gpus.iter().position(|x| x == g).map(|i| own[i]))
+                        .sum::<f64>()
+                        / gpus_of_u.len().max(1) as f64
+                };
                 d.processUtilization = dcgmProcessUtilInfo_t {
                     pid,
-                    smUtil: u.sm_util.map_or(0.0, |s| s.avg),
+                    smUtil: sm_util,
                     memUtil: u.mem_util.map_or(0.0, |s| s.avg),
                 };
                 let others: Vec<u32> = cfg

@@ -141,6 +141,7 @@ fn record_event(e: &mut Engine, gpu: u32, field: u16, value: i64, ts: i64) {
         kind: kind.into(),
         value,
         known_at: now_us(),
+        ends: None,
     };
     let at = e.dynamics.events.partition_point(|x| x.ts <= ts);
     e.dynamics.events.insert(at, ev);
@@ -548,10 +549,12 @@ pub unsafe extern "C" fn dcgmSetEntityNvLinkLinkState(
     })
 }
 
-/// Creates a MIG instance: the simulator checks the request as libdcgm's client does, then
-/// answers `DCGM_ST_NOT_SUPPORTED` (its MIG layout comes from the configuration; use
-/// `dcgmCreateFakeEntities` for instances in tests). An unknown `createOption` is accepted
-/// and does nothing, as in libdcgm.
+/// Creates a MIG GPU instance (on GPU `parentId`) or compute instance (in GPU instance
+/// entity `parentId`) in the simulated driver, as libdcgm 4.6.0 asks NVML to (see
+/// `crate::mig` for the profiles, the errors and the sources). The new instance shows in the
+/// hierarchy, the entity lists and groups at once, unless `flags` holds
+/// `DCGM_MIG_RECONFIG_DELAY_PROCESSING` (then at the next request without it). An unknown
+/// `createOption` is accepted and does nothing, as in libdcgm.
 ///
 /// # Safety
 ///
@@ -567,28 +570,33 @@ pub unsafe extern "C" fn dcgmCreateMigEntity(
         let gi_profiles = DcgmMigProfileGpuInstanceSlice1..=DcgmMigProfileGpuInstanceSlice1Rev2;
         let ci_profiles =
             DcgmMigProfileComputeInstanceSlice1..=DcgmMigProfileComputeInstanceSlice1Rev1;
-        let profiles = if c.createOption == DcgmMigCreateGpuInstance {
-            Some(gi_profiles)
-        } else if c.createOption == DcgmMigCreateComputeInstance {
-            Some(ci_profiles)
-        } else {
-            None
-        };
-        if profiles.as_ref().is_some_and(|p| !p.contains(&c.profile)) {
+        let (gi, ci) = (
+            c.createOption == DcgmMigCreateGpuInstance,
+            c.createOption == DcgmMigCreateComputeInstance,
+        );
+        if (gi && !gi_profiles.contains(&c.profile)) || (ci && !ci_profiles.contains(&c.profile)) {
             return Err(DCGM_ST_BADPARAM);
         }
-        let known = profiles.is_some();
-        with_engine(pDcgmHandle, |_| Ok(()))?;
-        if known {
-            Err(DCGM_ST_NOT_SUPPORTED)
-        } else {
-            Ok(())
-        }
+        let (parent, profile, flags) = (c.parentId, c.profile, c.flags);
+        with_engine(pDcgmHandle, |e| {
+            if gi {
+                let index = profile - DcgmMigProfileGpuInstanceSlice1;
+                crate::mig::create_gpu_instance(&mut e.machine, parent, index, flags)
+            } else if ci {
+                let index = profile - DcgmMigProfileComputeInstanceSlice1;
+                crate::mig::create_compute_instance(&mut e.machine, parent, index, flags)
+            } else {
+                Ok(())
+            }
+        })
     })
 }
 
-/// Deletes a MIG instance: checks the request as libdcgm does, reports a missing instance,
-/// and answers `DCGM_ST_NOT_SUPPORTED` for an existing one (instances are not removed).
+/// Deletes a MIG GPU instance or compute instance from the simulated driver, as libdcgm
+/// 4.6.0 does (`crate::mig`): an unknown one is `DCGM_ST_INSTANCE_NOT_FOUND` /
+/// `DCGM_ST_COMPUTE_INSTANCE_NOT_FOUND`, a GPU instance that still has compute instances or
+/// a compute instance a process runs in `DCGM_ST_NVML_ERROR` (NVML's `IN_USE`). `flags` as
+/// for [`dcgmCreateMigEntity`].
 ///
 /// # Safety
 ///
@@ -601,20 +609,18 @@ pub unsafe extern "C" fn dcgmDeleteMigEntity(
     guard(|| {
         // SAFETY: per this function's contract.
         let d = unsafe { versioned(dme, &[dcgmDeleteMigEntity_version1]) }?;
-        let (group, id) = (d.entityGroupId, d.entityId);
-        let missing = match group {
-            DCGM_FE_GPU_I => DCGM_ST_INSTANCE_NOT_FOUND,
-            DCGM_FE_GPU_CI => DCGM_ST_COMPUTE_INSTANCE_NOT_FOUND,
-            _ => return Err(DCGM_ST_BADPARAM),
-        };
+        let (group, id, flags) = (d.entityGroupId, d.entityId, d.flags);
+        if !matches!(group, DCGM_FE_GPU_I | DCGM_FE_GPU_CI) {
+            return Err(DCGM_ST_BADPARAM);
+        }
         if id as usize >= DCGM_MAX_INSTANCES {
             return Err(DCGM_ST_BADPARAM);
         }
         with_engine(pDcgmHandle, |e| {
-            if e.machine.exists(group, id) {
-                Err(DCGM_ST_NOT_SUPPORTED)
+            if group == DCGM_FE_GPU_I {
+                crate::mig::delete_gpu_instance(&mut e.machine, id, flags)
             } else {
-                Err(missing)
+                crate::mig::delete_compute_instance(&mut e.machine, id, flags)
             }
         })
     })

@@ -530,6 +530,12 @@ pub unsafe extern "C" fn dcgmEntitiesGetLatestValues(
         let total = entityCount as usize * fieldCount as usize;
         // SAFETY: sizes per the caller's contract.
         let outv = unsafe { std::slice::from_raw_parts_mut(values, total) };
+        // As libdcgm 4.6.0 (recorded: the battery's reads/entities_unknown_field*): from the
+        // cache, a field id it does not know fails the whole call; a live read marks it
+        // UNKNOWN_FIELD per value.
+        if !live && ids.iter().any(|f| field_by_id(*f).is_none()) {
+            return Err(DCGM_ST_GENERIC_ERROR);
+        }
         with_engine(pDcgmHandle, |e| {
             let now = now_us();
             let mut i = 0;

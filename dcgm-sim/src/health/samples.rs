@@ -1,0 +1,80 @@
+//! The values the health engine reads: the samples the field cache holds for an (entity,
+//! field) (watched or injected), or, when the cache holds none, what the simulated GPU reads
+//! (as if the health module's own watch had sampled it at the start of the window and now).
+//! Fake GPUs read nothing but what is injected, as on libdcgm.
+
+use dcgm_sys::*;
+
+use super::Ctx;
+use crate::cache::key;
+use crate::ffi::values::generate;
+use crate::model::SimValue;
+
+/// An integer sample of a field, or none when it is blank, not supported or missing.
+fn int(v: &SimValue) -> Option<i64> {
+    match v {
+        SimValue::Int(n) if !dcgm_int64_is_blank(*n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// Whether the simulated GPU behind the entity answers for fields nothing watches.
+fn modelled(c: &Ctx) -> bool {
+    c.entity.entityGroupId == DCGM_FE_GPU && !c.e.machine.fake_gpus.contains(&c.entity.entityId)
+}
+
+/// The samples of a field the cache holds from `since` to the end of the window, oldest first; `None` when the
+/// cache holds no entry with samples for it.
+fn cached(c: &Ctx, field: u16, since: i64) -> Option<Vec<SimValue>> {
+    let w =
+        c.e.cache
+            .watches
+            .get(&key(c.entity.entityGroupId, c.entity.entityId, field))?;
+    if w.samples.is_empty() {
+        return None;
+    }
+    Some(
+        w.samples
+            .iter()
+            .filter(|s| s.ts >= since && (c.open_end || s.ts <= c.end))
+            .map(|s| s.value.clone())
+            .collect(),
+    )
+}
+
+/// The first and the last integer sample of a field since `since` (libdcgm's two reads of a
+/// counter, oldest and newest); `None` when either is missing or blank.
+pub fn first_last(c: &Ctx, field: u16, since: i64) -> Option<(i64, i64)> {
+    match cached(c, field, since) {
+        Some(v) => Some((int(v.first()?)?, int(v.last()?)?)),
+        None if modelled(c) => {
+            let a = int(&generate(c.e, DCGM_FE_GPU, c.entity.entityId, field, since))?;
+            let b = int(&generate(c.e, DCGM_FE_GPU, c.entity.entityId, field, c.end))?;
+            Some((a, b))
+        }
+        None => None,
+    }
+}
+
+/// The newest integer sample of a field since `since`; `None` when missing or blank.
+pub fn last_since(c: &Ctx, field: u16, since: i64) -> Option<i64> {
+    match cached(c, field, since) {
+        Some(v) => int(v.last()?),
+        None if modelled(c) => int(&generate(c.e, DCGM_FE_GPU, c.entity.entityId, field, c.end)),
+        None => None,
+    }
+}
+
+/// The newest integer sample of a field, however old.
+pub fn latest(c: &Ctx, field: u16) -> Option<i64> {
+    last_since(c, field, i64::MIN)
+}
+
+/// The newest sample of a field, however old, as the cache or the GPU answers it.
+pub fn latest_value(c: &Ctx, field: u16) -> Option<SimValue> {
+    match cached(c, field, i64::MIN) {
+        Some(v) => v.last().cloned(),
+        None if modelled(c) => Some(generate(c.e, DCGM_FE_GPU, c.entity.entityId, field, c.end)),
+        None => None,
+    }
+}
