@@ -6,7 +6,7 @@
 //!
 //! `cargo bench --bench exporter`
 
-use dcgm_exporter::server;
+use dcgm_exporter::{otlp_convert, server};
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -241,6 +241,82 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// A gRPC OTLP receiver that takes every request, on a thread of its own; its address.
+fn otlp_receiver() -> std::net::SocketAddr {
+    use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+        MetricsService, MetricsServiceServer,
+    };
+    use opentelemetry_proto::tonic::collector::metrics::v1::{
+        ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+    };
+    struct Sink;
+    #[tonic::async_trait]
+    impl MetricsService for Sink {
+        async fn export(
+            &self,
+            _: tonic::Request<ExportMetricsServiceRequest>,
+        ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
+            Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
+        }
+    }
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let addr = l.local_addr().expect("local addr");
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            l.set_nonblocking(true).expect("nonblocking");
+            let l = tokio::net::TcpListener::from_std(l).expect("tokio listener");
+            tonic::transport::Server::builder()
+                .add_service(MetricsServiceServer::new(Sink))
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l))
+                .await
+        })
+    });
+    addr
+}
+
+/// The exporter binary over dcgm-sim's 8 GPUs + 3 MIG instances at `-c 100` for `secs`
+/// seconds, with `extra` flags: its CPU time per collection (ms, from `/proc/PID/stat`,
+/// 10 ms resolution) and its resident set at the end (KiB).
+fn process_cost(extra: &[&str], secs: u64) -> (f64, u64) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dcgm-exporter"))
+        .args(["--simulate", "-c", "100", "-a", "127.0.0.1:0"])
+        .args(extra)
+        .env("DCGM_SIM_LIB", dcgm::testing::simulator_path())
+        .env_remove("DCGM_SIM_CONFIG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the exporter");
+    // Let it start (DCGM, the watches) before counting.
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = child.id();
+    let ticks = || -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let f: Vec<&str> = after.split_whitespace().collect();
+        f.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+            + f.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
+    };
+    let t0 = ticks();
+    std::thread::sleep(Duration::from_secs(secs));
+    let used = ticks() - t0;
+    let rss = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    let _ = child.kill();
+    let _ = child.wait();
+    // 100 ticks per second (USER_HZ); one collection every 100 ms.
+    let collections = secs as f64 * 10.0;
+    (used as f64 * 10.0 / collections, rss)
+}
+
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let counters = counters_40();
@@ -281,6 +357,16 @@ fn main() {
             black_box(text.len());
         })
     });
+    // The same with OTLP on: the structured form in the same pass, the OTLP request built
+    // from it and encoded (what the pusher thread does per collection, short of the network).
+    let mut exp = dcgm_prometheus::Exposition::default();
+    let mut conv = otlp_convert::Converter::new(Vec::new(), "bench".into());
+    c.bench_function("exporter_collect_from_simulator_with_otlp", |b| {
+        b.iter(|| {
+            collector.collect_structured(&mut text, &mut exp).unwrap();
+            black_box(conv.request(&[&exp], std::time::SystemTime::now()).len());
+        })
+    });
     c.final_summary();
 
     let secs = if full { 3.0 } else { 0.3 };
@@ -315,6 +401,20 @@ fn main() {
         big_text.len(),
         t0.elapsed().as_secs_f64() * 1e3 / rounds as f64
     );
+    let mut big_exp = dcgm_prometheus::Exposition::default();
+    let mut big_conv = otlp_convert::Converter::new(Vec::new(), "bench".into());
+    let mut bytes = 0;
+    let t0 = Instant::now();
+    for _ in 0..rounds {
+        big.render_structured(&[&big_snap], &[], &mut big_text, &mut big_exp);
+        bytes = big_conv
+            .request(&[&big_exp], std::time::SystemTime::now())
+            .len();
+    }
+    println!(
+        "exporter: the same with OTLP (structured form, request, encoding; {bytes} bytes of OTLP): {:.2} ms",
+        t0.elapsed().as_secs_f64() * 1e3 / rounds as f64
+    );
     let large = serve(big_text);
     let (p50, p99) = scrape_latency(large, if full { 500 } else { 10 });
     println!(
@@ -322,6 +422,21 @@ fn main() {
         p50.as_secs_f64() * 1e3,
         p99.as_secs_f64() * 1e3
     );
+
+    // The exporter process with OTLP off and on (pushing every collection to a receiver on
+    // loopback): CPU per collection and resident set; only under `--bench` (it takes 2 × 17 s).
+    if full {
+        let rx = format!("http://{}", otlp_receiver());
+        for round in 0..2 {
+            let (off_ms, off_rss) = process_cost(&[], 15);
+            let (on_ms, on_rss) = process_cost(&["--otlp-endpoint", &rx], 15);
+            println!(
+                "exporter: process, 8 GPUs + 3 MIG at -c 100 (run {}): OTLP off {off_ms:.3} ms CPU per collection, RSS {off_rss} KiB; OTLP on {on_ms:.3} ms, RSS {on_rss} KiB ({:+.0} %)",
+                round + 1,
+                (on_ms / off_ms - 1.0) * 100.0
+            );
+        }
+    }
 
     // Steady-state resident set: after 1,000 warm-up scrapes, then after 10,000 more.
     let scrapes = if full { 10_000 } else { 200 };

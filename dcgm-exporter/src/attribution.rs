@@ -9,7 +9,9 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dcgm_prometheus::{Collector, ExporterCounter, LabelSet, memory_by_owner};
+use dcgm_prometheus::{
+    Collector, ExporterCounter, GpuProcess, LabelSet, memory_by_owner, sm_util_by_owner,
+};
 
 use crate::cgroup::{self, CgroupOwner};
 use crate::hpc::HpcJobs;
@@ -60,6 +62,8 @@ pub struct Attribution {
     processes_failing: Option<String>,
     /// The last failure to read a process's cgroup (other than the process being gone).
     cgroup_failing: Option<String>,
+    /// The last failure to read DCGM's process statistics, logged once.
+    pid_stats_failing: Option<String>,
 }
 
 impl Attribution {
@@ -74,6 +78,7 @@ impl Attribution {
             remote_warned: false,
             processes_failing: None,
             cgroup_failing: None,
+            pid_stats_failing: None,
         }
     }
 
@@ -87,22 +92,25 @@ impl Attribution {
 
     /// Gives the collector the current labels: each job on a GPU is its own label set,
     /// carrying the pod's labels too (or, with `--hpc-job-info-series`, its own
-    /// [`HPC_JOB_INFO`] series); and, for `DCGM_EXP_POD_FB_USED` and `pod_uid`, the pods of
-    /// the processes on the GPUs.
+    /// [`HPC_JOB_INFO`] series); and, for `DCGM_EXP_POD_FB_USED`, `DCGM_EXP_POD_SM_UTIL` and
+    /// `pod_uid`, the pods of the processes on the GPUs.
     pub fn apply(&mut self, collector: &mut Collector) {
         let has_memory_row = collector.has_row(ExporterCounter::PodFbUsed);
-        if has_memory_row && !self.local_engine && !self.remote_warned {
+        let has_util_row = collector.has_row(ExporterCounter::PodSmUtil);
+        if (has_memory_row || has_util_row) && !self.local_engine && !self.remote_warned {
             log::warn!(
-                "DCGM_EXP_POD_FB_USED has no series: the host engine is not on this host (by \
-                 its address), so the process ids it reports cannot be looked up here; address \
-                 a host engine on this host as localhost or by its unix socket"
+                "DCGM_EXP_POD_FB_USED and DCGM_EXP_POD_SM_UTIL have no series: the host engine \
+                 is not on this host (by its address), so the process ids it reports cannot be \
+                 looked up here; address a host engine on this host as localhost or by its unix \
+                 socket"
             );
             self.remote_warned = true;
         }
         let memory_row = has_memory_row && self.local_engine;
+        let util_row = has_util_row && self.local_engine;
         let mapper = self.pods.as_ref().map(|(m, _)| m);
         let want_uid = mapper.is_some_and(|m| m.pod_uid) && self.local_engine;
-        if self.pods.is_none() && self.hpc.is_none() && !memory_row {
+        if self.pods.is_none() && self.hpc.is_none() && !memory_row && !util_row {
             return;
         }
         let pod_map = self.pods.as_ref().map(|(_, cache)| cache.get());
@@ -122,7 +130,7 @@ impl Attribution {
             }
         }
         let mut matched = PodMatch::default();
-        if memory_row || want_uid {
+        if memory_row || util_row || want_uid {
             let processes = match collector.running_processes() {
                 Ok(p) => {
                     if self.processes_failing.take().is_some() {
@@ -161,6 +169,36 @@ impl Attribution {
                     owner_labels(p, owners.get(&p.pid), &matched, &holders)
                 });
                 collector.set_owner_memory(Some(memory));
+            }
+            if util_row {
+                let util = match collector.process_sm_util(&processes) {
+                    Ok(u) => {
+                        if self.pid_stats_failing.take().is_some() {
+                            log::info!("reading DCGM's process statistics works again");
+                        }
+                        Some(sm_util_by_owner(&u, |p| {
+                            let p = GpuProcess {
+                                gpu: p.gpu,
+                                pid: p.pid,
+                                memory_used_bytes: 0,
+                            };
+                            owner_labels(&p, owners.get(&p.pid), &matched, &holders)
+                        }))
+                    }
+                    Err(e) => {
+                        let msg = e.to_string();
+                        if self.pid_stats_failing.as_deref() != Some(&msg) {
+                            log::warn!(
+                                "cannot read DCGM's process statistics ({msg}); no \
+                                 DCGM_EXP_POD_SM_UTIL (the pid watch turns on accounting mode, \
+                                 which needs root unless `nvidia-smi -am 1` did already)"
+                            );
+                            self.pid_stats_failing = Some(msg);
+                        }
+                        None
+                    }
+                };
+                collector.set_owner_sm_util(util);
             }
         }
         let uid_of = |info: &PodInfo| {

@@ -230,6 +230,23 @@ pub struct Cli {
         env = "NVIDIA_RESOURCE_NAMES"
     )]
     pub nvidia_resource_names: Vec<String>,
+    /// With --kubernetes: label the GPUs and MIG instances that Dynamic Resource Allocation
+    /// claims give containers (NVIDIA DRA driver `gpu.nvidia.com`), mapped through the
+    /// driver's CDI spec files (--cdi-spec-dir), with `dra_*` labels.
+    #[arg(
+        long = "kubernetes-enable-dra",
+        env = "KUBERNETES_ENABLE_DRA",
+        requires = "kubernetes"
+    )]
+    pub kubernetes_enable_dra: bool,
+    /// Where the DRA driver writes its CDI spec files (with --kubernetes-enable-dra).
+    #[arg(
+        long = "cdi-spec-dir",
+        value_name = "DIR",
+        default_value = crate::cdi::DEFAULT_DIR,
+        env = "DCGM_EXPORTER_CDI_SPEC_DIR"
+    )]
+    pub cdi_spec_dir: PathBuf,
     /// Directory of HPC job mappings: a file per GPU (`0`, `1`, or `<gpu>.<instance>` for
     /// MIG) listing its jobs, one per line, exported as `hpc_job` labels.
     #[arg(
@@ -347,6 +364,9 @@ pub struct Cli {
     /// Time a response may take to be written, however slowly the client reads.
     #[arg(long = "web-write-timeout", value_name = "DURATION", default_value = "10s", value_parser = web_timeout)]
     pub web_write_timeout: Duration,
+    /// OTLP export (`--otlp-*`, `--no-metrics-endpoint`).
+    #[command(flatten)]
+    pub otlp: crate::otlp_config::OtlpArgs,
 }
 
 /// A web timeout: from 10 ms to 1 hour.

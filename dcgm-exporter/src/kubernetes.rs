@@ -2,9 +2,10 @@
 //! kubelet's pod-resources API (v1 `List`, gRPC over its unix socket), as `pod`, `namespace`
 //! and `container` labels (dcgm-exporter's names).
 //!
-//! The messages are written here with `prost` derives from the API's field numbers (the four
-//! of them the mapping needs; unknown fields are skipped by the decoder), so no `.proto` file
-//! or `protoc` is needed at build time.
+//! The messages are written here with `prost` derives from the API's field numbers (those the
+//! mapping needs; unknown fields are skipped by the decoder), so no `.proto` file or `protoc`
+//! is needed at build time. With `--kubernetes-enable-dra`, the devices of Dynamic Resource
+//! Allocation claims (`dynamic_resources`) are mapped too ([`crate::dra`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -54,7 +55,7 @@ pub struct PodResources {
     pub containers: Vec<ContainerResources>,
 }
 
-/// `v1.ContainerResources` (fields 1–2).
+/// `v1.ContainerResources` (fields 1, 2 and 5; the CPU and memory fields are skipped).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ContainerResources {
     /// Container name.
@@ -63,6 +64,49 @@ pub struct ContainerResources {
     /// Devices assigned to it, per resource.
     #[prost(message, repeated, tag = "2")]
     pub devices: Vec<ContainerDevices>,
+    /// Devices of Dynamic Resource Allocation claims assigned to it.
+    #[prost(message, repeated, tag = "5")]
+    pub dynamic_resources: Vec<DynamicResource>,
+}
+
+/// `v1.DynamicResource`: one ResourceClaim of a container (field 1, the class name, is
+/// gone from the API).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DynamicResource {
+    /// The ResourceClaim's name.
+    #[prost(string, tag = "2")]
+    pub claim_name: String,
+    /// Its namespace.
+    #[prost(string, tag = "3")]
+    pub claim_namespace: String,
+    /// The devices allocated to it.
+    #[prost(message, repeated, tag = "4")]
+    pub claim_resources: Vec<ClaimResource>,
+}
+
+/// `v1.ClaimResource`: one allocated device of a claim (fields 1–4; `share_id` is skipped).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ClaimResource {
+    /// The CDI devices the driver prepared for it.
+    #[prost(message, repeated, tag = "1")]
+    pub cdi_devices: Vec<CdiDevice>,
+    /// The DRA driver (`gpu.nvidia.com`).
+    #[prost(string, tag = "2")]
+    pub driver_name: String,
+    /// The driver's resource pool.
+    #[prost(string, tag = "3")]
+    pub pool_name: String,
+    /// The device within the pool.
+    #[prost(string, tag = "4")]
+    pub device_name: String,
+}
+
+/// `v1.CDIDevice`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CdiDevice {
+    /// The fully qualified CDI device name (`vendor/class=name`).
+    #[prost(string, tag = "1")]
+    pub name: String,
 }
 
 /// `v1.ContainerDevices` (fields 1–2).
@@ -94,6 +138,8 @@ pub struct PodInfo {
     pub namespace: String,
     /// Container name.
     pub container: String,
+    /// The DRA claim it holds the device through (`None`: the device plugin's resources).
+    pub dra: Option<crate::dra::DraClaim>,
 }
 
 /// Settings of the attribution.
@@ -108,6 +154,8 @@ pub struct PodMapper {
     /// Add `pod_uid`: the UID read from the cgroup of the pod's processes on the device
     /// (the kubelet API does not carry UIDs); left out while none is known.
     pub pod_uid: bool,
+    /// Map the devices of DRA claims too (`--kubernetes-enable-dra`).
+    pub dra: Option<crate::dra::DraConfig>,
 }
 
 /// Errors of one `List` call.
@@ -210,6 +258,7 @@ impl PodMapper {
                             pod: pod.name.clone(),
                             namespace: pod.namespace.clone(),
                             container: c.name.clone(),
+                            dra: None,
                         };
                         for key in device_keys(id) {
                             let holders = map.entry(key).or_default();
@@ -223,7 +272,8 @@ impl PodMapper {
         map
     }
 
-    /// Every container holding `id`'s device (a GPU or MIG instance), in the kubelet's order.
+    /// Every container holding `id`'s device (a GPU or MIG instance), in the kubelet's order:
+    /// through the device plugin's resources, else through DRA claims.
     pub fn holders<'a>(
         &self,
         map: &'a HashMap<String, Vec<PodInfo>>,
@@ -247,13 +297,21 @@ impl PodMapper {
                 GpuIdType::DeviceName => format!("nvidia{}", id.gpu),
             }],
         };
+        let dra = if self.dra.is_some() {
+            crate::dra::identity_keys(id)
+        } else {
+            Vec::new()
+        };
         keys.iter()
+            .chain(&dra)
             .find_map(|k| map.get(k))
             .map_or(&[], Vec::as_slice)
     }
 
     /// The labels of the pod holding `id`'s device, if any (the last one listed); `pod_uid`
-    /// (with `--kubernetes-enable-pod-uid`) from `uid_of` when it knows the pod's UID.
+    /// (with `--kubernetes-enable-pod-uid`) from `uid_of` when it knows the pod's UID; for a
+    /// DRA claim, its `dra_*` labels (and, on a MIG instance, `dra_mig_profile` and
+    /// `dra_mig_device_uuid`, as DCGM names them).
     pub fn labels(
         &self,
         map: &HashMap<String, Vec<PodInfo>>,
@@ -272,6 +330,25 @@ impl PodMapper {
             && let Some(uid) = uid_of(info)
         {
             set.push(("pod_uid".into(), uid));
+        }
+        if let Some(d) = &info.dra {
+            for (name, value) in [
+                ("dra_claim_name", &d.claim_name),
+                ("dra_claim_namespace", &d.claim_namespace),
+                ("dra_driver_name", &d.driver_name),
+                ("dra_pool_name", &d.pool_name),
+                ("dra_device_name", &d.device_name),
+            ] {
+                set.push((name.into(), value.clone()));
+            }
+            if let Some(m) = &id.mig {
+                if !m.profile.is_empty() {
+                    set.push(("dra_mig_profile".into(), m.profile.clone()));
+                }
+                if let Some(u) = &m.uuid {
+                    set.push(("dra_mig_device_uuid".into(), u.clone()));
+                }
+            }
         }
         vec![set]
     }

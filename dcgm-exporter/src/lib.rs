@@ -9,16 +9,23 @@
 
 pub mod attribution;
 pub mod basic_auth;
+pub mod cdi;
 pub mod cgroup;
 pub mod cli;
 pub mod client_slots;
 pub mod counters_file;
 pub mod deadline_io;
+pub mod dra;
 pub mod health;
 pub mod hpc;
 pub mod kubernetes;
 pub mod logging;
 pub mod merge;
+pub mod otlp_config;
+pub mod otlp_convert;
+pub mod otlp_mapping;
+pub mod otlp_push;
+pub mod otlp_wire;
 pub mod pod_processes;
 pub mod pods;
 pub mod regular_file;

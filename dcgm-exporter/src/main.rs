@@ -54,6 +54,9 @@ struct Settings {
     interval: Duration,
     /// The host engine this collector reads (`None`: the embedded engine).
     engine: Option<String>,
+    /// The OTLP pusher (with `--otlp-endpoint`), and this collector's slot in it.
+    otlp: Option<dcgm_exporter::otlp_push::OtlpExporter>,
+    otlp_slot: usize,
 }
 
 impl Settings {
@@ -102,14 +105,34 @@ fn run(cli: Cli) -> ExitCode {
         );
     }
     let engines = cli.hostengines();
-    let settings = Settings {
+    let otlp_config = match cli.otlp.resolve(&|k| std::env::var(k).ok()) {
+        Ok(c) => c,
+        Err(e) => return fail(2, e),
+    };
+    let mut settings = Settings {
         interval: Duration::from_millis(cli.collect_interval_ms),
         engine: engines.first().cloned(),
         cli: Arc::new(cli),
+        otlp: None,
+        otlp_slot: 0,
     };
 
     if settings.cli.once {
         return once(&settings, &engines, counters);
+    }
+    if let Some(c) = otlp_config {
+        let (url, every) = (c.url.clone(), c.interval);
+        let host = dcgm_prometheus::default_hostname(settings.engine.as_deref());
+        match dcgm_exporter::otlp_push::OtlpExporter::start(c, engines.len().max(1), host) {
+            Ok(o) => settings.otlp = Some(o),
+            Err(e) => return fail(2, e),
+        }
+        log::info!(
+            "pushing OTLP metrics to {url} {}",
+            every.map_or("after each collection".to_string(), |i| format!(
+                "every {i:?}"
+            ))
+        );
     }
 
     // Without --disable-startup-validate, a library that cannot load is a start-up error (it
@@ -124,9 +147,15 @@ fn run(cli: Cli) -> ExitCode {
         );
     }
 
-    let listener = match server::bind(&settings.cli.address) {
-        Ok(l) => l,
-        Err(e) => {
+    let bound = if settings.cli.otlp.no_metrics_endpoint {
+        None
+    } else {
+        Some(server::bind(&settings.cli.address))
+    };
+    let listener = match bound {
+        None => None,
+        Some(Ok(l)) => Some(l),
+        Some(Err(e)) => {
             return fail(
                 1,
                 format_args!("cannot listen on {}: {e}", settings.cli.address),
@@ -134,9 +163,10 @@ fn run(cli: Cli) -> ExitCode {
         }
     };
     let local = listener
-        .local_addr()
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
         .map(|a| a.to_string())
-        .unwrap_or_else(|_| settings.cli.address.clone());
+        .unwrap_or_else(|| settings.cli.address.clone());
     let mut health = Health::new(settings.interval, settings.cli.health_max_age_intervals);
     let starting = "DCGM is starting";
     health.prime(Some(starting), false, Instant::now());
@@ -149,8 +179,16 @@ fn run(cli: Cli) -> ExitCode {
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone()) {
         log::warn!("SIGHUP will not reload the counters file: {e}");
     }
+    if listener.is_none() {
+        log::info!("--no-metrics-endpoint: no HTTP listener, OTLP only");
+    }
     log::info!(
-        "listening on {}://{local}/metrics (collect interval {} ms)",
+        "{} {}://{local}/metrics (collect interval {} ms)",
+        if listener.is_some() {
+            "listening on"
+        } else {
+            "not serving"
+        },
         if web.is_tls() { "https" } else { "http" },
         settings.cli.collect_interval_ms
     );
@@ -175,6 +213,7 @@ fn run(cli: Cli) -> ExitCode {
         for (me, engine) in engines.iter().enumerate() {
             let settings = Settings {
                 engine: Some(engine.clone()),
+                otlp_slot: me,
                 ..settings.clone()
             };
             let attribution = attribution(&settings.cli, pods.clone(), Some(engine));
@@ -218,6 +257,12 @@ fn run(cli: Cli) -> ExitCode {
             format_args!("cannot start the health watchdog thread: {e}"),
         );
     }
+    let Some(listener) = listener else {
+        // OTLP only: the collector and pusher threads do the work.
+        loop {
+            std::thread::park();
+        }
+    };
     match server::serve_with(listener, Arc::new(web), published, limits) {
         Ok(()) => fail(1, "the server stopped"),
         Err(e) => fail(1, format_args!("the server failed: {e}")),
@@ -375,6 +420,12 @@ fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>)
             id_type: cli.kubernetes_gpu_id_type,
             extra_resources: cli.nvidia_resource_names.clone(),
             pod_uid: cli.kubernetes_pod_uid,
+            dra: cli
+                .kubernetes_enable_dra
+                .then(|| dcgm_exporter::dra::DraConfig {
+                    cdi_dir: cli.cdi_spec_dir.clone(),
+                    proc_root: cli.proc_root.clone(),
+                }),
         };
         let cache = Arc::new(PodCache::default());
         match PodRefresher::new(mapper.clone(), cache.clone()) {
@@ -613,6 +664,7 @@ fn collect_loop(
 ) {
     let retry = settings.interval.min(Duration::from_secs(5));
     let mut buf = String::new();
+    let mut structured = dcgm_prometheus::Exposition::default();
     attribution.wait_for_pods();
     loop {
         let mut collector = loop {
@@ -636,7 +688,16 @@ fn collect_loop(
         loop {
             attribution.apply(&mut collector);
             out.begin(activity::COLLECTING);
-            let result = collector.collect(&mut buf);
+            let result = match &settings.otlp {
+                Some(_) => collector.collect_structured(&mut buf, &mut structured),
+                None => collector.collect(&mut buf),
+            };
+            if let (Ok(()), Some(otlp)) = (&result, &settings.otlp) {
+                otlp.offer(settings.otlp_slot, &mut structured);
+                if settings.otlp_slot == 0 {
+                    otlp.write_stats(&mut buf);
+                }
+            }
             match result {
                 Ok(()) => out.collected(&mut buf),
                 Err(e) => out.failed(format!("collection failed: {e}")),

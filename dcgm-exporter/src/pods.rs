@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::dra::DraResolver;
 use crate::health::KubeletHealth;
 use crate::kubernetes::{self, PodInfo, PodMapper};
 
@@ -117,6 +118,8 @@ pub struct PodRefresher {
     runtime: tokio::runtime::Runtime,
     cache: Arc<PodCache>,
     tracker: KubeletTracker,
+    /// With `--kubernetes-enable-dra`: maps the claims' devices.
+    dra: Option<DraResolver>,
 }
 
 impl PodRefresher {
@@ -130,6 +133,7 @@ impl PodRefresher {
             .enable_all()
             .build()?;
         Ok(Self {
+            dra: mapper.dra.clone().map(DraResolver::new),
             mapper,
             runtime,
             cache,
@@ -144,7 +148,13 @@ impl PodRefresher {
         let result = if socket.exists() {
             self.runtime
                 .block_on(kubernetes::list(socket))
-                .map(|resp| self.mapper.device_map(&resp))
+                .map(|resp| {
+                    let mut map = self.mapper.device_map(&resp);
+                    if let Some(dra) = &mut self.dra {
+                        dra.add_to(&resp, &mut map);
+                    }
+                    map
+                })
                 .map_err(|e| e.to_string())
         } else {
             Err(format!(

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use dcgm_exporter::kubernetes::{
-    ContainerDevices, ContainerResources, ListPodResourcesRequest, ListPodResourcesResponse,
-    PodResources, device_keys,
+    CdiDevice, ClaimResource, ContainerDevices, ContainerResources, DynamicResource,
+    ListPodResourcesRequest, ListPodResourcesResponse, PodResources, device_keys,
 };
 use tonic::codegen::http;
 
@@ -49,6 +49,7 @@ fn exporter_on(config: Option<&Path>, args: &[&str]) -> Output {
         if k.starts_with("DCGM_EXPORTER_")
             || k.starts_with("DCGM_HPC")
             || k == "NVIDIA_RESOURCE_NAMES"
+            || k == "KUBERNETES_ENABLE_DRA"
         {
             c.env_remove(k);
         }
@@ -180,6 +181,7 @@ fn pod(name: &str, ns: &str, container: &str, resource: &str, ids: &[&str]) -> P
                 resource_name: resource.into(),
                 device_ids: ids.iter().map(|s| s.to_string()).collect(),
             }],
+            dynamic_resources: vec![],
         }],
     }
 }
@@ -661,5 +663,466 @@ fn hpc_jobs_as_info_series_join_in_promql() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A pod whose container holds DRA claims: (claim name, [(driver, pool, device, CDI devices)]).
+#[allow(clippy::type_complexity)]
+fn dra_pod(
+    name: &str,
+    ns: &str,
+    container: &str,
+    claims: &[(&str, &[(&str, &str, &[&str])])],
+) -> PodResources {
+    PodResources {
+        name: name.into(),
+        namespace: ns.into(),
+        containers: vec![ContainerResources {
+            name: container.into(),
+            devices: vec![],
+            dynamic_resources: claims
+                .iter()
+                .map(|(claim, devices)| DynamicResource {
+                    claim_name: claim.to_string(),
+                    claim_namespace: ns.into(),
+                    claim_resources: devices
+                        .iter()
+                        .map(|(driver, device, cdi)| ClaimResource {
+                            cdi_devices: cdi
+                                .iter()
+                                .map(|n| CdiDevice {
+                                    name: n.to_string(),
+                                })
+                                .collect(),
+                            driver_name: driver.to_string(),
+                            pool_name: "node-1".into(),
+                            device_name: device.to_string(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }],
+    }
+}
+
+/// The NVIDIA driver's /proc tables for the simulated GPUs (device minor = GPU id) and the
+/// MIG capability minors of GPU 7's instances (GI `g` has capability `100 + g`).
+fn nvidia_proc(root: &Path, gpus: &BTreeMap<u32, String>, migs: &BTreeMap<(u32, u32), String>) {
+    for (g, uuid) in gpus {
+        let d = root.join(format!("driver/nvidia/gpus/0000:{:02x}:00.0", 0x10 + g));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("information"),
+            format!(
+                "Model:           NVIDIA H100 80GB HBM3\nIRQ:             0\nGPU UUID:        {uuid}\n\
+                 Bus Location:    0000:{:02x}:00.0\nDevice Minor:    {g}\n",
+                0x10 + g
+            ),
+        )
+        .unwrap();
+    }
+    let caps = root.join("driver/nvidia-caps");
+    std::fs::create_dir_all(&caps).unwrap();
+    let mut minors = String::from("config 1\nmonitor 2\n");
+    for (gpu, gi) in migs.keys() {
+        minors.push_str(&format!(
+            "gpu{gpu}/gi{gi}/access {}\ngpu{gpu}/gi{gi}/ci0/access {}\n",
+            100 + gi,
+            200 + gi
+        ));
+    }
+    std::fs::write(caps.join("mig-minors"), minors).unwrap();
+}
+
+const CLAIM_KIND: &str = "k8s.gpu.nvidia.com/claim";
+
+#[test]
+fn dra_claims_label_their_gpus_and_mig_instances_from_cdi_specs() {
+    let (gpus, migs) = sim_ids();
+    let dir = tempdir("dra");
+    let proc_root = dir.join("proc");
+    nvidia_proc(&proc_root, &gpus, &migs);
+    let cdi = dir.join("cdi");
+    std::fs::create_dir_all(&cdi).unwrap();
+    // Today's driver: one transient spec per claim, NVIDIA_VISIBLE_DEVICES=void, the device
+    // known by its device nodes. A whole GPU (minor 0) ...
+    std::fs::write(
+        cdi.join("k8s.gpu.nvidia.com-claim_aaaa.yaml"),
+        format!(
+            "cdiVersion: 0.6.0\nkind: {CLAIM_KIND}\ncontainerEdits:\n  env:\n  - NVIDIA_VISIBLE_DEVICES=void\n\
+             devices:\n- name: aaaa-gpu-0\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n    - path: /dev/dri/card1\n"
+        ),
+    )
+    .unwrap();
+    // ... and a MIG device: its parent's node and its GPU instance's capability (GI 1).
+    std::fs::write(
+        cdi.join("k8s.gpu.nvidia.com-claim_mmmm.yaml"),
+        format!(
+            "cdiVersion: 0.6.0\nkind: {CLAIM_KIND}\ndevices:\n- name: mmmm-gpu-7-mig-3g40gb-9-0\n  containerEdits:\n    \
+             deviceNodes:\n    - path: /dev/nvidia7\n    - path: /dev/nvidia-caps/nvidia-cap101\n    - path: /dev/nvidia-caps/nvidia-cap201\n"
+        ),
+    )
+    .unwrap();
+    // An earlier driver's shape, in JSON: the UUID in the device's environment. One pod
+    // holds this claim and the next one.
+    std::fs::write(
+        cdi.join("k8s.gpu.nvidia.com-claim_bbbb.json"),
+        format!(
+            r#"{{"cdiVersion":"0.5.0","kind":"{CLAIM_KIND}","devices":[{{"name":"bbbb-gpu-1","containerEdits":{{"env":["NVIDIA_VISIBLE_DEVICES={}"]}}}}]}}"#,
+            gpus[&1]
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        cdi.join("k8s.gpu.nvidia.com-claim_cccc.yaml"),
+        format!(
+            "kind: {CLAIM_KIND}\ndevices:\n- name: cccc-gpu-2\n  containerEdits:\n    deviceNodes:\n    - {{path: /dev/nvidia2}}\n"
+        ),
+    )
+    .unwrap();
+    // Another vendor's driver, whose spec names GPU 3's node: not an NVIDIA claim.
+    std::fs::write(
+        cdi.join("fpga.example.com-claim_ffff.yaml"),
+        "kind: fpga.example.com/claim\ndevices:\n- name: ffff\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia3\n",
+    )
+    .unwrap();
+    // A spec that does not parse (its claim's device goes unmapped, the others map).
+    std::fs::write(
+        cdi.join("k8s.gpu.nvidia.com-claim_dddd.yaml"),
+        format!("kind: {CLAIM_KIND}\ndevices: [{{name: dddd-gpu-5\n"),
+    )
+    .unwrap();
+    let nv = "gpu.nvidia.com";
+    let q = |name: &str| format!("{CLAIM_KIND}={name}");
+    let (a, m, b, c, d, ghost) = (
+        q("aaaa-gpu-0"),
+        q("mmmm-gpu-7-mig-3g40gb-9-0"),
+        q("bbbb-gpu-1"),
+        q("cccc-gpu-2"),
+        q("dddd-gpu-5"),
+        q("zzzz-gpu-4"),
+    );
+    let resp = ListPodResourcesResponse {
+        pod_resources: vec![
+            dra_pod(
+                "train",
+                "ml",
+                "trainer",
+                &[("train-gpu", &[(nv, "gpu-0", &[&a])])],
+            ),
+            dra_pod(
+                "infer",
+                "serve",
+                "server",
+                &[("mig-claim", &[(nv, "gpu-7-mig-3g40gb-9-0", &[&m])])],
+            ),
+            dra_pod(
+                "multi",
+                "lab",
+                "worker",
+                &[
+                    ("first", &[(nv, "gpu-1", &[&b])]),
+                    ("second", &[(nv, "gpu-2", &[&c])]),
+                ],
+            ),
+            dra_pod(
+                "fpga",
+                "hw",
+                "main",
+                &[(
+                    "accel",
+                    &[("fpga.example.com", "ffff", &["fpga.example.com/claim=ffff"])],
+                )],
+            ),
+            dra_pod("broken", "ops", "x", &[("bad", &[(nv, "gpu-5", &[&d])])]),
+            dra_pod(
+                "ghost",
+                "ops",
+                "y",
+                &[("gone", &[(nv, "gpu-4", &[&ghost])])],
+            ),
+        ],
+    };
+    let sock = fake_kubelet(&dir, resp);
+    let args = |cdi_dir: &Path| -> Vec<String> {
+        [
+            "--kubernetes",
+            "--kubernetes-enable-dra",
+            "--pod-resources-kubelet-socket",
+            sock.to_str().unwrap(),
+            "--cdi-spec-dir",
+            cdi_dir.to_str().unwrap(),
+            "--proc-root",
+            proc_root.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let run = |a: &[String]| exporter(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(&args(&cdi));
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let temp = series(&o, "DCGM_FI_DEV_GPU_TEMP");
+    let whole = |gpu: &str| {
+        temp.iter()
+            .find(|l| l["gpu"] == gpu && !l.contains_key("GPU_I_ID"))
+            .unwrap()
+            .clone()
+    };
+    let dra = |l: &Labels| -> Vec<(String, String)> {
+        l.iter()
+            .filter(|(k, _)| {
+                k.starts_with("dra_") || ["pod", "namespace", "container"].contains(&k.as_str())
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let want = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    let gpu_claim = |pod: &str, ns: &str, ctr: &str, claim: &str, device: &str| {
+        want(&[
+            ("pod", pod),
+            ("namespace", ns),
+            ("container", ctr),
+            ("dra_claim_name", claim),
+            ("dra_claim_namespace", ns),
+            ("dra_driver_name", "gpu.nvidia.com"),
+            ("dra_pool_name", "node-1"),
+            ("dra_device_name", device),
+        ])
+    };
+    assert_eq!(
+        dra(&whole("0")),
+        gpu_claim("train", "ml", "trainer", "train-gpu", "gpu-0"),
+        "{stderr}"
+    );
+    // Two claims of one pod, mapped from two sources (environment, device node).
+    assert_eq!(
+        dra(&whole("1")),
+        gpu_claim("multi", "lab", "worker", "first", "gpu-1")
+    );
+    assert_eq!(
+        dra(&whole("2")),
+        gpu_claim("multi", "lab", "worker", "second", "gpu-2")
+    );
+    // The other vendor's claim, the unparsable spec's and the unknown device: no labels.
+    for gpu in ["3", "4", "5"] {
+        assert_eq!(dra(&whole(gpu)), vec![], "GPU {gpu}");
+    }
+    // The MIG instance (GPU 7, GI 1) carries its profile and MIG device UUID; its siblings
+    // and the GPU nothing.
+    let fb = series(&o, "DCGM_FI_DEV_FB_USED");
+    for l in fb.iter().filter(|l| l["gpu"] == "7") {
+        if l.get("GPU_I_ID").map(String::as_str) == Some("1") {
+            let mut w = gpu_claim(
+                "infer",
+                "serve",
+                "server",
+                "mig-claim",
+                "gpu-7-mig-3g40gb-9-0",
+            );
+            w.push(("dra_mig_profile".into(), l["GPU_I_PROFILE"].clone()));
+            w.push(("dra_mig_device_uuid".into(), migs[&(7, 1)].clone()));
+            w.sort();
+            assert_eq!(dra(l), w);
+            assert_eq!(l["GPU_I_PROFILE"], "3g.40gb");
+        } else {
+            assert_eq!(dra(l), vec![], "{l:?}");
+        }
+    }
+    // The log says where each mapping came from, and why the others have none.
+    for line in [
+        format!(
+            "claim ml/train-gpu device gpu.nvidia.com/node-1/gpu-0 of pod ml/train container trainer: {} from device node /dev/nvidia0",
+            gpus[&0]
+        ),
+        format!(
+            "claim lab/first device gpu.nvidia.com/node-1/gpu-1 of pod lab/multi container worker: {} from env NVIDIA_VISIBLE_DEVICES",
+            gpus[&1]
+        ),
+        format!(
+            "{}/gi1 from device nodes /dev/nvidia-caps/nvidia-cap* (GPU minor 7, GPU instance 1)",
+            gpus[&7]
+        ),
+        "k8s.gpu.nvidia.com-claim_dddd.yaml is not valid YAML for a spec".to_string(),
+        format!(
+            "claim ops/bad device gpu.nvidia.com/node-1/gpu-5 of pod ops/broken container x is not mapped to a GPU: CDI device {d} is in no spec"
+        ),
+        format!(
+            "claim ops/gone device gpu.nvidia.com/node-1/gpu-4 of pod ops/ghost container y is not mapped to a GPU: CDI device {ghost} is in no spec"
+        ),
+    ] {
+        assert!(stderr.contains(&line), "{line}\n{stderr}");
+    }
+    assert!(!stderr.contains("fpga"), "{stderr}");
+
+    // Without --kubernetes-enable-dra the claims are not read.
+    let no_dra: Vec<String> = args(&cdi)
+        .into_iter()
+        .filter(|a| a != "--kubernetes-enable-dra")
+        .collect();
+    let o = run(&no_dra);
+    assert!(
+        series(&o, "DCGM_FI_DEV_GPU_TEMP")
+            .iter()
+            .all(|l| !l.contains_key("pod"))
+    );
+
+    // A missing CDI directory: no DRA labels, the metrics still go out, the log says why.
+    let o = run(&args(&dir.join("no-such-dir")));
+    assert!(
+        series(&o, "DCGM_FI_DEV_GPU_TEMP")
+            .iter()
+            .all(|l| !l.contains_key("pod"))
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("cannot read the CDI spec directory") && stderr.contains("no-such-dir"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The value of each series of `metric` in the output, by (gpu, pod_uid).
+fn by_gpu_and_uid(o: &Output, metric: &str) -> BTreeMap<(String, String), (Labels, f64)> {
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    stdout
+        .lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")))
+        .map(|line| {
+            let labels = support::process::series(line, metric).remove(0);
+            let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+            (
+                (labels["gpu"].clone(), labels["pod_uid"].clone()),
+                (labels, value),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn pods_sharing_a_gpu_get_the_sm_utilisation_of_their_processes_from_dcgm_process_stats() {
+    let dir = tempdir("pod-sm");
+    let (a, b) = (uid(0xa1), uid(0xb1));
+    let v2 = |u: &str| format!("0::/kubepods/burstable/pod{u}/{CID}\n");
+    // Pods a and b time-share GPU 0; b also has GPU 1 to itself; a host process on GPU 0.
+    let procs = [
+        (1001, &[0u32][..], 30.0, v2(&a)),
+        (1002, &[0][..], 10.0, v2(&a)),
+        (2001, &[0][..], 20.0, v2(&b)),
+        (2002, &[1][..], 50.0, v2(&b)),
+        (
+            4001,
+            &[0][..],
+            40.0,
+            "0::/system.slice/inference.service\n".to_string(),
+        ),
+    ];
+    let list: Vec<Proc> = procs
+        .iter()
+        .map(|(pid, gpus, _, cg)| Proc {
+            pid: *pid,
+            gpus,
+            mib: 100,
+            cgroup: cg.clone(),
+        })
+        .collect();
+    let (config, proc_root) = node_with(&dir, &list);
+    // Each process's own SM utilisation in the simulator's configuration.
+    let mut node: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    for (i, (_, _, util, _)) in procs.iter().enumerate() {
+        node["processes"][i]["sm_util_percent"] = (*util).into();
+    }
+    std::fs::write(&config, node.to_string()).unwrap();
+    let uuids = sim_uuids(&config);
+    let resp = ListPodResourcesResponse {
+        pod_resources: vec![
+            pod(
+                "a",
+                "ml",
+                "c",
+                "nvidia.com/gpu",
+                &[&format!("{}::0", uuids[&0])],
+            ),
+            pod(
+                "b",
+                "ml",
+                "c",
+                "nvidia.com/gpu",
+                &[&format!("{}::1", uuids[&0]), &uuids[&1]],
+            ),
+        ],
+    };
+    let sock = fake_kubelet(&dir, resp);
+    let counters = dir.join("counters.csv");
+    std::fs::write(
+        &counters,
+        "DCGM_FI_DEV_GPU_TEMP, gauge, t\nDCGM_EXP_POD_SM_UTIL, gauge, per pod\n",
+    )
+    .unwrap();
+    let o = exporter_on(
+        Some(&config),
+        &[
+            "-f",
+            counters.to_str().unwrap(),
+            "--kubernetes",
+            "--pod-resources-kubelet-socket",
+            sock.to_str().unwrap(),
+            "--proc-root",
+            proc_root.to_str().unwrap(),
+        ],
+    );
+    let got = by_gpu_and_uid(&o, "DCGM_EXP_POD_SM_UTIL");
+
+    // What the simulator's process statistics give each process (the same pid watch: the
+    // exporter's window at its default 30 s interval), summed per pod.
+    let json = std::fs::read_to_string(&config).unwrap();
+    let _lock = dcgm::testing::SimulatorLock::new(Some(&json)).unwrap();
+    let h = dcgm::Handle::builder()
+        .library_path(dcgm::testing::simulator_path())
+        .embedded()
+        .unwrap();
+    let group = dcgm::Group::with_gpus(&h, "pod-sm", &[0, 1]).unwrap();
+    let interval = std::time::Duration::from_secs(30);
+    group
+        .watch_pid_fields(dcgm::WatchOptions {
+            update_interval: dcgm_prometheus::pid_stats_sample_interval(interval),
+            max_keep_age: dcgm_prometheus::pid_stats_window(interval),
+            max_keep_samples: 0,
+        })
+        .unwrap();
+    let mut want: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for (pid, _, _, cg) in &procs {
+        let Some(u) = dcgm_exporter::cgroup::parse(cg).pod_uid else {
+            continue;
+        };
+        for g in group.pid_info(*pid).unwrap().gpus {
+            *want
+                .entry((g.gpu.unwrap().to_string(), u.clone()))
+                .or_default() += g.process_sm_util.unwrap();
+        }
+    }
+    let values: BTreeMap<(String, String), f64> =
+        got.iter().map(|(k, (_, v))| (k.clone(), *v)).collect();
+    assert_eq!(values.len(), 3, "{values:?}");
+    for (k, w) in &want {
+        assert!((values[k] - w).abs() < 1e-9, "{k:?}: {} != {w}", values[k]);
+    }
+    // DCGM divides a process's samples by every process's on the GPU: on GPU 0, four
+    // processes with their own utilisation (the host's counts too); b is alone on GPU 1.
+    let g0 = |u: &str| values[&("0".to_string(), u.to_string())];
+    assert!((g0(&a) - (30.0 + 10.0) / 4.0).abs() < 1e-9, "{values:?}");
+    assert!((g0(&b) - 20.0 / 4.0).abs() < 1e-9, "{values:?}");
+    assert!((values[&("1".to_string(), b.clone())] - 50.0).abs() < 1e-9);
+    // Pod names: b is matched by its GPU of its own, then a on the shared one.
+    let (labels, _) = &got[&("0".to_string(), a.clone())];
+    assert_eq!(labels["pod"], "a");
+    assert_eq!(got[&("1".to_string(), b.clone())].0["pod"], "b");
     let _ = std::fs::remove_dir_all(&dir);
 }

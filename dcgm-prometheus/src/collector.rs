@@ -9,10 +9,12 @@ use dcgm::{Entity, EntityGroup, Error, FieldId, Group, Handle, HealthSystems, Re
 
 use crate::counters::{Counter, CounterField, ExporterCounter, counter_fields};
 use crate::events::EventWindow;
+use crate::exposition::Exposition;
 use crate::gpu_info::{GpuInfo, gpu_info_fields};
 use crate::identity::{
     EntityIdentity, LabelOptions, LabelSet, OtherEntity, is_global_field, row_entity_group,
 };
+use crate::process_util::{PidStatsWatch, ProcessSmUtil};
 use crate::processes::{GpuProcess, ProcessWatch};
 use crate::selection::{
     DeviceSelection, EntitySelection, MIG_UUID_FIELD, discover_entities, discover_other_entities,
@@ -141,6 +143,8 @@ pub struct Collector {
     p2p: Option<bool>,
     info: Option<InfoReader>,
     processes: ProcessWatch,
+    /// The pid watch of `DCGM_EXP_POD_SM_UTIL` (started on first use).
+    pid_stats: PidStatsWatch,
     collect_interval: Duration,
     renderer: Renderer,
     simulated: bool,
@@ -484,6 +488,7 @@ impl Collector {
             None
         };
         let processes = ProcessWatch::new(plan.gpus.clone());
+        let pid_stats = PidStatsWatch::new(plan.gpus.clone());
         let mut renderer = Renderer::new(&plan.counters, found.identities, cfg.labels.clone());
         renderer.set_other_entities(found.others);
         renderer.mark_simulated(found.simulated);
@@ -497,6 +502,7 @@ impl Collector {
             p2p: plan.p2p.then_some(false),
             info,
             processes,
+            pid_stats,
             collect_interval: cfg.collect_interval,
             renderer,
             simulated: found.simulated,
@@ -562,6 +568,34 @@ impl Collector {
         self.renderer.set_owner_memory(memory);
     }
 
+    /// The SM utilisation DCGM's process statistics give each of `processes` (from
+    /// [`Collector::running_processes`]) on its GPU; see [`ProcessSmUtil`]. The first call
+    /// starts DCGM's pid watch (`dcgmWatchPidFields`: accounting mode, root on a real node)
+    /// on the collector's connection, keeping samples for
+    /// [`pid_stats_window`](crate::pid_stats_window) of the collect interval; a call
+    /// after a reconnection starts it again.
+    ///
+    /// # Errors
+    ///
+    /// DCGM's, when the pid watch cannot start (`DCGM_ST_REQUIRES_ROOT`) or a process's
+    /// statistics cannot be read for another reason than having none.
+    pub fn process_sm_util(&mut self, processes: &[GpuProcess]) -> Result<Vec<ProcessSmUtil>> {
+        let reconnects = self.reader.reconnects();
+        let h = self
+            .reader
+            .handle()
+            .ok_or_else(|| Error::InvalidArgument("not connected".into()))?;
+        self.pid_stats
+            .read(h, reconnects, self.collect_interval, processes)
+    }
+
+    /// What the `DCGM_EXP_POD_SM_UTIL` row writes from the next collection on: per physical
+    /// GPU and owner, the owner's labels and its processes' SM utilisation in percent (see
+    /// [`sm_util_by_owner`](crate::sm_util_by_owner)); `None` leaves the row out.
+    pub fn set_owner_sm_util(&mut self, util: Option<Vec<(u32, LabelSet, f64)>>) {
+        self.renderer.set_owner_sm_util(util);
+    }
+
     /// Whether the counters have a row (`DCGM_EXP_*`) computed by the exporter.
     pub fn has_row(&self, row: ExporterCounter) -> bool {
         self.renderer.has_row(row)
@@ -605,6 +639,29 @@ impl Collector {
     /// readers, of the health check or of the P2P status is logged (once until it works
     /// again) and leaves those rows out.
     pub fn collect(&mut self, out: &mut String) -> Result<()> {
+        self.collect_inner(out, None)
+    }
+
+    /// Like [`Collector::collect`], and also fills `structured` with the same collection in
+    /// structured form ([`Renderer::render_structured`]), for encodings other than the text
+    /// (OTLP) built from the same values.
+    ///
+    /// # Errors
+    ///
+    /// As [`Collector::collect`].
+    pub fn collect_structured(
+        &mut self,
+        out: &mut String,
+        structured: &mut Exposition,
+    ) -> Result<()> {
+        self.collect_inner(out, Some(structured))
+    }
+
+    fn collect_inner(
+        &mut self,
+        out: &mut String,
+        structured: Option<&mut Exposition>,
+    ) -> Result<()> {
         self.reader.latest_into(&mut self.snap)?;
         if !self.profiles_resolved {
             resolve_profiles(&mut self.renderer, &self.snap, self.name_field);
@@ -660,7 +717,10 @@ impl Collector {
         let mut snaps: Vec<&Snapshot> = Vec::with_capacity(1 + self.others.len());
         snaps.push(&self.snap);
         snaps.extend(self.others.iter().map(|o| &o.snap));
-        self.renderer.render_snapshots(&snaps, windows, out);
+        match structured {
+            Some(s) => self.renderer.render_structured(&snaps, windows, out, s),
+            None => self.renderer.render_snapshots(&snaps, windows, out),
+        }
         Ok(())
     }
 

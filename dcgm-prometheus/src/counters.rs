@@ -118,16 +118,23 @@ pub enum ExporterCounter {
     /// the caller ([`Collector::set_owner_memory`](crate::Collector::set_owner_memory); until
     /// then, no series).
     PodFbUsed,
+    /// `DCGM_EXP_POD_SM_UTIL`: the SM utilisation DCGM's process statistics give the
+    /// processes of each owner (a Kubernetes pod) on each GPU, summed, in percent; the values
+    /// come from the caller ([`Collector::process_sm_util`](crate::Collector::process_sm_util),
+    /// [`Collector::set_owner_sm_util`](crate::Collector::set_owner_sm_util); until then, no
+    /// series).
+    PodSmUtil,
 }
 
 impl ExporterCounter {
     /// Every exporter row, in name order.
-    pub const ALL: [ExporterCounter; 6] = [
+    pub const ALL: [ExporterCounter; 7] = [
         Self::ClockEventsCount,
         Self::GpuHealthStatus,
         Self::GpuInfo,
         Self::P2pStatus,
         Self::PodFbUsed,
+        Self::PodSmUtil,
         Self::XidErrorsCount,
     ];
 
@@ -140,6 +147,7 @@ impl ExporterCounter {
             Self::P2pStatus => "DCGM_EXP_P2P_STATUS",
             Self::GpuInfo => "DCGM_EXP_GPU_INFO",
             Self::PodFbUsed => "DCGM_EXP_POD_FB_USED",
+            Self::PodSmUtil => "DCGM_EXP_POD_SM_UTIL",
         }
     }
 
@@ -153,7 +161,11 @@ impl ExporterCounter {
         let name = match self {
             Self::XidErrorsCount => "DCGM_FI_DEV_XID_ERRORS",
             Self::ClockEventsCount => "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
-            Self::GpuHealthStatus | Self::P2pStatus | Self::GpuInfo | Self::PodFbUsed => {
+            Self::GpuHealthStatus
+            | Self::P2pStatus
+            | Self::GpuInfo
+            | Self::PodFbUsed
+            | Self::PodSmUtil => {
                 return None;
             }
         };

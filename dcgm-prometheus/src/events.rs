@@ -93,7 +93,8 @@ impl EventWindow {
             ExporterCounter::GpuHealthStatus
             | ExporterCounter::P2pStatus
             | ExporterCounter::GpuInfo
-            | ExporterCounter::PodFbUsed => {}
+            | ExporterCounter::PodFbUsed
+            | ExporterCounter::PodSmUtil => {}
         }
         g.last = Some((timestamp_us, value));
     }

@@ -69,8 +69,10 @@
 mod collector;
 pub mod counters;
 mod events;
+mod exposition;
 mod gpu_info;
 mod identity;
+mod process_util;
 mod processes;
 mod selection;
 mod text;
@@ -82,10 +84,14 @@ pub use counters::{
     counter_fields, parse_counters,
 };
 pub use events::{CLOCK_EVENT_REASONS, EventWindow};
+pub use exposition::{Exposition, MetricFamily, Sample};
 pub use gpu_info::{GPU_INFO_FIELDS, GpuInfo};
 pub use identity::{
     EntityIdentity, LabelOptions, LabelSet, MigInstance, OtherEntity, default_hostname,
     escape_help, escape_label_value, labels, row_entity_group,
+};
+pub use process_util::{
+    ProcessSmUtil, pid_stats_sample_interval, pid_stats_window, sm_util_by_owner,
 };
 pub use processes::{GpuProcess, memory_by_owner};
 pub use selection::{

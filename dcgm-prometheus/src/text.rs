@@ -4,11 +4,15 @@
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::io;
+use std::sync::Arc;
 
 use dcgm::{Entity, EntityGroup, FieldId, FieldValue, GpuP2pStatus, Value};
 
 use crate::counters::{Counter, CounterField, ExporterCounter, MetricKind, is_label_name};
-use crate::events::EventWindow;
+use crate::events::{CLOCK_EVENT_REASONS, EventWindow};
+use crate::exposition::{
+    Exposition, MetricFamily, Sample, base_label_pairs, decimal, number_label, other_label_pairs,
+};
 use crate::gpu_info::GpuInfo;
 use crate::identity::{
     EntityIdentity, LabelOptions, LabelSet, OtherEntity, base_labels, escape_help,
@@ -27,6 +31,8 @@ struct Family {
     name: String,
     /// Escaped help text.
     help: String,
+    /// The help text as written.
+    raw_help: String,
     kind: MetricKind,
     field: CounterField,
     /// The entities a field row is exported for ([`row_entity_group`]).
@@ -38,8 +44,12 @@ struct InfoFamily {
     name: String,
     /// Escaped help text.
     help: String,
+    /// The help text as given.
+    raw_help: String,
     /// Per entity: the label strings of its series (`,name="value"…`), one series each.
     series: Vec<(Entity, Vec<String>)>,
+    /// The same label sets, structured (label names only).
+    sets: Vec<(Entity, Vec<LabelSet>)>,
 }
 
 /// A `label` row.
@@ -118,6 +128,9 @@ pub struct Renderer {
     /// Per physical GPU and owner: the owner's labels and its processes' memory in bytes,
     /// for `DCGM_EXP_POD_FB_USED` (`None`: the row is left out).
     owner_memory: Option<Vec<(u32, String, u64)>>,
+    /// Per physical GPU and owner: the owner's labels and its processes' SM utilisation in
+    /// percent, for `DCGM_EXP_POD_SM_UTIL` (`None`: the row is left out).
+    owner_sm_util: Option<Vec<(u32, String, f64)>>,
     /// Families set by the caller, sorted by name.
     info_families: Vec<InfoFamily>,
     /// Per identity: the label sets of the workloads on it (`,pod="…",…`), one series each;
@@ -128,6 +141,24 @@ pub struct Renderer {
     scratch: Vec<(i64, u64)>,
     /// One metric family's text, kept between renders.
     family: String,
+    /// The structured forms of `base`, `gpu_base`, `other_base`, `row`, `other_row`,
+    /// `workload` and `owner_memory`'s labels, for [`Renderer::render_structured`].
+    pairs: Pairs,
+}
+
+/// Labels in structured form, parallel to the renderer's label strings.
+#[derive(Default)]
+struct Pairs {
+    base: Vec<Arc<LabelSet>>,
+    gpu_base: Vec<Arc<LabelSet>>,
+    other_base: Vec<Arc<LabelSet>>,
+    row: Vec<Arc<LabelSet>>,
+    other_row: Vec<Arc<LabelSet>>,
+    workload: Vec<Vec<Arc<LabelSet>>>,
+    owner_memory: Option<Vec<Arc<LabelSet>>>,
+    owner_sm_util: Option<Vec<Arc<LabelSet>>>,
+    /// No labels.
+    empty: Arc<LabelSet>,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -187,6 +218,81 @@ fn fill_row(
     }
 }
 
+/// [`fill_row`]'s labels, structured.
+fn fill_row_pairs(
+    slot: &mut Arc<LabelSet>,
+    values: Option<&BTreeMap<FieldId, FieldValue>>,
+    labels: &[LabelRow],
+    group: EntityGroup,
+) {
+    let mut row = LabelSet::new();
+    fill_row_set(&mut row, values, labels, group);
+    // Unchanged labels keep their set (and the converters' caches of it).
+    if **slot != row {
+        *slot = Arc::new(row);
+    }
+}
+
+fn fill_row_set(
+    row: &mut LabelSet,
+    values: Option<&BTreeMap<FieldId, FieldValue>>,
+    labels: &[LabelRow],
+    group: EntityGroup,
+) {
+    let Some(values) = values else {
+        return;
+    };
+    for l in labels {
+        if !(l.global || l.group == group) {
+            continue;
+        }
+        let Some(v) = values.get(&l.field) else {
+            continue;
+        };
+        let value = match &v.value {
+            Value::String(s) => Some(s.clone()),
+            Value::Int(_) | Value::Double(_) => number_label(&v.value),
+            _ => None,
+        };
+        if let Some(value) = value {
+            row.push((l.name.clone(), value));
+        }
+    }
+}
+
+/// A label set without the names that are not label names (what [`label_string`] writes).
+fn label_pairs(set: &LabelSet) -> LabelSet {
+    set.iter()
+        .filter(|(n, _)| is_label_name(n))
+        .cloned()
+        .collect()
+}
+
+/// Adds `s` to the family's structured series, when they are asked for.
+fn add(list: &mut Option<Vec<Sample>>, s: Option<Sample>) {
+    if let (Some(list), Some(s)) = (list.as_mut(), s) {
+        list.push(s);
+    }
+}
+
+/// A sample of a number value (`None` for anything else, which the text leaves out too):
+/// the shared label sets `parts` (entity, label rows, workload), then the row's own labels.
+fn sample(
+    parts: (&Arc<LabelSet>, &Arc<LabelSet>, &Arc<LabelSet>),
+    own: LabelSet,
+    v: &Value,
+    entity: Option<Entity>,
+) -> Option<Sample> {
+    matches!(v, Value::Int(_) | Value::Double(_)).then(|| Sample {
+        base: parts.0.clone(),
+        row: parts.1.clone(),
+        workload: parts.2.clone(),
+        own,
+        value: v.clone(),
+        entity,
+    })
+}
+
 /// Writes one series: `name{base row} value`, nothing when the value is not a number.
 fn write_series(out: &mut String, name: &str, base: &str, row: &str, v: &Value) {
     if !matches!(v, Value::Int(_) | Value::Double(_)) {
@@ -214,6 +320,7 @@ impl Renderer {
             .map(|c| Family {
                 name: c.metric_name.clone(),
                 help: escape_help(&c.help),
+                raw_help: c.help.clone(),
                 kind: c.kind,
                 field: c.field,
                 group: c.field_id().map_or(EntityGroup::Gpu, row_entity_group),
@@ -250,12 +357,14 @@ impl Renderer {
             p2p: None,
             gpu_info: None,
             owner_memory: None,
+            owner_sm_util: None,
             info_families: Vec::new(),
             workload: Vec::new(),
             simulated: None,
             xid_field: ExporterCounter::XidErrorsCount.source_field(),
             scratch: Vec::new(),
             family: String::new(),
+            pairs: Pairs::default(),
         };
         r.set_identities(identities);
         r
@@ -286,23 +395,33 @@ impl Renderer {
             .map(|i| base_labels(i, &self.opts))
             .collect();
         self.row = vec![String::new(); identities.len()];
+        self.pairs.base = identities
+            .iter()
+            .map(|i| Arc::new(base_label_pairs(i, &self.opts)))
+            .collect();
+        self.pairs.row = vec![self.pairs.empty.clone(); identities.len()];
         // Workload labels stay with their entity.
-        let mut old: Vec<(Entity, Vec<String>)> = self
+        let mut old_sets = std::mem::take(&mut self.pairs.workload);
+        old_sets.resize(self.identities.len(), Vec::new());
+        let mut old: Vec<(Entity, Vec<String>, Vec<Arc<LabelSet>>)> = self
             .identities
             .iter()
             .map(|i| i.entity)
             .zip(std::mem::take(&mut self.workload))
+            .zip(old_sets)
+            .map(|((e, w), s)| (e, w, s))
             .collect();
-        self.workload = identities
+        (self.workload, self.pairs.workload) = identities
             .iter()
             .map(|i| {
                 old.iter_mut()
-                    .find(|(e, _)| *e == i.entity)
-                    .map(|(_, w)| std::mem::take(w))
+                    .find(|(e, _, _)| *e == i.entity)
+                    .map(|(_, w, s)| (std::mem::take(w), std::mem::take(s)))
                     .unwrap_or_default()
             })
-            .collect();
+            .unzip();
         self.gpu_base.clear();
+        self.pairs.gpu_base.clear();
         for (i, id) in identities.iter().enumerate() {
             if self.gpu_base.iter().all(|(g, _, _)| *g != id.gpu) {
                 let whole = EntityIdentity {
@@ -312,6 +431,9 @@ impl Renderer {
                 };
                 self.gpu_base
                     .push((id.gpu, base_labels(&whole, &self.opts), i));
+                self.pairs
+                    .gpu_base
+                    .push(Arc::new(base_label_pairs(&whole, &self.opts)));
             }
         }
         self.identities = identities;
@@ -328,6 +450,11 @@ impl Renderer {
         others.sort_by_key(OtherEntity::sort_key);
         self.other_base = others.iter().map(|o| other_labels(o, &self.opts)).collect();
         self.other_row = vec![String::new(); others.len()];
+        self.pairs.other_base = others
+            .iter()
+            .map(|o| Arc::new(other_label_pairs(o, &self.opts)))
+            .collect();
+        self.pairs.other_row = vec![self.pairs.empty.clone(); others.len()];
         self.others = others
             .into_iter()
             .map(|o| {
@@ -343,10 +470,17 @@ impl Renderer {
     /// not Prometheus label names are left out; values are escaped. Applies to the identities'
     /// own rows and event windows, until the next call.
     pub fn set_workload_labels(&mut self, labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>) {
-        for (id, slot) in self.identities.iter().zip(&mut self.workload) {
+        for ((id, slot), sets) in self
+            .identities
+            .iter()
+            .zip(&mut self.workload)
+            .zip(&mut self.pairs.workload)
+        {
             slot.clear();
+            sets.clear();
             for set in labels(id) {
                 slot.push(label_string(&set));
+                sets.push(Arc::new(label_pairs(&set)));
             }
         }
     }
@@ -371,10 +505,31 @@ impl Renderer {
         self.gpu_info = info;
     }
 
+    /// What the `DCGM_EXP_POD_SM_UTIL` row writes: per physical GPU and owner (its labels),
+    /// the SM utilisation of the owner's processes in percent, written with the GPU's labels
+    /// (`None`: the row is left out). See [`sm_util_by_owner`](crate::sm_util_by_owner).
+    pub fn set_owner_sm_util(&mut self, util: Option<Vec<(u32, LabelSet, f64)>>) {
+        self.pairs.owner_sm_util = util.as_ref().map(|m| {
+            m.iter()
+                .map(|(_, set, _)| Arc::new(label_pairs(set)))
+                .collect()
+        });
+        self.owner_sm_util = util.map(|m| {
+            m.into_iter()
+                .map(|(gpu, set, v)| (gpu, label_string(&set), v))
+                .collect()
+        });
+    }
+
     /// What the `DCGM_EXP_POD_FB_USED` row writes: per physical GPU and owner (its labels),
     /// the GPU memory of the owner's processes in bytes, written in MiB with the GPU's labels
     /// (`None`: the row is left out). See [`memory_by_owner`](crate::memory_by_owner).
     pub fn set_owner_memory(&mut self, memory: Option<Vec<(u32, LabelSet, u64)>>) {
+        self.pairs.owner_memory = memory.as_ref().map(|m| {
+            m.iter()
+                .map(|(_, set, _)| Arc::new(label_pairs(set)))
+                .collect()
+        });
         self.owner_memory = memory.map(|m| {
             m.into_iter()
                 .map(|(gpu, set, bytes)| (gpu, label_string(&set), bytes))
@@ -394,10 +549,18 @@ impl Renderer {
         help: &str,
         labels: impl Fn(&EntityIdentity) -> Vec<LabelSet>,
     ) {
-        let series = self
+        let all: Vec<(Entity, Vec<LabelSet>)> = self
             .identities
             .iter()
-            .map(|id| (id.entity, labels(id).iter().map(label_string).collect()))
+            .map(|id| (id.entity, labels(id)))
+            .collect();
+        let series = all
+            .iter()
+            .map(|(e, sets)| (*e, sets.iter().map(label_string).collect()))
+            .collect();
+        let sets = all
+            .iter()
+            .map(|(e, s)| (*e, s.iter().map(label_pairs).collect()))
             .collect();
         self.remove_info_family(name);
         if self.families.iter().any(|f| f.name == name) {
@@ -406,7 +569,9 @@ impl Renderer {
         self.info_families.push(InfoFamily {
             name: name.into(),
             help: escape_help(help),
+            raw_help: help.into(),
             series,
+            sets,
         });
         self.info_families.sort_by(|a, b| a.name.cmp(&b.name));
     }
@@ -456,9 +621,49 @@ impl Renderer {
         windows: &[EventWindow],
         out: &mut W,
     ) -> fmt::Result {
+        self.render_inner(snaps, windows, out, None)
+    }
+
+    /// Like [`Renderer::render_snapshots`], and also fills `structured` (cleared first) with
+    /// the same collection in structured form: the same families in the same order, and in
+    /// each the same series with the same labels (unescaped) and values, in the same pass.
+    /// `dcgm_exporter_simulated` is [`Exposition::simulated`] rather than a family.
+    pub fn render_structured(
+        &mut self,
+        snaps: &[&Snapshot],
+        windows: &[EventWindow],
+        out: &mut String,
+        structured: &mut Exposition,
+    ) {
+        out.clear();
+        structured.clear();
+        structured.simulated = self.simulated;
+        structured
+            .hostname_label
+            .clone_from(&self.opts.hostname_label);
+        structured.uuid_label.clone_from(&self.opts.uuid_label);
+        let _ = self.render_inner(snaps, windows, out, Some(structured));
+    }
+
+    fn render_inner<W: fmt::Write + ?Sized>(
+        &mut self,
+        snaps: &[&Snapshot],
+        windows: &[EventWindow],
+        out: &mut W,
+        structured: Option<&mut Exposition>,
+    ) -> fmt::Result {
+        let with_pairs = structured.is_some();
         for (i, id) in self.identities.iter().enumerate() {
             let values = values_of(snaps, &id.entity);
             fill_row(&mut self.row[i], values, &self.labels, EntityGroup::Gpu);
+            if with_pairs {
+                fill_row_pairs(
+                    &mut self.pairs.row[i],
+                    values,
+                    &self.labels,
+                    EntityGroup::Gpu,
+                );
+            }
         }
         for (i, (_, e, g)) in self.others.iter().enumerate() {
             fill_row(
@@ -467,9 +672,17 @@ impl Renderer {
                 &self.labels,
                 *g,
             );
+            if with_pairs {
+                fill_row_pairs(
+                    &mut self.pairs.other_row[i],
+                    values_of(snaps, e),
+                    &self.labels,
+                    *g,
+                );
+            }
         }
         let mut buf = std::mem::take(&mut self.family);
-        let written = self.families_to(snaps, windows, &mut buf, out);
+        let written = self.families_to(snaps, windows, &mut buf, out, structured);
         self.family = buf;
         written?;
         if let Some(sim) = self.simulated {
@@ -529,12 +742,17 @@ impl Renderer {
         windows: &[EventWindow],
         buf: &mut String,
         out: &mut W,
+        mut structured: Option<&mut Exposition>,
     ) -> fmt::Result {
         let simulated = self.simulated == Some(true);
+        let pairs = &self.pairs;
         let mut info = self.info_families.iter().peekable();
         for f in &self.families {
             while let Some(i) = info.next_if(|i| i.name < f.name) {
                 write_info_family(i, &self.identities, &self.base, simulated, buf, out)?;
+                if let Some(s) = structured.as_deref_mut() {
+                    push_info_family(i, &self.identities, pairs, s);
+                }
             }
             buf.clear();
             let _ = write!(
@@ -546,6 +764,8 @@ impl Renderer {
                 f.kind.exposition_type()
             );
             let header_end = buf.len();
+            // The family's series in structured form, when asked for.
+            let mut samples: Option<Vec<Sample>> = structured.as_ref().map(|_| Vec::new());
             match f.field {
                 CounterField::Dcgm(field) if f.group == EntityGroup::Gpu => {
                     for (i, id) in self.identities.iter().enumerate() {
@@ -556,18 +776,29 @@ impl Renderer {
                         if !matches!(v.value, Value::Int(_) | Value::Double(_)) {
                             continue;
                         }
-                        for extra in variants(&self.workload[i]) {
+                        for (k, extra) in variants(&self.workload[i]).enumerate() {
                             let line = buf.len();
                             let _ =
                                 write!(buf, "{}{{{}{}{extra}", f.name, self.base[i], self.row[i]);
+                            let mut err_code = None;
                             if Some(field) == self.xid_field
                                 && let Value::Int(x) = v.value
                             {
                                 let _ = write!(buf, ",err_code=\"{x}\"");
+                                err_code = Some(("err_code".to_string(), decimal(x)));
                             }
                             buf.push_str("} ");
                             if write_number(&v.value, buf) {
                                 buf.push('\n');
+                                if samples.is_some() {
+                                    let w = pairs.workload[i].get(k).unwrap_or(&pairs.empty);
+                                    let parts = (&pairs.base[i], &pairs.row[i], w);
+                                    let own = err_code.into_iter().collect();
+                                    add(
+                                        &mut samples,
+                                        sample(parts, own, &v.value, Some(id.entity)),
+                                    );
+                                }
                             } else {
                                 buf.truncate(line);
                             }
@@ -587,6 +818,11 @@ impl Renderer {
                                 &self.other_row[i],
                                 &v.value,
                             );
+                            if samples.is_some() {
+                                let parts =
+                                    (&pairs.other_base[i], &pairs.other_row[i], &pairs.empty);
+                                add(&mut samples, sample(parts, Vec::new(), &v.value, Some(*e)));
+                            }
                         }
                     }
                 }
@@ -594,7 +830,7 @@ impl Renderer {
                     let Some(h) = &self.health else {
                         continue;
                     };
-                    for (gpu, base, first) in &self.gpu_base {
+                    for (j, (gpu, base, first)) in self.gpu_base.iter().enumerate() {
                         let Some(verdicts) = h.verdicts(*gpu) else {
                             continue;
                         };
@@ -608,8 +844,23 @@ impl Renderer {
                                 labels::HEALTH_WATCH,
                                 labels::HEALTH_ERROR_CODE
                             );
+                            let code_start = buf.len();
                             v.write_error_code(buf);
+                            let code = buf[code_start..].to_string();
                             let _ = writeln!(buf, "\"}} {}", v.value());
+                            if samples.is_some() {
+                                let extra = [
+                                    (labels::HEALTH_WATCH.to_string(), watch.to_string()),
+                                    (labels::HEALTH_ERROR_CODE.to_string(), code),
+                                ];
+                                let parts = (&pairs.gpu_base[j], &pairs.row[*first], &pairs.empty);
+                                let own = extra.to_vec();
+                                let value = Value::Int(i64::from(v.value()));
+                                add(
+                                    &mut samples,
+                                    sample(parts, own, &value, Some(Entity::gpu(*gpu))),
+                                );
+                            }
                         }
                     }
                 }
@@ -617,7 +868,7 @@ impl Renderer {
                     let Some(p2p) = &self.p2p else {
                         continue;
                     };
-                    for (gpu, base, first) in &self.gpu_base {
+                    for (j, (gpu, base, first)) in self.gpu_base.iter().enumerate() {
                         let Some(st) = p2p.iter().find(|s| s.gpu == *gpu) else {
                             continue;
                         };
@@ -632,6 +883,19 @@ impl Renderer {
                                 labels::PEER_GPU,
                                 labels::LINK_STATUS
                             );
+                            if samples.is_some() {
+                                let extra = [
+                                    (labels::PEER_GPU.to_string(), decimal(peer)),
+                                    (labels::LINK_STATUS.to_string(), name.to_string()),
+                                ];
+                                let parts = (&pairs.gpu_base[j], &pairs.row[*first], &pairs.empty);
+                                let own = extra.to_vec();
+                                let value = Value::Int(i64::from(value));
+                                add(
+                                    &mut samples,
+                                    sample(parts, own, &value, Some(Entity::gpu(*gpu))),
+                                );
+                            }
                         }
                     }
                 }
@@ -646,34 +910,92 @@ impl Renderer {
                         let _ = write!(buf, "{}{{{}", f.name, self.base[i]);
                         gi.write_labels(buf);
                         buf.push_str("} 1\n");
+                        if samples.is_some() {
+                            let parts = (&pairs.base[i], &pairs.empty, &pairs.empty);
+                            let own = gpu_info_pairs(gi);
+                            add(
+                                &mut samples,
+                                sample(parts, own, &Value::Int(1), Some(id.entity)),
+                            );
+                        }
+                    }
+                }
+                CounterField::Exporter(ExporterCounter::PodSmUtil) => {
+                    let Some(util) = &self.owner_sm_util else {
+                        continue;
+                    };
+                    for (k, (gpu, owner, v)) in util.iter().enumerate() {
+                        let Some(j) = self.gpu_base.iter().position(|g| g.0 == *gpu) else {
+                            continue;
+                        };
+                        let (_, base, first) = &self.gpu_base[j];
+                        let _ = write!(buf, "{}{{{}{}{owner}}} ", f.name, base, self.row[*first]);
+                        let value = Value::Double(*v);
+                        write_number(&value, buf);
+                        buf.push('\n');
+                        if samples.is_some() {
+                            let owner = pairs
+                                .owner_sm_util
+                                .as_ref()
+                                .and_then(|o| o.get(k))
+                                .unwrap_or(&pairs.empty);
+                            let parts = (&pairs.gpu_base[j], &pairs.row[*first], owner);
+                            add(
+                                &mut samples,
+                                sample(parts, Vec::new(), &value, Some(Entity::gpu(*gpu))),
+                            );
+                        }
                     }
                 }
                 CounterField::Exporter(ExporterCounter::PodFbUsed) => {
                     let Some(memory) = &self.owner_memory else {
                         continue;
                     };
-                    for (gpu, owner, bytes) in memory {
-                        let Some((_, base, first)) = self.gpu_base.iter().find(|g| g.0 == *gpu)
-                        else {
+                    for (k, (gpu, owner, bytes)) in memory.iter().enumerate() {
+                        let Some(j) = self.gpu_base.iter().position(|g| g.0 == *gpu) else {
                             continue;
                         };
+                        let (_, base, first) = &self.gpu_base[j];
                         let _ = write!(buf, "{}{{{}{}{owner}}} ", f.name, base, self.row[*first]);
-                        write_number(&Value::Double(*bytes as f64 / 1_048_576.0), buf);
+                        let value = Value::Double(*bytes as f64 / 1_048_576.0);
+                        write_number(&value, buf);
                         buf.push('\n');
+                        if samples.is_some() {
+                            let owner = pairs
+                                .owner_memory
+                                .as_ref()
+                                .and_then(|o| o.get(k))
+                                .unwrap_or(&pairs.empty);
+                            let parts = (&pairs.gpu_base[j], &pairs.row[*first], owner);
+                            add(
+                                &mut samples,
+                                sample(parts, Vec::new(), &value, Some(Entity::gpu(*gpu))),
+                            );
+                        }
                     }
                 }
                 CounterField::Exporter(kind) => {
                     if let Some(w) = windows.iter().find(|w| w.kind() == kind) {
                         let window_ms = w.window().as_millis();
+                        let window = (WINDOW_LABEL.to_string(), decimal(window_ms));
                         for (i, id) in self.identities.iter().enumerate() {
                             w.counts_into(id.gpu, &mut self.scratch);
-                            for extra in variants(&self.workload[i]) {
+                            for (k, extra) in variants(&self.workload[i]).enumerate() {
+                                let wl = pairs.workload[i].get(k).unwrap_or(&pairs.empty);
                                 if self.scratch.is_empty() {
                                     let _ = writeln!(
                                         buf,
                                         "{}{{{}{}{extra},{WINDOW_LABEL}=\"{window_ms}\"}} 0",
                                         f.name, self.base[i], self.row[i]
                                     );
+                                    if samples.is_some() {
+                                        let parts = (&pairs.base[i], &pairs.row[i], wl);
+                                        let own = vec![window.clone()];
+                                        add(
+                                            &mut samples,
+                                            sample(parts, own, &Value::Int(0), Some(id.entity)),
+                                        );
+                                    }
                                 }
                                 for &(key, n) in &self.scratch {
                                     let _ = write!(
@@ -683,6 +1005,16 @@ impl Renderer {
                                     );
                                     w.write_key_label(key, buf);
                                     let _ = writeln!(buf, ",{WINDOW_LABEL}=\"{window_ms}\"}} {n}");
+                                    if samples.is_some() {
+                                        let parts = (&pairs.base[i], &pairs.row[i], wl);
+                                        let own = vec![window_key_label(kind, key), window.clone()];
+                                        let value =
+                                            Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+                                        add(
+                                            &mut samples,
+                                            sample(parts, own, &value, Some(id.entity)),
+                                        );
+                                    }
                                 }
                             }
                         }
@@ -692,12 +1024,90 @@ impl Renderer {
             // A family with no series is left out, its HELP and TYPE too.
             if buf.len() > header_end {
                 out.write_str(buf)?;
+                if let (Some(s), Some(list)) = (structured.as_deref_mut(), samples) {
+                    s.families.push(MetricFamily {
+                        name: f.name.clone(),
+                        help: f.raw_help.clone(),
+                        kind: f.kind,
+                        field: Some(f.field),
+                        samples: list,
+                    });
+                }
             }
         }
         for i in info {
             write_info_family(i, &self.identities, &self.base, simulated, buf, out)?;
+            if let Some(s) = structured.as_deref_mut() {
+                push_info_family(i, &self.identities, pairs, s);
+            }
         }
         Ok(())
+    }
+}
+
+/// The labels [`EventWindow::write_key_label`] writes, structured.
+fn window_key_label(kind: ExporterCounter, key: i64) -> (String, String) {
+    match kind {
+        ExporterCounter::ClockEventsCount => {
+            let name = CLOCK_EVENT_REASONS
+                .iter()
+                .find(|(b, _)| *b == key)
+                .map_or("unknown", |(_, n)| n);
+            ("clock_event".to_string(), name.to_string())
+        }
+        _ => ("xid".to_string(), decimal(key)),
+    }
+}
+
+/// The labels [`GpuInfo::write_labels`] writes, structured.
+fn gpu_info_pairs(gi: &GpuInfo) -> LabelSet {
+    let mig = gi.mig_mode.map(|m| if m { "enabled" } else { "disabled" });
+    [
+        (labels::DRIVER_VERSION, gi.driver_version.as_deref()),
+        (labels::VBIOS_VERSION, gi.vbios_version.as_deref()),
+        (
+            labels::CUDA_COMPUTE_CAPABILITY,
+            gi.compute_capability.as_deref(),
+        ),
+        (labels::MIG_MODE, mig),
+    ]
+    .into_iter()
+    .filter_map(|(n, v)| v.map(|v| (n.to_string(), v.to_string())))
+    .collect()
+}
+
+/// A family of [`Renderer::set_info_family`] in structured form (nothing when it has no
+/// series, as in the text).
+fn push_info_family(
+    fam: &InfoFamily,
+    identities: &[EntityIdentity],
+    pairs: &Pairs,
+    out: &mut Exposition,
+) {
+    let mut samples = Vec::new();
+    for (i, id) in identities.iter().enumerate() {
+        let Some((_, sets)) = fam.sets.iter().find(|(e, _)| *e == id.entity) else {
+            continue;
+        };
+        for set in sets {
+            samples.push(Sample {
+                base: pairs.base[i].clone(),
+                row: pairs.empty.clone(),
+                workload: pairs.empty.clone(),
+                own: set.clone(),
+                value: Value::Int(1),
+                entity: Some(id.entity),
+            });
+        }
+    }
+    if !samples.is_empty() {
+        out.families.push(MetricFamily {
+            name: fam.name.clone(),
+            help: fam.raw_help.clone(),
+            kind: MetricKind::Gauge,
+            field: None,
+            samples,
+        });
     }
 }
 

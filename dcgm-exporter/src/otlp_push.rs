@@ -1,0 +1,564 @@
+//! Pushing collections over OTLP, on a thread and tokio runtime of its own, so that a
+//! collector that is down, slow or refusing never delays a collection or a scrape.
+//!
+//! The collector threads hand each collection over ([`OtlpExporter::offer`]: a swap, no
+//! copy); every `--otlp-interval` (or after each collection) the latest ones become one
+//! request in a bounded queue (when it is full the oldest request is dropped, and counted).
+//! The sender takes the oldest request, sends it within `--otlp-timeout`, and on a failure
+//! worth retrying (no connection, a timeout, gRPC `UNAVAILABLE` and the other codes the OTLP
+//! specification names, HTTP 429, 502, 503, 504) tries again after an exponential back-off
+//! (0.2 s doubling to 30 s); a request the collector refuses for good (HTTP 400, gRPC
+//! `INVALID_ARGUMENT`) is dropped and counted.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use dcgm_prometheus::Exposition;
+use http_body_util::{BodyExt, Full};
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceResponse;
+use prost::Message as _;
+use tokio::sync::Notify;
+
+use crate::otlp_config::{OtlpConfig, Protocol};
+use crate::otlp_convert::Converter;
+
+/// The first wait before a retry.
+pub const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+/// The longest wait between retries.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// What the pusher has done, exported on `/metrics` as `dcgm_exporter_otlp_*`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Requests the collector accepted.
+    pub exported: AtomicU64,
+    /// Attempts that failed and were retried.
+    pub retried: AtomicU64,
+    /// Requests dropped because the queue was full.
+    pub dropped: AtomicU64,
+    /// Requests the collector refused for good.
+    pub rejected: AtomicU64,
+}
+
+/// One host engine's latest collection.
+#[derive(Default)]
+struct Slot {
+    exposition: Exposition,
+    at: Option<SystemTime>,
+    fresh: bool,
+}
+
+struct Shared {
+    slots: Mutex<Vec<Slot>>,
+    collected: Notify,
+    queue: Mutex<VecDeque<(u64, Bytes)>>,
+    queued: Notify,
+    stats: Stats,
+}
+
+/// The OTLP pusher; see the [module docs](self).
+#[derive(Clone)]
+pub struct OtlpExporter {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for OtlpExporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OtlpExporter").finish_non_exhaustive()
+    }
+}
+
+/// Why a send failed.
+#[derive(Debug)]
+struct SendError {
+    retry: bool,
+    message: String,
+}
+
+/// The gRPC codec of the export call: the request goes as the bytes [`Converter`] encoded
+/// (tonic's prost codec would need the message structs), the answer is decoded with prost.
+#[derive(Debug, Clone, Copy, Default)]
+struct RawCodec;
+
+struct RawEncoder;
+
+struct AnswerDecoder;
+
+impl tonic::codec::Encoder for RawEncoder {
+    type Item = Bytes;
+    type Error = tonic::Status;
+    fn encode(
+        &mut self,
+        item: Bytes,
+        dst: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), Self::Error> {
+        use bytes::BufMut as _;
+        dst.put(item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for AnswerDecoder {
+    type Item = ExportMetricsServiceResponse;
+    type Error = tonic::Status;
+    fn decode(
+        &mut self,
+        src: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<Self::Item>, Self::Error> {
+        ExportMetricsServiceResponse::decode(src)
+            .map(Some)
+            .map_err(|e| tonic::Status::internal(format!("the collector's answer: {e}")))
+    }
+}
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Bytes;
+    type Decode = ExportMetricsServiceResponse;
+    type Encoder = RawEncoder;
+    type Decoder = AnswerDecoder;
+    fn encoder(&mut self) -> Self::Encoder {
+        RawEncoder
+    }
+    fn decoder(&mut self) -> Self::Decoder {
+        AnswerDecoder
+    }
+}
+
+/// The connection to the collector.
+enum Transport {
+    Grpc {
+        client: tonic::client::Grpc<tonic::transport::Channel>,
+        headers: tonic::metadata::MetadataMap,
+    },
+    Http {
+        client: hyper_util::client::legacy::Client<
+            hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+            Full<Bytes>,
+        >,
+        url: hyper::Uri,
+        headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
+    },
+}
+
+/// The rustls client configuration of OTLP/HTTP: the given roots or the system's, and the
+/// client certificate if any.
+fn http_tls(cfg: &OtlpConfig) -> Result<rustls::ClientConfig, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut roots = rustls::RootCertStore::empty();
+    match &cfg.ca_pem {
+        Some(pem) => {
+            for c in CertificateDer::pem_slice_iter(pem) {
+                let c = c.map_err(|e| format!("the OTLP CA file: {e}"))?;
+                roots.add(c).map_err(|e| format!("the OTLP CA file: {e}"))?;
+            }
+        }
+        // Plaintext: no roots are needed.
+        None if !cfg.tls => {}
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            for c in found.certs {
+                let _ = roots.add(c);
+            }
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots);
+    Ok(match &cfg.client_identity {
+        Some((cert, key)) => {
+            let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert)
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("the OTLP client certificate: {e}"))?;
+            let key = PrivateKeyDer::from_pem_slice(key)
+                .map_err(|e| format!("the OTLP client key: {e}"))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| format!("the OTLP client certificate and key: {e}"))?
+        }
+        None => builder.with_no_client_auth(),
+    })
+}
+
+impl Transport {
+    /// Needs a tokio runtime (the channel's background task).
+    fn new(cfg: &OtlpConfig) -> Result<Self, String> {
+        match cfg.protocol {
+            Protocol::Grpc => {
+                let mut ep = tonic::transport::Endpoint::from_shared(cfg.url.clone())
+                    .map_err(|e| format!("OTLP endpoint {}: {e}", cfg.url))?
+                    .timeout(cfg.timeout)
+                    .connect_timeout(cfg.timeout);
+                if cfg.tls {
+                    let mut tls = tonic::transport::ClientTlsConfig::new();
+                    tls = match &cfg.ca_pem {
+                        Some(pem) => {
+                            tls.ca_certificate(tonic::transport::Certificate::from_pem(pem))
+                        }
+                        None => tls.with_native_roots(),
+                    };
+                    if let Some((cert, key)) = &cfg.client_identity {
+                        tls = tls.identity(tonic::transport::Identity::from_pem(cert, key));
+                    }
+                    ep = ep
+                        .tls_config(tls)
+                        .map_err(|e| format!("OTLP TLS settings: {e}"))?;
+                }
+                let mut headers = tonic::metadata::MetadataMap::new();
+                for (k, v) in &cfg.headers {
+                    let key = tonic::metadata::AsciiMetadataKey::from_bytes(k.as_bytes())
+                        .map_err(|e| format!("OTLP header {k}: {e}"))?;
+                    let value = v.parse().map_err(|e| format!("OTLP header {k}: {e}"))?;
+                    headers.insert(key, value);
+                }
+                Ok(Self::Grpc {
+                    client: tonic::client::Grpc::new(ep.connect_lazy()),
+                    headers,
+                })
+            }
+            Protocol::HttpProtobuf => {
+                let tls = http_tls(cfg)?;
+                let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                    .with_tls_config(tls)
+                    .https_or_http()
+                    .enable_http1()
+                    .build();
+                let client = hyper_util::client::legacy::Client::builder(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .pool_idle_timeout(Duration::from_secs(30))
+                .build(connector);
+                let url = cfg
+                    .url
+                    .parse()
+                    .map_err(|e| format!("OTLP endpoint {}: {e}", cfg.url))?;
+                let mut headers = Vec::new();
+                for (k, v) in &cfg.headers {
+                    headers.push((
+                        hyper::header::HeaderName::from_bytes(k.as_bytes())
+                            .map_err(|e| format!("OTLP header {k}: {e}"))?,
+                        hyper::header::HeaderValue::from_str(v)
+                            .map_err(|e| format!("OTLP header {k}: {e}"))?,
+                    ));
+                }
+                Ok(Self::Http {
+                    client,
+                    url,
+                    headers,
+                })
+            }
+        }
+    }
+
+    async fn send(&self, req: &Bytes, timeout: Duration) -> Result<(), SendError> {
+        match self {
+            Self::Grpc { client, headers } => {
+                let mut r = tonic::Request::new(req.clone());
+                *r.metadata_mut() = headers.clone();
+                r.set_timeout(timeout);
+                let mut client = client.clone();
+                let call = async move {
+                    client
+                        .ready()
+                        .await
+                        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+                    let path = hyper::http::uri::PathAndQuery::from_static(
+                        "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
+                    );
+                    client.unary(r, path, RawCodec).await
+                };
+                match tokio::time::timeout(timeout, call).await {
+                    Err(_) => Err(SendError {
+                        retry: true,
+                        message: format!("no answer within {timeout:?}"),
+                    }),
+                    Ok(Ok(resp)) => {
+                        if let Some(p) = resp.into_inner().partial_success
+                            && p.rejected_data_points > 0
+                        {
+                            log::warn!(
+                                "OTLP: the collector rejected {} data points: {}",
+                                p.rejected_data_points,
+                                p.error_message
+                            );
+                        }
+                        Ok(())
+                    }
+                    Ok(Err(status)) => {
+                        use tonic::Code::*;
+                        let retry = matches!(
+                            status.code(),
+                            Unavailable
+                                | Cancelled
+                                | DeadlineExceeded
+                                | ResourceExhausted
+                                | Aborted
+                                | OutOfRange
+                                | DataLoss
+                                | Unknown
+                        );
+                        Err(SendError {
+                            retry,
+                            message: format!("gRPC {:?}: {}", status.code(), status.message()),
+                        })
+                    }
+                }
+            }
+            Self::Http {
+                client,
+                url,
+                headers,
+            } => {
+                let body = req.clone();
+                let mut b = hyper::Request::post(url.clone())
+                    .header(hyper::header::CONTENT_TYPE, "application/x-protobuf");
+                for (k, v) in headers {
+                    b = b.header(k, v);
+                }
+                let r = b.body(Full::new(body)).map_err(|e| SendError {
+                    retry: false,
+                    message: e.to_string(),
+                })?;
+                let call = async {
+                    let resp = client.request(r).await.map_err(|e| SendError {
+                        retry: true,
+                        message: format!("{e}"),
+                    })?;
+                    let status = resp.status();
+                    // The body (a status or partial success) is read so that the connection
+                    // can be used again; at most 64 KiB of it is kept for the log.
+                    let body = http_body_util::Limited::new(resp.into_body(), 64 * 1024)
+                        .collect()
+                        .await
+                        .map(|b| b.to_bytes())
+                        .unwrap_or_default();
+                    if status.is_success() {
+                        return Ok(());
+                    }
+                    let retry = matches!(status.as_u16(), 429 | 502 | 503 | 504);
+                    Err(SendError {
+                        retry,
+                        message: format!(
+                            "HTTP {status}: {}",
+                            String::from_utf8_lossy(&body[..body.len().min(200)])
+                        ),
+                    })
+                };
+                match tokio::time::timeout(timeout, call).await {
+                    Ok(r) => r,
+                    Err(_) => Err(SendError {
+                        retry: true,
+                        message: format!("no answer within {timeout:?}"),
+                    }),
+                }
+            }
+        }
+    }
+}
+
+impl OtlpExporter {
+    /// Starts the pusher thread for `engines` host engines (at least one), pushing every
+    /// `cfg.interval` or, without one, after each collection; `host_name` names the host of
+    /// series without a host-name label.
+    ///
+    /// # Errors
+    ///
+    /// The TLS settings or endpoint cannot be used, or the thread cannot start.
+    pub fn start(cfg: OtlpConfig, engines: usize, host_name: String) -> Result<Self, String> {
+        let shared = Arc::new(Shared {
+            slots: Mutex::new((0..engines.max(1)).map(|_| Slot::default()).collect()),
+            collected: Notify::new(),
+            queue: Mutex::new(VecDeque::new()),
+            queued: Notify::new(),
+            stats: Stats::default(),
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the OTLP runtime: {e}"))?;
+        let transport = {
+            let _guard = runtime.enter();
+            Transport::new(&cfg)?
+        };
+        let s = shared.clone();
+        std::thread::Builder::new()
+            .name("otlp".into())
+            .spawn(move || runtime.block_on(run(s, cfg, transport, host_name)))
+            .map_err(|e| format!("cannot start the OTLP thread: {e}"))?;
+        Ok(Self { shared })
+    }
+
+    /// Hands over host engine `engine`'s collection (swapped with the previous one, which
+    /// `exposition` then holds, for its buffers).
+    pub fn offer(&self, engine: usize, exposition: &mut Exposition) {
+        {
+            let mut slots = self.shared.slots.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(slot) = slots.get_mut(engine) else {
+                return;
+            };
+            std::mem::swap(&mut slot.exposition, exposition);
+            slot.at = Some(SystemTime::now());
+            slot.fresh = true;
+        }
+        self.shared.collected.notify_one();
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Stats {
+        &self.shared.stats
+    }
+
+    /// Appends the counters in the Prometheus text format.
+    pub fn write_stats(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let s = &self.shared.stats;
+        for (name, help, v) in [
+            (
+                "dcgm_exporter_otlp_exported_total",
+                "OTLP requests the collector accepted.",
+                &s.exported,
+            ),
+            (
+                "dcgm_exporter_otlp_retries_total",
+                "OTLP sends that failed and were retried.",
+                &s.retried,
+            ),
+            (
+                "dcgm_exporter_otlp_dropped_total",
+                "OTLP requests dropped because the queue was full.",
+                &s.dropped,
+            ),
+            (
+                "dcgm_exporter_otlp_rejected_total",
+                "OTLP requests the collector refused for good.",
+                &s.rejected,
+            ),
+        ] {
+            let _ = write!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}\n",
+                v.load(Ordering::Relaxed)
+            );
+        }
+    }
+}
+
+/// The pusher: a producer of requests (the interval, or each collection) and the sender.
+async fn run(shared: Arc<Shared>, cfg: OtlpConfig, transport: Transport, host_name: String) {
+    let producer = {
+        let shared = shared.clone();
+        let cfg = cfg.clone();
+        async move {
+            let mut converter = Converter::new(cfg.resource.clone(), host_name);
+            let mut next_id = 0u64;
+            let mut ticker = cfg.interval.map(|i| {
+                let mut t = tokio::time::interval(i);
+                t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                t
+            });
+            loop {
+                match &mut ticker {
+                    Some(t) => {
+                        t.tick().await;
+                    }
+                    None => shared.collected.notified().await,
+                }
+                let request = {
+                    let mut slots = shared.slots.lock().unwrap_or_else(|p| p.into_inner());
+                    let fresh: Vec<&Slot> = slots.iter().filter(|s| s.fresh).collect();
+                    if fresh.is_empty() {
+                        continue;
+                    }
+                    let at = fresh
+                        .iter()
+                        .filter_map(|s| s.at)
+                        .max()
+                        .unwrap_or_else(SystemTime::now);
+                    let exps: Vec<&Exposition> = fresh.iter().map(|s| &s.exposition).collect();
+                    let r = Bytes::from(converter.request(&exps, at));
+                    for s in slots.iter_mut() {
+                        s.fresh = false;
+                    }
+                    r
+                };
+                {
+                    let mut q = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
+                    q.push_back((next_id, request));
+                    next_id += 1;
+                    while q.len() > cfg.queue_size {
+                        q.pop_front();
+                        shared.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                shared.queued.notify_one();
+            }
+        }
+    };
+    let sender = async move {
+        let mut backoff = FIRST_BACKOFF;
+        let mut failing_since: Option<Instant> = None;
+        loop {
+            let front = shared
+                .queue
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .front()
+                .cloned();
+            let Some((id, request)) = front else {
+                shared.queued.notified().await;
+                continue;
+            };
+            let result = transport.send(&request, cfg.timeout).await;
+            let done = match &result {
+                Ok(()) => {
+                    shared.stats.exported.fetch_add(1, Ordering::Relaxed);
+                    if let Some(since) = failing_since.take() {
+                        log::info!(
+                            "OTLP: pushing to {} works again (after {:.1} s)",
+                            cfg.url,
+                            since.elapsed().as_secs_f64()
+                        );
+                    }
+                    backoff = FIRST_BACKOFF;
+                    true
+                }
+                Err(e) if e.retry => {
+                    shared.stats.retried.fetch_add(1, Ordering::Relaxed);
+                    if failing_since.is_none() {
+                        failing_since = Some(Instant::now());
+                        log::warn!(
+                            "OTLP: pushing to {} failed: {}; retrying with back-off (logged again when it works)",
+                            cfg.url,
+                            e.message
+                        );
+                    }
+                    false
+                }
+                Err(e) => {
+                    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                    log::warn!(
+                        "OTLP: {} refused a request, dropped: {}",
+                        cfg.url,
+                        e.message
+                    );
+                    true
+                }
+            };
+            if done {
+                let mut q = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
+                if q.front().is_some_and(|(i, _)| *i == id) {
+                    q.pop_front();
+                }
+            } else {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    };
+    tokio::join!(producer, sender);
+}
