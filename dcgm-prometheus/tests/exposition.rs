@@ -1509,7 +1509,10 @@ fn collector_exports_health_checks_and_p2p_status() {
         .collect();
     assert_eq!(
         again,
-        [("DCGM_FR_VOLATILE_DBE_DETECTED".to_string(), "20".to_string())],
+        [(
+            "DCGM_FR_VOLATILE_DBE_DETECTED".to_string(),
+            "20".to_string()
+        )],
         "{text}"
     );
     drop(c);
