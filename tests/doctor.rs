@@ -421,3 +421,38 @@ fn the_workloads_preset_shows_several_findings_at_once_labelled_simulated() {
         assert!(out.contains(line), "{line}: {out}");
     }
 }
+
+#[test]
+fn a_gpu_that_stops_answering_mid_run_is_reported_and_the_rest_judged() {
+    // GPU 1 of two stops answering 800 ms in (a simulated `lost` event: every field of it
+    // blank from then on, as a GPU fallen off the bus reads).
+    let dir = std::env::temp_dir();
+    let cfg = dir.join(format!("doctor-lost-{}.json", std::process::id()));
+    std::fs::write(
+        &cfg,
+        r#"{"gpus":[{"workload":"steady"},{"workload":"steady"}],"processes":[],
+            "events":[{"at_ms":800,"gpu":1,"kind":"lost","value":1}]}"#,
+    )
+    .unwrap();
+    let o = support::tool_command("doctor")
+        .env("DCGM_SIM_CONFIG", &cfg)
+        .args(["--simulate", "--duration", "2.5", "--json"])
+        .output()
+        .unwrap();
+    std::fs::remove_file(&cfg).ok();
+    assert!(o.status.code().is_some_and(|c| c != 1), "{o:?}");
+    let v = json(&o);
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("GPU 1 stopped sending readings after"),
+        "{notes}"
+    );
+    assert_eq!(v["gpus"], serde_json::json!([0, 1]), "{v}");
+    // GPU 0 was judged for the whole run, GPU 1 up to when it went silent.
+    let on0 = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["gpus"] == serde_json::json!([0]) && f["kind"] == "compute_bound");
+    assert!(on0, "{v}");
+}

@@ -1,6 +1,6 @@
 //! One collection ([`Exposition`], the structured form that `/metrics` is written from) to an
 //! encoded OTLP `ExportMetricsServiceRequest`, with the names, units, instruments and
-//! attributes of [`otlp_mapping`](crate::otlp_mapping), written by [`otlp_wire`](crate::otlp_wire).
+//! attributes of [`crate::otlp_mapping`], written by [`crate::otlp_wire`].
 //!
 //! Each resource is a host (`host.name`, and `dcgm.hostengine` with several host engines), or,
 //! for the series of a GPU held by a Kubernetes pod, that pod on that host (`k8s.pod.name`,

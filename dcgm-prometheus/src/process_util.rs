@@ -28,7 +28,7 @@ pub struct ProcessSmUtil {
     pub gpu: u32,
     /// The process id (the host engine's PID namespace).
     pub pid: u32,
-    /// `processUtilization.smUtil`, in percent (see the [module docs](self)).
+    /// `processUtilization.smUtil`, in percent (see this module's docs).
     pub sm_util: f64,
 }
 

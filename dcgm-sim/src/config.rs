@@ -218,20 +218,22 @@ pub struct EventConfig {
     pub at_ms: u64,
     /// The GPU it happens on.
     pub gpu: u32,
-    /// `xid`, `dbe`, `sbe`, `pcie_replay`, `thermal`, `power`, `nvlink`, `retired_pages`.
+    /// `xid`, `dbe`, `sbe`, `pcie_replay`, `thermal`, `power`, `nvlink`, `retired_pages`, or
+    /// `lost` (the GPU stops answering: every field of it reads blank from then on, or for
+    /// `duration_ms`, as a GPU fallen off the bus does).
     pub kind: String,
     /// XID number, temperature, power, or count, depending on `kind`.
     pub value: i64,
     /// How long the condition lasts, in milliseconds (0, the default: for good). A `thermal`
     /// or `power` event holds its reading that long, then the reading follows the workload
     /// again; a `dbe` or `sbe` event's errors leave the volatile count when it ends (as after
-    /// a GPU reset) and stay in the aggregate count. Other kinds are instants: a duration on
-    /// them is a config error.
+    /// a GPU reset) and stay in the aggregate count; a `lost` GPU answers again. Other kinds
+    /// are instants: a duration on them is a config error.
     pub duration_ms: u64,
 }
 
 /// The event kinds that take a `duration_ms`.
-pub const DURABLE_EVENT_KINDS: &[&str] = &["thermal", "power", "dbe", "sbe"];
+pub const DURABLE_EVENT_KINDS: &[&str] = &["thermal", "power", "dbe", "sbe", "lost"];
 
 /// Faults to inject.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -41,6 +41,10 @@ fn generate_in(
     if f.blank_fields.contains(&field) {
         return SimValue::Blank;
     }
+    // A GPU that stopped answering (a `lost` event) reads blank.
+    if group == DCGM_FE_GPU && d.held_event(id, "lost", ts).is_some() {
+        return SimValue::Blank;
+    }
     sample(m, d, group, id, field, ts)
 }
 
