@@ -125,9 +125,9 @@ pub struct Renderer {
     p2p: Option<Vec<GpuP2pStatus>>,
     /// Per physical GPU: what `DCGM_EXP_GPU_INFO` says (`None`: the row is left out).
     gpu_info: Option<BTreeMap<u32, GpuInfo>>,
-    /// Per physical GPU and owner: the owner's labels and its processes' memory in bytes,
-    /// for `DCGM_EXP_POD_FB_USED` (`None`: the row is left out).
-    owner_memory: Option<Vec<(u32, String, u64)>>,
+    /// Per physical GPU and owner: the owner's labels and its processes' memory in MiB, for
+    /// `DCGM_EXP_POD_FB_USED` (`None`: the row is left out).
+    owner_memory: Option<Vec<(u32, String, f64)>>,
     /// Per physical GPU and owner: the owner's labels and its processes' SM utilisation in
     /// percent, for `DCGM_EXP_POD_SM_UTIL` (`None`: the row is left out).
     owner_sm_util: Option<Vec<(u32, String, f64)>>,
@@ -509,32 +509,19 @@ impl Renderer {
     /// the SM utilisation of the owner's processes in percent, written with the GPU's labels
     /// (`None`: the row is left out). See [`sm_util_by_owner`](crate::sm_util_by_owner).
     pub fn set_owner_sm_util(&mut self, util: Option<Vec<(u32, LabelSet, f64)>>) {
-        self.pairs.owner_sm_util = util.as_ref().map(|m| {
-            m.iter()
-                .map(|(_, set, _)| Arc::new(label_pairs(set)))
-                .collect()
-        });
-        self.owner_sm_util = util.map(|m| {
-            m.into_iter()
-                .map(|(gpu, set, v)| (gpu, label_string(&set), v))
-                .collect()
-        });
+        (self.pairs.owner_sm_util, self.owner_sm_util) = owner_rows(util);
     }
 
     /// What the `DCGM_EXP_POD_FB_USED` row writes: per physical GPU and owner (its labels),
     /// the GPU memory of the owner's processes in bytes, written in MiB with the GPU's labels
     /// (`None`: the row is left out). See [`memory_by_owner`](crate::memory_by_owner).
     pub fn set_owner_memory(&mut self, memory: Option<Vec<(u32, LabelSet, u64)>>) {
-        self.pairs.owner_memory = memory.as_ref().map(|m| {
-            m.iter()
-                .map(|(_, set, _)| Arc::new(label_pairs(set)))
-                .collect()
-        });
-        self.owner_memory = memory.map(|m| {
+        let mib = memory.map(|m| {
             m.into_iter()
-                .map(|(gpu, set, bytes)| (gpu, label_string(&set), bytes))
+                .map(|(gpu, set, bytes)| (gpu, set, bytes as f64 / 1_048_576.0))
                 .collect()
         });
+        (self.pairs.owner_memory, self.owner_memory) = owner_rows(mib);
     }
 
     /// A family `name` (a gauge) of value-1 series, written with the families of the counters
@@ -920,11 +907,18 @@ impl Renderer {
                         }
                     }
                 }
-                CounterField::Exporter(ExporterCounter::PodSmUtil) => {
-                    let Some(util) = &self.owner_sm_util else {
+                CounterField::Exporter(
+                    kind @ (ExporterCounter::PodSmUtil | ExporterCounter::PodFbUsed),
+                ) => {
+                    let (rows, owners) = if kind == ExporterCounter::PodSmUtil {
+                        (&self.owner_sm_util, &pairs.owner_sm_util)
+                    } else {
+                        (&self.owner_memory, &pairs.owner_memory)
+                    };
+                    let Some(rows) = rows else {
                         continue;
                     };
-                    for (k, (gpu, owner, v)) in util.iter().enumerate() {
+                    for (k, (gpu, owner, v)) in rows.iter().enumerate() {
                         let Some(j) = self.gpu_base.iter().position(|g| g.0 == *gpu) else {
                             continue;
                         };
@@ -934,35 +928,7 @@ impl Renderer {
                         write_number(&value, buf);
                         buf.push('\n');
                         if samples.is_some() {
-                            let owner = pairs
-                                .owner_sm_util
-                                .as_ref()
-                                .and_then(|o| o.get(k))
-                                .unwrap_or(&pairs.empty);
-                            let parts = (&pairs.gpu_base[j], &pairs.row[*first], owner);
-                            add(
-                                &mut samples,
-                                sample(parts, Vec::new(), &value, Some(Entity::gpu(*gpu))),
-                            );
-                        }
-                    }
-                }
-                CounterField::Exporter(ExporterCounter::PodFbUsed) => {
-                    let Some(memory) = &self.owner_memory else {
-                        continue;
-                    };
-                    for (k, (gpu, owner, bytes)) in memory.iter().enumerate() {
-                        let Some(j) = self.gpu_base.iter().position(|g| g.0 == *gpu) else {
-                            continue;
-                        };
-                        let (_, base, first) = &self.gpu_base[j];
-                        let _ = write!(buf, "{}{{{}{}{owner}}} ", f.name, base, self.row[*first]);
-                        let value = Value::Double(*bytes as f64 / 1_048_576.0);
-                        write_number(&value, buf);
-                        buf.push('\n');
-                        if samples.is_some() {
-                            let owner = pairs
-                                .owner_memory
+                            let owner = owners
                                 .as_ref()
                                 .and_then(|o| o.get(k))
                                 .unwrap_or(&pairs.empty);
@@ -1186,4 +1152,24 @@ pub fn write_number(v: &Value, out: &mut String) -> bool {
         _ => return false,
     }
     true
+}
+
+/// The per-pod rows' two forms, from (physical GPU, owner's labels, value): the label pairs
+/// for the structured collection, and the label text for the exposition.
+#[allow(clippy::type_complexity)]
+fn owner_rows(
+    rows: Option<Vec<(u32, LabelSet, f64)>>,
+) -> (Option<Vec<Arc<LabelSet>>>, Option<Vec<(u32, String, f64)>>) {
+    let Some(rows) = rows else {
+        return (None, None);
+    };
+    let pairs = rows
+        .iter()
+        .map(|(_, set, _)| Arc::new(label_pairs(set)))
+        .collect();
+    let text = rows
+        .into_iter()
+        .map(|(gpu, set, v)| (gpu, label_string(&set), v))
+        .collect();
+    (Some(pairs), Some(text))
 }
