@@ -1646,3 +1646,60 @@ fn the_renderer_writes_into_any_fmt_or_io_writer_and_leaves_empty_families_out()
         .expect_err("a writer that fills up");
     assert_eq!(err.kind(), std::io::ErrorKind::StorageFull);
 }
+
+/// The user's health story as the exporter shows it: the battery's injections (an NVLink CRC
+/// burst, an uncontained XID, a PCIe replay storm; `tests/differential/health_cases.rs`),
+/// through DCGM's test API into GPUs 1, 3 and 5 of the default node, give a non-zero
+/// `DCGM_EXP_GPU_HEALTH_STATUS` on exactly those GPUs, each with the watch, code and severity
+/// value the real libdcgm 4.6.0 reported for it (the golden file's `health/case/story`:
+/// NVLink 70 FAIL, all 81 FAIL, PCIe 3 WARN).
+#[test]
+fn collector_shows_the_health_story_on_exactly_the_three_gpus() {
+    use dcgm::raw::sys::*;
+    use std::time::SystemTime;
+    let counters = "DCGM_EXP_GPU_HEALTH_STATUS, gauge, h\n";
+    let (_l, c) = sim_collector_with(None, "g", "f", "f", counters);
+    let mut c = c.unwrap();
+    collect(&mut c);
+    // The collector's engine is this process's simulator: a handle of its own injects there.
+    let h = dcgm::Handle::builder()
+        .library_path(simulator_path())
+        .embedded()
+        .unwrap();
+    let ago = |s: u64| Some(SystemTime::now() - Duration::from_secs(s));
+    let inject = |gpu: u32, field: u16, v: i64, s: u64| {
+        dcgm::testing::inject_value(&h, Entity::gpu(gpu), FieldId(field), v, ago(s)).unwrap();
+    };
+    inject(1, DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_TOTAL, 0, 50);
+    inject(1, DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_TOTAL, 1_000_000, 20);
+    inject(3, DCGM_FI_DEV_XID_ERROR, 95, 1);
+    inject(5, DCGM_FI_DEV_PCIE_LINK_GEN, 5, 5);
+    inject(5, DCGM_FI_DEV_PCIE_LINK_WIDTH, 16, 5);
+    inject(5, DCGM_FI_DEV_PCIE_REPLAY_TOTAL, 0, 50);
+    inject(5, DCGM_FI_DEV_PCIE_REPLAY_TOTAL, 500, 10);
+    std::thread::sleep(Duration::from_millis(300));
+    let text = collect(&mut c);
+    let mut bad: Vec<(String, String, String, String)> =
+        series(&text, "DCGM_EXP_GPU_HEALTH_STATUS")
+            .into_iter()
+            .filter(|(_, v)| v != "0")
+            .map(|(l, v)| {
+                (
+                    label(&l, "gpu").unwrap().to_string(),
+                    label(&l, "health_watch").unwrap().to_string(),
+                    label(&l, "health_error_code").unwrap().to_string(),
+                    v,
+                )
+            })
+            .collect();
+    bad.sort();
+    let want: Vec<(String, String, String, String)> = [
+        ("1", "NVLINK", "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD", "20"),
+        ("3", "ALL", "DCGM_FR_UNCONTAINED_ERROR", "20"),
+        ("5", "PCIE", "DCGM_FR_PCI_REPLAY_RATE", "10"),
+    ]
+    .iter()
+    .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string()))
+    .collect();
+    assert_eq!(bad, want, "{text}");
+}
