@@ -688,15 +688,20 @@ fn collect_loop(
         loop {
             attribution.apply(&mut collector);
             out.begin(activity::COLLECTING);
-            let result = match &settings.otlp {
+            // The structured form only for a collection the next OTLP push takes.
+            let pushed = settings
+                .otlp
+                .as_ref()
+                .filter(|o| o.wants(settings.otlp_slot, settings.interval));
+            let result = match pushed {
                 Some(_) => collector.collect_structured(&mut buf, &mut structured),
                 None => collector.collect(&mut buf),
             };
-            if let (Ok(()), Some(otlp)) = (&result, &settings.otlp) {
+            if let (Ok(()), Some(otlp)) = (&result, pushed) {
                 otlp.offer(settings.otlp_slot, &mut structured);
-                if settings.otlp_slot == 0 {
-                    otlp.write_stats(&mut buf);
-                }
+            }
+            if let (Ok(()), Some(otlp), 0) = (&result, &settings.otlp, settings.otlp_slot) {
+                otlp.write_stats(&mut buf);
             }
             match result {
                 Ok(()) => out.collected(&mut buf),

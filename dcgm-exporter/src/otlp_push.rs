@@ -53,6 +53,8 @@ struct Slot {
 
 struct Shared {
     slots: Mutex<Vec<Slot>>,
+    /// When the next push takes the slots (`None`: after each collection).
+    next_push: Mutex<Option<Instant>>,
     collected: Notify,
     queue: Mutex<VecDeque<(u64, Bytes)>>,
     queued: Notify,
@@ -372,6 +374,7 @@ impl OtlpExporter {
     pub fn start(cfg: OtlpConfig, engines: usize, host_name: String) -> Result<Self, String> {
         let shared = Arc::new(Shared {
             slots: Mutex::new((0..engines.max(1)).map(|_| Slot::default()).collect()),
+            next_push: Mutex::new(None),
             collected: Notify::new(),
             queue: Mutex::new(VecDeque::new()),
             queued: Notify::new(),
@@ -391,6 +394,30 @@ impl OtlpExporter {
             .spawn(move || runtime.block_on(run(s, cfg, transport, host_name)))
             .map_err(|e| format!("cannot start the OTLP thread: {e}"))?;
         Ok(Self { shared })
+    }
+
+    /// Whether a collection of host engine `engine` that takes `within` from now is pushed:
+    /// with `--otlp-interval` longer than the collection interval, only the last collection
+    /// before each push is (the others would be replaced unsent), so the others need not
+    /// build the structured form at all.
+    pub fn wants(&self, engine: usize, within: Duration) -> bool {
+        let next = *self
+            .shared
+            .next_push
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let Some(next) = next else {
+            return true;
+        };
+        let fresh = self
+            .shared
+            .slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(engine)
+            .is_some_and(|s| s.fresh);
+        // Due before the collection after this one, or nothing waits for the push yet.
+        !fresh || Instant::now() + within >= next
     }
 
     /// Hands over host engine `engine`'s collection (swapped with the previous one, which
@@ -464,7 +491,9 @@ async fn run(shared: Arc<Shared>, cfg: OtlpConfig, transport: Transport, host_na
             loop {
                 match &mut ticker {
                     Some(t) => {
-                        t.tick().await;
+                        let now = t.tick().await;
+                        *shared.next_push.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some((now + t.period()).into_std());
                     }
                     None => shared.collected.notified().await,
                 }
