@@ -103,6 +103,6 @@ fn a_duration_is_read_for_conditions_and_refused_on_instants() {
         SimConfig::parse("[[events]]\nkind = \"xid\"\nvalue = 79\nduration_ms = 5\n").unwrap_err();
     assert_eq!(
         e,
-        "events[0]: kind \"xid\" is an instant and takes no duration_ms (only thermal, power, dbe, sbe do)"
+        "events[0]: kind \"xid\" is an instant and takes no duration_ms (only thermal, power, dbe, sbe, lost do)"
     );
 }

@@ -4,8 +4,10 @@ close what they open before the configuration changes."""
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import os
+import sys
 import sysconfig
 from typing import Any, Dict, Iterator, Optional
 
@@ -25,6 +27,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def release() -> None:
     """Drops every handle the test left to the garbage collector."""
     gc.collect()
+
+
+# A test that hangs (a deadlock in the library or the simulator) would stall the whole run
+# until CI's limit: after this long, every thread's stack goes to stderr and the process
+# exits, so the run fails at once and says where it stood.
+HANG_S = float(os.environ.get("DCGM_PY_TEST_HANG_S", "180"))
+
+
+@pytest.fixture(autouse=True)
+def hang_watchdog() -> Iterator[None]:
+    faulthandler.dump_traceback_later(HANG_S, exit=True, file=sys.stderr)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture

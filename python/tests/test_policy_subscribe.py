@@ -131,7 +131,8 @@ def test_bad_arguments(handle: dcgm.Handle) -> None:
 def test_ctrl_c_interrupts_a_blocked_get() -> None:
     with dcgm.Handle.embedded(simulate=True) as h:
         with h.all_gpus().policy_subscribe(dcgm.PolicyCondition.DBE) as sub:  # never violated here
-            threading.Timer(0.2, _thread.interrupt_main).start()
+            # Late enough that the main thread is waiting in get() even on a loaded machine.
+            threading.Timer(0.5, _thread.interrupt_main).start()
             with pytest.raises(KeyboardInterrupt):
                 sub.get()
             assert sub.active
