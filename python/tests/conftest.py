@@ -7,6 +7,7 @@ from __future__ import annotations
 import faulthandler
 import gc
 import os
+import signal
 import sys
 import sysconfig
 from typing import Any, Dict, Iterator, Optional
@@ -42,6 +43,18 @@ def hang_watchdog() -> Iterator[None]:
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Python's own SIGINT handler for the test, as an interactive interpreter has it: a run
+    started in the background by a non-interactive shell inherits SIGINT ignored, Python then
+    installs no KeyboardInterrupt handler, and `_thread.interrupt_main()` does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ iterating, the GIL released while waiting."""
 from __future__ import annotations
 
 import _thread
-import signal
 import threading
 import time
 from typing import Any, Dict, List
@@ -129,18 +128,7 @@ def test_bad_arguments(handle: dcgm.Handle) -> None:
             sub.get(timeout=-1.0)
 
 
-def test_ctrl_c_interrupts_a_blocked_get() -> None:
-    # A process started in the background by a non-interactive shell inherits SIGINT ignored,
-    # and Python then installs no KeyboardInterrupt handler (interrupt_main would do nothing):
-    # Ctrl-C's handler, as an interactive interpreter has it.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        _blocked_get_is_interrupted()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _blocked_get_is_interrupted() -> None:
+def test_ctrl_c_interrupts_a_blocked_get(ctrl_c: None) -> None:
     with dcgm.Handle.embedded(simulate=True) as h:
         with h.all_gpus().policy_subscribe(dcgm.PolicyCondition.DBE) as sub:  # never violated here
             # Late enough that the main thread is waiting in get() even on a loaded machine.

@@ -111,7 +111,7 @@ def test_the_gil_is_released_while_waiting() -> None:
     assert ticks[0] > 1000, "the GIL was held while waiting between snapshots"
 
 
-def test_ctrl_c_interrupts_the_wait_between_snapshots() -> None:
+def test_ctrl_c_interrupts_the_wait_between_snapshots(ctrl_c: None) -> None:
     with dcgm.Reader(["gpu_temp"], simulate=True) as r:
         threading.Timer(0.3, _thread.interrupt_main).start()
         with pytest.raises(KeyboardInterrupt):
