@@ -678,20 +678,23 @@ impl Reader {
             tracker.slow_polls += 1;
             // Sampled faster than this poll's rate, through a host engine: read the latest
             // values in the background at the sampling interval from now on.
-            let period = tracker.fastest_interval().filter(|_| !*background_gave_up);
-            let pairs = (
-                unique(latest.iter().map(|v| v.entity)),
-                unique(latest.iter().map(|v| v.field)),
-            );
-            drop(core);
-            if crowded
+            let start = crowded
                 && background
                 && matches!(s.mode, ChosenMode::Standalone(_))
-                && !s.background.as_ref().is_some_and(Background::running)
-                && let Some(period) = period
-            {
+                && !s.background.as_ref().is_some_and(Background::running);
+            // The pairs are listed only when the reads start, not on every slow poll.
+            let plan = tracker
+                .fastest_interval()
+                .filter(|_| start && !*background_gave_up)
+                .map(|period| {
+                    let entities = unique(latest.iter().map(|v| v.entity));
+                    let fields = unique(latest.iter().map(|v| v.field));
+                    (period, entities, fields)
+                });
+            drop(core);
+            if let Some((period, entities, fields)) = plan {
                 s.background = None;
-                match Background::start(&s.handle, &s.since, pairs.0, pairs.1, period) {
+                match Background::start(&s.handle, &s.since, entities, fields, period) {
                     Ok(b) => s.background = Some(b),
                     Err(e) => log::warn!("since: no background reads (thread not started: {e})"),
                 }
