@@ -2,112 +2,59 @@
 # A fleet, end to end, on real components: 24 dcgm-exporter processes (dcgm-exporter/), each
 # its own simulated node (dcgm-sim: own seed, hostname and GPU UUIDs through a DCGM_SIM_CONFIG
 # file, 8 GPUs, GPU 7 in MIG mode on every sixth node, HPC jobs on its GPUs through
-# --hpc-job-mapping-dir), on distinct loopback ports, scraped every second by ONE real
-# Prometheus loaded with the shipped rules (dcgm-exporter/etc/*rules*.yml, in a test copy whose
+# --hpc-job-mapping-dir, Kubernetes pods on six of them through --kubernetes and a
+# pod-resources socket of its own, served by a fake kubelet, dcgm-exporter/examples/
+# fake_kubelet.rs, one process for every node), on distinct loopback ports, scraped every
+# second by ONE real Prometheus loaded with the shipped rules (dcgm-exporter/etc/*rules*.yml, in a test copy whose
 # `for:` durations are minutes read as seconds), alerting a real Alertmanager (Debian's
 # prometheus-alertmanager) that routes to a webhook receiver run here
 # (scripts/fleet/webhook_receiver.py). The simulator scripts three incidents at one moment on
 # three nodes: XID 79 on one GPU, a double-bit ECC error on another node's GPU (cleared 15 s
 # later, as by a GPU reset) and 90 °C on a third node's GPU for 25 s. Checked:
 #   1. nothing fires before the incidents;
-#   2. exactly those three alerts reach the webhook, with Hostname, gpu, UUID (the simulator's)
-#      and the node's hpc_job label where the rule keeps the series' labels, the temperature
+#   2. every GPU's series carry the pod, namespace and container its node's kubelet names
+#      (none on the GPUs no pod holds);
+#   3. exactly those three alerts reach the webhook, with Hostname, gpu, UUID (the simulator's),
+#      the pod, namespace and container holding the GPU, and the node's hpc_job label where the
+#      rule keeps every label of the series (not GpuXidError's aggregation), the temperature
 #      not before its for: has passed, and each is followed by a "resolved" notification once
 #      its condition clears, not before (the XID when it leaves the exporter's 15 s XID
 #      window); Prometheus's ALERTS fired those three and no other;
-#   3. every PromQL query of Grafana dashboard 12239 (NVIDIA's dcgm-exporter dashboard) returns
+#   4. every PromQL query of Grafana dashboard 12239 (NVIDIA's dcgm-exporter dashboard) returns
 #      data for all 24 nodes through Prometheus's HTTP API.
 # Then it prints, per target, Prometheus's scrape duration and the exporter's CPU (utime +
-# stime) and RSS: numbers, not asserted.
-# Needs target/debug/dcgm-exporter and libdcgm_sim.so built (scripts/test.sh's first tier, or
-# `cargo build -p dcgm-exporter -p dcgm-sim`). Installs Debian's prometheus and
+# stime) and RSS, and the fake kubelet's: numbers, not asserted.
+# Needs target/debug/dcgm-exporter, target/debug/examples/fake_kubelet and libdcgm_sim.so built
+# (scripts/test.sh's first tier, or `cargo build -p dcgm-exporter --bins --example fake_kubelet
+# && cargo build -p dcgm-sim`). Installs Debian's prometheus and
 # prometheus-alertmanager packages when missing (as root). Prints `N passed, N failed`; exits
 # non-zero on any failure. About a minute once built.
 set -u -o pipefail
 
 cd "$(dirname "$0")/.."
-ROOT=$PWD
-START=$(date +%s)
-PASSED=0
-FAILED=0
-PIDS=()
+# pass/fail/check, wait_for/expect, free_ports, need_debian_packages; TMP and PIDS, cleaned up
+# at exit.
+. scripts/lib/e2e.sh
+e2e_start "fleet e2e" fleet-e2e
 NODES=24
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/fleet-e2e.XXXXXX")
 CHECKS="python3 $ROOT/scripts/fleet/fleet_checks.py"
 
-pass() { echo "ok   - $*"; PASSED=$((PASSED + 1)); }
-fail() { echo "FAIL - $*"; FAILED=$((FAILED + 1)); }
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then pass "$what"; else fail "$what"; fi
-}
-
-cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null
-    done
-    for pid in "${PIDS[@]}"; do
-        wait "$pid" 2>/dev/null
-    done
-    rm -rf "$TMP"
-}
-finish() {
-    cleanup
-    trap - EXIT
-    echo "fleet e2e time: $(($(date +%s) - START)) s"
-    echo "$PASSED passed, $FAILED failed"
-    [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
-    exit $?
-}
-trap finish EXIT
-trap 'exit 1' INT TERM
-
-# wait_for SECONDS COMMAND...: true once COMMAND succeeds; its last output is kept in
-# $TMP/why and shown by the caller on failure.
-wait_for() {
-    local deadline=$(($(date +%s) + $1))
-    shift
-    until "$@" >"$TMP/why" 2>&1; do
-        [ "$(date +%s)" -ge "$deadline" ] && return 1
-        sleep 0.5
-    done
-}
-# expect DESCRIPTION SECONDS COMMAND...: check with a deadline, the reason shown on failure.
-expect() {
-    local what=$1
-    shift
-    if wait_for "$@"; then pass "$what"; else fail "$what: $(tail -3 "$TMP/why")"; fi
-}
-
 # --- prerequisites ---------------------------------------------------------------------------
-need=()
-command -v prometheus >/dev/null || need+=(prometheus)
-command -v prometheus-alertmanager >/dev/null || need+=(prometheus-alertmanager)
-if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    echo "# installing Debian's ${need[*]}"
-    apt-get update -qq >/dev/null 2>&1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" \
-        >"$TMP/apt.log" 2>&1 || tail -20 "$TMP/apt.log"
-fi
-for tool in prometheus promtool prometheus-alertmanager curl python3; do
-    if ! command -v "$tool" >/dev/null; then
-        fail "$tool is installed"
-        exit 1
-    fi
-done
+need_debian_packages prometheus=prometheus prometheus=promtool prometheus-alertmanager=prometheus-alertmanager
+need_tools prometheus promtool prometheus-alertmanager curl python3
 echo "# $(prometheus --version 2>&1 | head -1)"
 echo "# $(prometheus-alertmanager --version 2>&1 | head -1)"
 
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=$TARGET/debug/dcgm-exporter
+KUBELET=$TARGET/debug/examples/fake_kubelet
 export DCGM_SIM_LIB=$TARGET/debug/libdcgm_sim.so
-if [ ! -x "$BIN" ] || [ ! -f "$DCGM_SIM_LIB" ]; then
-    fail "the exporter and dcgm-sim are built (run: cargo build -p dcgm-exporter -p dcgm-sim)"
+if [ ! -x "$BIN" ] || [ ! -x "$KUBELET" ] || [ ! -f "$DCGM_SIM_LIB" ]; then
+    fail "the exporter, its fake_kubelet example and dcgm-sim are built (run: cargo build -p dcgm-exporter --bins --example fake_kubelet && cargo build -p dcgm-sim)"
     exit 1
 fi
-unset DCGM_SIM_CONFIG DCGM_SIM_FAULTS DCGM_LIB_PATH
-for v in $(env | grep -o '^DCGM_EXPORTER_[A-Z_]*\|^DCGM_HPC[A-Z_]*'); do unset "$v"; done
+unset DCGM_SIM_CONFIG DCGM_SIM_FAULTS DCGM_LIB_PATH NVIDIA_RESOURCE_NAMES KUBERNETES_ENABLE_DRA
+for v in $(env | grep -o '^DCGM_EXPORTER_[A-Z_]*\|^DCGM_HPC[A-Z_]*\|^DCGM_POD_RESOURCES[A-Z_]*'); do unset "$v"; done
 
 # --- the rules: a test copy of each shipped rules file, `for: Nm` read as N seconds ------------
 # only_for_differs SHIPPED COPY: the lines other than `for:` are the same, the copy has as many
@@ -132,7 +79,7 @@ for f in "${RULE_FILES[@]}"; do
 done
 
 # --- ports: distinct free loopback ports, held together while chosen ---------------------------
-mapfile -t PORTS < <($CHECKS ports $((NODES + 3)))
+mapfile -t PORTS < <(free_ports $((NODES + 3)))
 PORT_PROM=${PORTS[NODES]}
 PORT_AM=${PORTS[NODES + 1]}
 PORT_HOOK=${PORTS[NODES + 2]}
@@ -208,18 +155,66 @@ node_config() { # node_config N: the node's dcgm-sim config (TOML)
     esac
 }
 job_of() { printf 'job-%02d-%s' "$1" "$([ "$2" -lt 4 ] && echo a || echo b)"; }
+# pod_of N G: "POD NAMESPACE CONTAINER" of the container holding node N's GPU G, nothing where
+# none does: a training pod with two containers on GPUs 0-3, an inference server on GPU 5, a
+# notebook on GPU 6 (so the XID, DBE and hot GPUs are each held); GPUs 4 and 7 are free.
+pod_of() {
+    local n
+    n=$(printf '%02d' "$1")
+    case $2 in
+    0 | 1) echo "train-$n ml-training trainer" ;;
+    2 | 3) echo "train-$n ml-training evaluator" ;;
+    5) echo "infer-$n serving server" ;;
+    6) echo "notebook-$n research jupyter" ;;
+    esac
+}
+# gpu_id_type N: how node N's kubelet names whole GPUs (--kubernetes-gpu-id-type): by index
+# (nvidiaG) on every fourth node (the XID and DBE nodes among them), by UUID elsewhere.
+gpu_id_type() { [ $(($1 % 4)) = 3 ] && echo device-name || echo uid; }
+kubelet_device() { # kubelet_device N G: GPU G of node N as its kubelet names it
+    if [ "$(gpu_id_type "$1")" = device-name ]; then echo "nvidia$2"; else gpu_uuid "$1" "$2"; fi
+}
+# kubelet_pods N: node N's section of the fake kubelet's pods file (YAML).
+kubelet_pods() {
+    local n=$1 g p ns c
+    printf '  - socket: %s\n    pods:\n' "$TMP/$(node_name "$n")/kubelet.sock"
+    for g in 0 1 2 3 4 5 6 7; do
+        read -r p ns c < <(pod_of "$n" "$g")
+        [ -n "${p:-}" ] || continue
+        printf '      - {pod: %s, namespace: %s, container: %s, devices: [%s]}\n' \
+            "$p" "$ns" "$c" "$(kubelet_device "$n" "$g")"
+    done
+}
 
 : >"$TMP/pids"
+# The fake kubelet: one process, a pod-resources socket per node, up before the exporters (whose
+# first collection waits for their first List).
+echo nodes: >"$TMP/pods.yaml"
+for n in $(seq 0 $((NODES - 1))); do
+    mkdir -p "$TMP/$(node_name "$n")/jobs"
+    kubelet_pods "$n" >>"$TMP/pods.yaml"
+done
+"$KUBELET" "$TMP/pods.yaml" >"$TMP/kubelet.log" 2>&1 &
+PIDS+=($!)
+echo "fake-kubelet $! - $(date +%s)" >>"$TMP/pids"
+if wait_for 20 grep -qx "listening on $NODES sockets" "$TMP/kubelet.log"; then
+    pass "the fake kubelet serves the $NODES nodes' pod-resources sockets"
+else
+    fail "the fake kubelet serves the $NODES nodes' pod-resources sockets: $(tail -3 "$TMP/kubelet.log")"
+    exit 1
+fi
+
 NODE_NAMES=()
 TARGETS=""
 for n in $(seq 0 $((NODES - 1))); do
     name=$(node_name "$n")
     NODE_NAMES+=("$name")
-    mkdir -p "$TMP/$name/jobs"
     for g in 0 1 2 3 4 5 6 7; do job_of "$n" "$g" >"$TMP/$name/jobs/$g"; done
     node_config "$n" >"$TMP/$name/node.toml"
     NODE_NAME=$name DCGM_SIM_CONFIG=$TMP/$name/node.toml "$BIN" --simulate \
         -a "127.0.0.1:${PORTS[n]}" -c 1000 -x $((XID_WINDOW_S * 1000)) --hpc-job-mapping-dir "$TMP/$name/jobs" \
+        --kubernetes --kubernetes-gpu-id-type "$(gpu_id_type "$n")" \
+        --pod-resources-kubelet-socket "$TMP/$name/kubelet.sock" \
         >"$TMP/$name/exporter.log" 2>&1 &
     PIDS+=($!)
     echo "$name $! 127.0.0.1:${PORTS[n]} $(date +%s)" >>"$TMP/pids"
@@ -281,24 +276,39 @@ else
     fail "the fleet came up before its incidents (raise FLEET_LEAD_S, now $LEAD_S s)"
 fi
 
-# --- 2. the three alerts fire, arrive with their labels, and resolve -------------------------------
+# --- 2. the pods: every GPU's pod, namespace and container as its node's kubelet lists them -----
+for n in $(seq 0 $((NODES - 1))); do
+    for g in 0 1 2 3 4 5 6 7; do
+        printf '%s\t%s\t%s\n' "$(node_name "$n")" "$g" "$(pod_of "$n" "$g" | tr ' ' '\t')"
+    done
+done >"$TMP/pods.tsv"
+expect "every GPU of the $NODES nodes has the pod, namespace and container its kubelet gives it ($(grep -c $'\t.*\t.' "$TMP/pods.tsv") held, by UUID and by index), the others none" \
+    20 $CHECKS pods "$PROM" "$TMP/pods.tsv"
+
+# --- 3. the three alerts fire, arrive with their labels, and resolve -------------------------------
 # Each alert's earliest moments: firing not before its condition began (plus the rule's for:
 # for the temperature), resolved not before the condition cleared (the XID when it left the
 # exporter's window, the DBE and the heat when their durations ended).
 python3 - "$TMP/expected.json" <<EOF
 import json, sys
 t = $INCIDENT_AT / 1000
+def pod(spec):
+    p, ns, c = spec.split()
+    return {"pod": p, "namespace": ns, "container": c}
 json.dump([
     {"labels": {"alertname": "GpuXidError", "severity": "critical", "Hostname": "$(node_name $XID_NODE)",
-                "gpu": "$XID_GPU", "UUID": "$(gpu_uuid $XID_NODE $XID_GPU)", "modelName": "$MODEL", "xid": "79"},
+                "gpu": "$XID_GPU", "UUID": "$(gpu_uuid $XID_NODE $XID_GPU)", "modelName": "$MODEL", "xid": "79",
+                **pod("$(pod_of $XID_NODE $XID_GPU)")},
      "exact": True, "fires_after": t, "resolves_after": t + $XID_WINDOW_S},
     {"labels": {"alertname": "GpuDoubleBitEccError", "severity": "critical", "Hostname": "$(node_name $DBE_NODE)",
                 "gpu": "$DBE_GPU", "UUID": "$(gpu_uuid $DBE_NODE $DBE_GPU)", "hpc_job": "$(job_of $DBE_NODE $DBE_GPU)",
-                "device": "nvidia$DBE_GPU", "job": "dcgm-fleet", "instance": "127.0.0.1:${PORTS[DBE_NODE]}"},
+                "device": "nvidia$DBE_GPU", "job": "dcgm-fleet", "instance": "127.0.0.1:${PORTS[DBE_NODE]}",
+                **pod("$(pod_of $DBE_NODE $DBE_GPU)")},
      "fires_after": t, "resolves_after": t + $DBE_FOR_S},
     {"labels": {"alertname": "GpuTemperatureHigh", "severity": "warning", "Hostname": "$(node_name $HOT_NODE)",
                 "gpu": "$HOT_GPU", "UUID": "$(gpu_uuid $HOT_NODE $HOT_GPU)", "hpc_job": "$(job_of $HOT_NODE $HOT_GPU)",
-                "device": "nvidia$HOT_GPU", "job": "dcgm-fleet", "instance": "127.0.0.1:${PORTS[HOT_NODE]}"},
+                "device": "nvidia$HOT_GPU", "job": "dcgm-fleet", "instance": "127.0.0.1:${PORTS[HOT_NODE]}",
+                **pod("$(pod_of $HOT_NODE $HOT_GPU)")},
      "fires_after": t + $TEMP_RULE_FOR_S, "resolves_after": t + $HOT_FOR_S},
 ], open(sys.argv[1], "w"), indent=1)
 EOF
@@ -306,7 +316,7 @@ EOF
 after_incidents() { echo $(((INCIDENT_AT + $1 * 1000 - $(date +%s%3N)) / 1000)); }
 expect "XID 79 on $(node_name $XID_NODE) GPU $XID_GPU, a DBE on $(node_name $DBE_NODE) GPU $DBE_GPU and 90 °C on $(node_name $HOT_NODE) GPU $HOT_GPU reach the webhook as GpuXidError, GpuDoubleBitEccError and GpuTemperatureHigh, with their labels, and nothing else" \
     "$(after_incidents 60)" $CHECKS webhook "$HOOK_FILE" "$TMP/expected.json" firing
-# --- 3. Grafana dashboard 12239: every panel's query, as the dashboard has it -------------------
+# --- 4. Grafana dashboard 12239: every panel's query, as the dashboard has it -------------------
 # (NVIDIA/dcgm-exporter grafana/dcgm-exporter-dashboard.json: the panels GPU Temperature, GPU
 # Avg. Temp, GPU Power Usage, GPU Power Total, GPU SM Clocks, GPU Utilization, Tensor Core
 # Utilization, GPU Framebuffer Mem Used; GPU Power Total is an instant query, the others

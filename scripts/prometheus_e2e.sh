@@ -16,56 +16,13 @@
 set -u -o pipefail
 
 cd "$(dirname "$0")/.."
-ROOT=$PWD
-START=$(date +%s)
-PASSED=0
-FAILED=0
-PIDS=()
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/prometheus-e2e.XXXXXX")
-
-pass() { echo "ok   - $*"; PASSED=$((PASSED + 1)); }
-fail() { echo "FAIL - $*"; FAILED=$((FAILED + 1)); }
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then pass "$what"; else fail "$what"; fi
-}
-
-cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null
-    done
-    for pid in "${PIDS[@]}"; do
-        wait "$pid" 2>/dev/null
-    done
-    rm -rf "$TMP"
-}
-finish() {
-    cleanup
-    trap - EXIT
-    echo "e2e time: $(($(date +%s) - START)) s"
-    echo "$PASSED passed, $FAILED failed"
-    [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
-    exit $?
-}
-trap finish EXIT
-trap 'exit 1' INT TERM
+# pass/fail/check, wait_for, free_ports, need_debian_packages; TMP and PIDS, cleaned up at exit.
+. scripts/lib/e2e.sh
+e2e_start e2e prometheus-e2e
 
 # --- prerequisites ---------------------------------------------------------------------------
-if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
-    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-        echo "# installing Debian's prometheus package (prometheus + promtool)"
-        apt-get update -qq >/dev/null 2>&1
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus \
-            >"$TMP/apt.log" 2>&1 || tail -20 "$TMP/apt.log"
-    fi
-fi
-for tool in prometheus promtool curl python3; do
-    if ! command -v "$tool" >/dev/null; then
-        fail "$tool is installed"
-        exit 1
-    fi
-done
+need_debian_packages prometheus=prometheus prometheus=promtool
+need_tools prometheus promtool curl python3
 echo "# $(prometheus --version 2>&1 | head -1)"
 
 echo "# building the exporter and dcgm-sim"
@@ -124,15 +81,7 @@ check "promtool check rules alert-rules.yml" promtool check rules dcgm-exporter/
 check "promtool test rules alert-rules.test.yml" promtool test rules dcgm-exporter/etc/alert-rules.test.yml
 
 # --- 3. exporters + Prometheus -------------------------------------------------------------------
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-PORT_G=$(free_port)
-PORT_F=$(free_port)
-PORT_T=$(free_port)
-PORT_S=$(free_port)
-PORT_P=$(free_port)
-PORT_C=$(free_port)
+read -r -d '' PORT_G PORT_F PORT_T PORT_S PORT_P PORT_C PORT_H PORT_R < <(free_ports 8)
 
 # HTTPS + basic auth for the third exporter.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
@@ -188,8 +137,6 @@ PIDS+=($!)
 REAL_TARGETS=0
 REAL_JOB=""
 if REAL=$(bash scripts/real-dcgm.sh dir 2>"$TMP/real.err"); then
-    PORT_H=$(free_port)
-    PORT_R=$(free_port)
     export NVML_INJECTION_MODE=True NVML_YAML_FILE=$ROOT/../shared/fixtures/nvml-capture-h200.yaml
     "$REAL/bin/nv-hostengine" -n -b 127.0.0.1 -p "$PORT_H" -f "$TMP/hostengine.log" >/dev/null 2>&1 &
     PIDS+=($!)
@@ -233,14 +180,6 @@ prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
 PIDS+=($!)
 PROM=http://127.0.0.1:$PORT_P
 
-wait_for() { # wait_for SECONDS COMMAND... (true once COMMAND succeeds)
-    local deadline=$(($(date +%s) + $1))
-    shift
-    until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -ge "$deadline" ] && return 1
-        sleep 0.5
-    done
-}
 check "the exporters answer /health" wait_for 30 sh -c \
     "curl -sf http://127.0.0.1:$PORT_G/health && curl -sf http://127.0.0.1:$PORT_F/health && curl -sf http://127.0.0.1:$PORT_S/health"
 check "prometheus is ready" wait_for 30 curl -sf "$PROM/-/ready"

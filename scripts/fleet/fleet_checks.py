@@ -1,7 +1,6 @@
 """Checks and reports of the fleet end-to-end test (scripts/fleet_e2e.sh), each a subcommand
 that exits 0 when its check holds and 1 with the reason on stdout when not:
 
-    ports N                              N distinct free loopback TCP ports, one a line
     webhook FILE EXPECTED firing|resolved
         every expected alert has arrived at the webhook firing (or, later, resolved), with
         its labels; `firing` also fails at once on an alert that is not expected
@@ -10,6 +9,9 @@ that exits 0 when its check holds and 1 with the reason on stdout when not:
     prom-alerts PROM SECONDS EXPECTED    Prometheus's ALERTS over the last SECONDS fired exactly
                                          the expected alerts
     none-firing PROM FILE                no alert is firing in Prometheus and the webhook got none
+    pods PROM EXPECTED_TSV               every GPU's pod, namespace and container labels are the
+                                         expected ones (lines `HOSTNAME GPU [POD NS CONTAINER]`,
+                                         tab-separated; none where no pod holds the GPU)
     dashboard PROM QUERIES NODES GPUS    every dashboard query returns data for every node
     report PROM PIDS                     scrape duration per target, exporters' CPU and RSS
 
@@ -23,7 +25,6 @@ Only Python's standard library is used.
 
 import json
 import os
-import socket
 import sys
 import time
 import urllib.parse
@@ -68,18 +69,6 @@ def identity(labels):
 
 def show(labels):
     return json.dumps(labels, sort_keys=True)
-
-
-def cmd_ports(n):
-    socks = []
-    for _ in range(int(n)):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    for s in socks:
-        print(s.getsockname()[1])
-        s.close()
-    return 0
 
 
 def cmd_webhook(path, expected, state):
@@ -143,6 +132,29 @@ def cmd_none_firing(prom, path):
         print("firing:", [show(s["metric"]) for s in firing], "webhook:", len(alerts))
         return 1
     return 0
+
+
+def cmd_pods(prom, expected):
+    """Every (Hostname, gpu) of DCGM_FI_DEV_GPU_TEMP (a MIG GPU's instances included) has
+    exactly the expected pod, namespace and container, or none of them."""
+    want = {}
+    for line in open(expected, encoding="utf-8"):
+        f = line.rstrip("\n").split("\t")
+        if len(f) >= 2:
+            want[(f[0], f[1])] = tuple(f[2:5]) if len(f) >= 5 and f[2] else ()
+    q = "group by (Hostname, gpu, pod, namespace, container) (DCGM_FI_DEV_GPU_TEMP)"
+    got = {}
+    for s in get(prom, "/api/v1/query", query=q)["result"]:
+        m = s["metric"]
+        key = (m.get("Hostname", ""), m.get("gpu", ""))
+        labels = tuple(m[k] for k in ("pod", "namespace", "container") if k in m)
+        got.setdefault(key, set()).add(labels)
+    bad = [f"{k}: {sorted(got.get(k, []))} (want {v or 'no pod'})"
+           for k, v in sorted(want.items()) if got.get(k) != {v}]
+    extra = sorted(set(got) - set(want))
+    held = sum(1 for v in want.values() if v)
+    print(f"{len(got)} GPUs answered, {held} held by pods; wrong: {bad[:4]}; not expected: {extra[:4]}")
+    return 1 if bad or extra else 0
 
 
 def cmd_dashboard(prom, queries, nodes, gpus):
@@ -253,11 +265,11 @@ def cmd_report(prom, pids):
 
 def main(argv):
     cmds = {
-        "ports": cmd_ports,
         "webhook": cmd_webhook,
         "webhook-exact": cmd_webhook_exact,
         "prom-alerts": cmd_prom_alerts,
         "none-firing": cmd_none_firing,
+        "pods": cmd_pods,
         "dashboard": cmd_dashboard,
         "report": cmd_report,
     }
