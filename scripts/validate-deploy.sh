@@ -114,9 +114,22 @@ workloads = by_kind.get("DaemonSet", [])
 accounts = {(ns(a), a["metadata"]["name"]) for a in by_kind.get("ServiceAccount", [])}
 services = by_kind.get("Service", [])
 
+CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
 for o in docs:
-    if o.get("kind") != "Namespace" and namespaces and ns(o) not in namespaces:
+    if o.get("kind") not in CLUSTER_SCOPED and namespaces and ns(o) not in namespaces:
         err("%s is in namespace %s, which these files do not create" % (name(o), ns(o)))
+
+# A binding names a role of these files and binds accounts they define.
+roles = {r["metadata"]["name"] for r in by_kind.get("ClusterRole", [])}
+for b in by_kind.get("ClusterRoleBinding", []):
+    ref = b.get("roleRef", {})
+    if ref.get("kind") == "ClusterRole" and ref.get("name") not in roles:
+        err("%s: roleRef names ClusterRole %s, which these files do not define" % (name(b), ref.get("name")))
+    for sub in b.get("subjects", []):
+        key = (sub.get("namespace", "default"), sub.get("name"))
+        if sub.get("kind") == "ServiceAccount" and by_kind.get("ServiceAccount") is not None \
+                and key not in accounts:
+            err("%s: binds service account %s/%s, which these files do not define" % ((name(b),) + key))
 
 def container_ports(w):
     return {p.get("name"): p.get("containerPort")
@@ -245,6 +258,7 @@ if command -v helm >/dev/null; then
     fi
     # The defaults, and every optional part switched on.
     all_on=(--set serviceMonitor.enabled=true --set remoteHostengine=nv-hostengine:5555
+        --set kubernetes.draResourceSlices=true
         --set runtimeClassName=nvidia --set priorityClassName=system-node-critical
         --set 'extraArgs={--collectors,/etc/dcgm-exporter/counters.csv}'
         --set 'podAnnotations.example\.com/note=x')

@@ -247,6 +247,34 @@ pub struct Cli {
         env = "DCGM_EXPORTER_CDI_SPEC_DIR"
     )]
     pub cdi_spec_dir: PathBuf,
+    /// With --kubernetes-enable-dra: look up the claimed devices that no CDI spec maps in
+    /// their driver's ResourceSlices, through the API server with the pod's service account
+    /// (it needs get and list on resourceslices in resource.k8s.io).
+    #[arg(
+        long = "kubernetes-dra-resource-slices",
+        env = "DCGM_EXPORTER_KUBERNETES_DRA_RESOURCE_SLICES",
+        requires = "kubernetes_enable_dra"
+    )]
+    pub kubernetes_dra_resource_slices: bool,
+    /// How long a pool's ResourceSlices (or the failure to get them) are kept before the
+    /// API server is asked again (with --kubernetes-dra-resource-slices).
+    #[arg(
+        long = "kubernetes-dra-resource-slice-refresh",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = slice_refresh,
+        env = "DCGM_EXPORTER_KUBERNETES_DRA_RESOURCE_SLICE_REFRESH"
+    )]
+    pub kubernetes_dra_resource_slice_refresh: Duration,
+    /// The service account's token and ca.crt, for the API server (with
+    /// --kubernetes-dra-resource-slices).
+    #[arg(
+        long = "kubernetes-service-account-dir",
+        value_name = "DIR",
+        default_value = crate::resource_slice::DEFAULT_SERVICE_ACCOUNT_DIR,
+        env = "DCGM_EXPORTER_KUBERNETES_SERVICE_ACCOUNT_DIR"
+    )]
+    pub kubernetes_service_account_dir: PathBuf,
     /// Directory of HPC job mappings: a file per GPU (`0`, `1`, or `<gpu>.<instance>` for
     /// MIG) listing its jobs, one per line, exported as `hpc_job` labels.
     #[arg(
@@ -374,6 +402,15 @@ fn web_timeout(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e} (e.g. 10s, 500ms)"))?;
     if d < Duration::from_millis(10) || d > Duration::from_secs(3600) {
         return Err(format!("{s:?} is outside 10ms..1h"));
+    }
+    Ok(d)
+}
+
+/// The ResourceSlice refresh interval: from 1 s to a day.
+fn slice_refresh(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e} (e.g. 60s, 5m)"))?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(86_400) {
+        return Err(format!("{s:?} is outside 1s..24h"));
     }
     Ok(d)
 }

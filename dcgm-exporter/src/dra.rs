@@ -21,16 +21,25 @@
 //! Devices of other drivers are ignored. A device that cannot be mapped (its CDI device in
 //! no spec, a spec file that does not parse, a missing directory) is left out and logged,
 //! once until the reason changes; the others are mapped. The log says which source mapped
-//! each device. There is no fallback to the API server's ResourceSlices.
+//! each device.
+//!
+//! With `--kubernetes-dra-resource-slices`, a device that no CDI spec maps is looked up in
+//! its driver's ResourceSlices through the API server ([`crate::resource_slice`]) by its
+//! pool and device name; its `uuid` attribute names the GPU or MIG device. How the devices
+//! of the last kubelet answer were mapped is the `dcgm_exporter_dra_devices` gauge
+//! ([`DraStats`]: `source="cdi"`, `"resource_slice"`, `"unmapped"`), and the log line of a
+//! device, written when it is first mapped, names the source.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use dcgm_prometheus::EntityIdentity;
 
 use crate::cdi::{self, Found, Registry};
 use crate::kubernetes::{ClaimResource, ListPodResourcesResponse, PodInfo};
 use crate::pods::DeviceMap;
+use crate::resource_slice::{ResourceSliceConfig, ResourceSlices};
 
 /// The NVIDIA DRA driver for GPUs (k8s-dra-driver-gpu's `DriverName`).
 pub const NVIDIA_GPU_DRIVER: &str = "gpu.nvidia.com";
@@ -330,6 +339,58 @@ fn target_of(found: Found<'_>, nv: &NvidiaProc) -> Result<(Target, String), Stri
     Err(format!("in {file}: {}", nodes.unwrap_err()))
 }
 
+/// The gauge of how the claimed devices were mapped.
+pub const DEVICES_METRIC: &str = "dcgm_exporter_dra_devices";
+
+/// How the NVIDIA DRA devices of the last kubelet answer were mapped, shared by the kubelet
+/// thread (which sets it) and the collector (which exports it as [`DEVICES_METRIC`]).
+#[derive(Debug, Default)]
+pub struct DraStats {
+    /// (by a CDI spec, by a ResourceSlice, unmapped); `None` before the first answer and
+    /// after a failed `List`.
+    counts: Mutex<Option<[usize; 3]>>,
+}
+
+impl DraStats {
+    /// The counts of the last answer: (CDI, ResourceSlice, unmapped).
+    pub fn get(&self) -> Option<[usize; 3]> {
+        *self.counts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sets the counts (`None`: no answer to count).
+    pub fn set(&self, counts: Option<[usize; 3]>) {
+        *self.counts.lock().unwrap_or_else(|p| p.into_inner()) = counts;
+    }
+
+    /// Appends [`DEVICES_METRIC`] in the Prometheus text format; nothing before the first
+    /// kubelet answer or after a failed one.
+    ///
+    /// ```
+    /// let stats = dcgm_exporter::dra::DraStats::default();
+    /// stats.set(Some([2, 1, 0]));
+    /// let mut out = String::new();
+    /// stats.write(&mut out);
+    /// assert!(out.contains("dcgm_exporter_dra_devices{source=\"cdi\"} 2\n"));
+    /// assert!(out.contains("dcgm_exporter_dra_devices{source=\"resource_slice\"} 1\n"));
+    /// assert!(out.contains("dcgm_exporter_dra_devices{source=\"unmapped\"} 0\n"));
+    /// ```
+    pub fn write(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let Some([cdi, slice, unmapped]) = self.get() else {
+            return;
+        };
+        let _ = write!(
+            out,
+            "# HELP {DEVICES_METRIC} NVIDIA DRA devices of the kubelet's last answer, by what \
+             mapped them to a GPU or MIG instance (cdi, resource_slice) or unmapped.\n\
+             # TYPE {DEVICES_METRIC} gauge\n\
+             {DEVICES_METRIC}{{source=\"cdi\"}} {cdi}\n\
+             {DEVICES_METRIC}{{source=\"resource_slice\"}} {slice}\n\
+             {DEVICES_METRIC}{{source=\"unmapped\"}} {unmapped}\n"
+        );
+    }
+}
+
 /// Settings of the DRA attribution.
 #[derive(Debug, Clone)]
 pub struct DraConfig {
@@ -337,12 +398,19 @@ pub struct DraConfig {
     pub cdi_dir: PathBuf,
     /// Where the NVIDIA driver's `/proc/driver` tables are (`--proc-root`).
     pub proc_root: PathBuf,
+    /// With `--kubernetes-dra-resource-slices`: look up the devices no CDI spec maps in the
+    /// API server's ResourceSlices.
+    pub resource_slices: Option<ResourceSliceConfig>,
+    /// Where the counts of each answer go.
+    pub stats: Arc<DraStats>,
 }
 
 /// Maps the kubelet's dynamic resources to GPUs, logging what it did once per change.
 #[derive(Debug)]
 pub struct DraResolver {
     cfg: DraConfig,
+    /// The ResourceSlice client, with `--kubernetes-dra-resource-slices`.
+    slices: Option<ResourceSlices>,
     /// The lines logged after the last refresh (each logged again only after it was gone).
     logged: BTreeSet<(bool, String)>,
 }
@@ -351,9 +419,15 @@ impl DraResolver {
     /// A resolver reading `cfg`'s directory and tables.
     pub fn new(cfg: DraConfig) -> Self {
         Self {
+            slices: cfg.resource_slices.clone().map(ResourceSlices::new),
             cfg,
             logged: BTreeSet::new(),
         }
+    }
+
+    /// The kubelet could not be asked: no counts to export.
+    pub fn failed(&self) {
+        self.cfg.stats.set(None);
     }
 
     /// Adds the holders of the NVIDIA DRA devices in `resp` to `map` (under
@@ -383,6 +457,7 @@ impl DraResolver {
             .filter(|(.., r)| r.driver_name == NVIDIA_GPU_DRIVER)
             .collect();
         let mut mapped = 0;
+        let mut counts = [0usize; 3];
         if !claimed.is_empty() {
             let dir = &self.cfg.cdi_dir;
             let registry = match Registry::load(dir) {
@@ -438,8 +513,18 @@ impl DraResolver {
                     }
                     hit.ok_or_else(|| why.join("; "))
                 };
+                let resolved = match (resolved, &mut self.slices) {
+                    (Err(why), Some(slices)) => {
+                        match slices.lookup(&r.driver_name, &r.pool_name, &r.device_name) {
+                            Ok((t, source)) => Ok((t, source, 1)),
+                            Err(e) => Err(format!("{why}; {e}")),
+                        }
+                    }
+                    (resolved, _) => resolved.map(|(t, source)| (t, source, 0)),
+                };
                 match resolved {
-                    Ok((target, source)) => {
+                    Ok((target, source, from)) => {
+                        counts[from] += 1;
                         let key = target.key();
                         lines.insert((
                             false,
@@ -463,6 +548,7 @@ impl DraResolver {
                         mapped += 1;
                     }
                     Err(why) => {
+                        counts[2] += 1;
                         lines.insert((true, format!("{what} is not mapped to a GPU: {why}")));
                     }
                 }
@@ -476,6 +562,7 @@ impl DraResolver {
             }
         }
         self.logged = lines;
+        self.cfg.stats.set(Some(counts));
         mapped
     }
 }

@@ -57,6 +57,9 @@ struct Settings {
     /// The OTLP pusher (with `--otlp-endpoint`), and this collector's slot in it.
     otlp: Option<dcgm_exporter::otlp_push::OtlpExporter>,
     otlp_slot: usize,
+    /// With `--kubernetes-enable-dra`: how the claimed devices were mapped, exported by the
+    /// first host engine's collector.
+    dra_stats: Option<Arc<dcgm_exporter::dra::DraStats>>,
 }
 
 impl Settings {
@@ -115,10 +118,11 @@ fn run(cli: Cli) -> ExitCode {
         cli: Arc::new(cli),
         otlp: None,
         otlp_slot: 0,
+        dra_stats: None,
     };
 
     if settings.cli.once {
-        return once(&settings, &engines, counters);
+        return once(&settings, &engines, counters, otlp_config.as_ref());
     }
     if let Some(c) = otlp_config {
         let (url, every) = (c.url.clone(), c.interval);
@@ -194,6 +198,7 @@ fn run(cli: Cli) -> ExitCode {
     );
     let limits = settings.cli.web_limits();
     let (pods, refresher) = pods(&settings.cli);
+    settings.dra_stats = dra_stats(&pods);
     if let Some(r) = refresher {
         let p = published.clone();
         let spawned = r.spawn(settings.interval, move |k| {
@@ -270,14 +275,22 @@ fn run(cli: Cli) -> ExitCode {
 }
 
 /// `--once`: collects once from each engine, prints the exposition and exits. With several
-/// engines, one that fails is logged and left out; all failing is exit status 1.
-fn once(settings: &Settings, engines: &[String], counters: Vec<Counter>) -> ExitCode {
+/// engines, one that fails is logged and left out; all failing is exit status 1. With an OTLP
+/// endpoint the collection is pushed too, waited for within `--otlp-timeout`; a push that
+/// fails is exit status 1 (after the exposition is printed).
+fn once(
+    settings: &Settings,
+    engines: &[String],
+    counters: Vec<Counter>,
+    otlp: Option<&dcgm_exporter::otlp_config::OtlpConfig>,
+) -> ExitCode {
     let (pods, refresher) = pods(&settings.cli);
     if let Some(mut r) = refresher {
         r.refresh();
     }
     let many = engines.len() > 1;
     let mut texts = Vec::new();
+    let mut structured = Vec::new();
     for engine in engines_or_embedded(engines) {
         let settings = Settings {
             engine,
@@ -297,8 +310,16 @@ fn once(settings: &Settings, engines: &[String], counters: Vec<Counter>) -> Exit
         };
         attribution(&settings.cli, pods.clone(), settings.engine.as_deref()).apply(&mut collector);
         let mut out = String::new();
-        match collector.collect(&mut out) {
-            Ok(()) => texts.push(out),
+        let mut exposition = dcgm_prometheus::Exposition::default();
+        let result = match otlp {
+            Some(_) => collector.collect_structured(&mut out, &mut exposition),
+            None => collector.collect(&mut out),
+        };
+        match result {
+            Ok(()) => {
+                texts.push(out);
+                structured.push(exposition);
+            }
             Err(e) if many => log::error!("hostengine {name}: collection failed: {e}"),
             Err(e) => return fail(1, format_args!("collection failed: {e}")),
         }
@@ -311,13 +332,25 @@ fn once(settings: &Settings, engines: &[String], counters: Vec<Counter>) -> Exit
     } else {
         merge_expositions(&texts.iter().map(String::as_str).collect::<Vec<_>>())
     };
+    if let Some(s) = dra_stats(&pods) {
+        s.write(&mut out);
+    }
     health::write_last_success(&mut out, std::time::SystemTime::now());
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
+    let written = stdout
         .write_all(out.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
+        .and_then(|_| stdout.flush());
+    drop(stdout);
+    if let Some(cfg) = otlp {
+        let host = dcgm_prometheus::default_hostname(settings.engine.as_deref());
+        let all: Vec<&dcgm_prometheus::Exposition> = structured.iter().collect();
+        match dcgm_exporter::otlp_once::push_once(cfg, &all, host) {
+            Ok(attempts) => log::info!("OTLP: pushed to {} ({attempts} attempts)", cfg.url),
+            Err(e) => return fail(1, e),
+        }
+    }
+    if let Err(e) = written {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             return ExitCode::SUCCESS; // the reader (`head`) has what it wanted
         }
@@ -425,6 +458,13 @@ fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>)
                 .then(|| dcgm_exporter::dra::DraConfig {
                     cdi_dir: cli.cdi_spec_dir.clone(),
                     proc_root: cli.proc_root.clone(),
+                    resource_slices: cli.kubernetes_dra_resource_slices.then(|| {
+                        dcgm_exporter::resource_slice::ResourceSliceConfig {
+                            service_account_dir: cli.kubernetes_service_account_dir.clone(),
+                            refresh: cli.kubernetes_dra_resource_slice_refresh,
+                        }
+                    }),
+                    stats: Arc::default(),
                 }),
         };
         let cache = Arc::new(PodCache::default());
@@ -437,6 +477,13 @@ fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>)
         }
     }
     (pods, refresher)
+}
+
+/// The DRA mapping counts the kubelet thread keeps (with `--kubernetes-enable-dra`).
+fn dra_stats(
+    pods: &Option<(PodMapper, Arc<PodCache>)>,
+) -> Option<Arc<dcgm_exporter::dra::DraStats>> {
+    pods.as_ref()?.0.dra.as_ref().map(|d| d.stats.clone())
 }
 
 /// The workload attribution the flags ask for, over the pod map `pods`, for the collector of
@@ -702,6 +749,9 @@ fn collect_loop(
             }
             if let (Ok(()), Some(otlp), 0) = (&result, &settings.otlp, settings.otlp_slot) {
                 otlp.write_stats(&mut buf);
+            }
+            if let (Ok(()), Some(s), 0) = (&result, &settings.dra_stats, settings.otlp_slot) {
+                s.write(&mut buf);
             }
             match result {
                 Ok(()) => out.collected(&mut buf),

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::otlp_compression::Compression;
+
 /// The OTLP flags (flattened into the exporter's command line).
 #[derive(Debug, Clone, Default, Args)]
 pub struct OtlpArgs {
@@ -34,6 +36,11 @@ pub struct OtlpArgs {
     /// `OTEL_EXPORTER_OTLP_[METRICS_]TIMEOUT` in ms, else 10s).
     #[arg(long = "otlp-timeout", value_name = "DURATION", value_parser = duration)]
     pub timeout: Option<Duration>,
+    /// `none` or `gzip`: how pushes are compressed (gRPC message compression, or the
+    /// OTLP/HTTP body with `Content-Encoding: gzip`; default:
+    /// `OTEL_EXPORTER_OTLP_[METRICS_]COMPRESSION`, else `none`).
+    #[arg(long = "otlp-compression", value_name = "none|gzip")]
+    pub compression: Option<String>,
     /// PEM file of the certificate authorities that sign the collector's certificate
     /// (default: `OTEL_EXPORTER_OTLP_[METRICS_]CERTIFICATE`, else the system's roots).
     #[arg(long = "otlp-ca-file", value_name = "FILE")]
@@ -98,6 +105,9 @@ pub enum OtlpConfigError {
     /// A header that is not `KEY=VALUE`, or not valid in HTTP.
     #[error("OTLP header {0:?}: expected KEY=VALUE with a header name and a printable value")]
     Header(String),
+    /// A compression other than `none` and `gzip`.
+    #[error(transparent)]
+    Compression(#[from] crate::otlp_compression::UnknownCompression),
     /// A number variable that does not parse.
     #[error("{name}={value:?} is not a number of milliseconds")]
     Millis {
@@ -142,6 +152,8 @@ pub struct OtlpConfig {
     pub headers: Vec<(String, String)>,
     /// The limit of one push.
     pub timeout: Duration,
+    /// How pushes are compressed.
+    pub compression: Compression,
     /// PEM of the roots (`None`: the system's).
     pub ca_pem: Option<Vec<u8>>,
     /// PEM of the client certificate and key.
@@ -314,6 +326,20 @@ impl OtlpArgs {
                 .or(millis("OTEL_EXPORTER_OTLP_TIMEOUT")?)
                 .unwrap_or(Duration::from_secs(10)),
         };
+        let compression = match &self.compression {
+            Some(c) => Compression::parse(c, "--otlp-compression")?,
+            None => match env("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION")
+                .filter(|v| !v.trim().is_empty())
+            {
+                Some(v) => Compression::parse(&v, "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION")?,
+                None => {
+                    match env("OTEL_EXPORTER_OTLP_COMPRESSION").filter(|v| !v.trim().is_empty()) {
+                        Some(v) => Compression::parse(&v, "OTEL_EXPORTER_OTLP_COMPRESSION")?,
+                        None => Compression::None,
+                    }
+                }
+            },
+        };
         let interval = match self.interval {
             Some(i) => Some(i),
             None => millis("OTEL_METRIC_EXPORT_INTERVAL")?,
@@ -367,6 +393,7 @@ impl OtlpArgs {
             interval,
             headers,
             timeout,
+            compression,
             ca_pem,
             client_identity,
             queue_size: self.queue_size as usize,
@@ -473,6 +500,43 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(c.url, "http://m:4318/custom");
+    }
+
+    #[test]
+    fn compression_is_none_unless_asked_and_the_flag_wins() {
+        let e = |c: Option<&str>| OtlpArgs {
+            endpoint: Some("http://c:4317".into()),
+            compression: c.map(String::from),
+            ..args()
+        };
+        let c = resolve(e(None), &[]).unwrap().unwrap();
+        assert_eq!(c.compression, Compression::None);
+        let general = [("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")];
+        let c = resolve(e(None), &general).unwrap().unwrap();
+        assert_eq!(c.compression, Compression::Gzip);
+        // The signal-specific variable first, the flag over both.
+        let both = [
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "none"),
+            ("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "gzip"),
+        ];
+        let c = resolve(e(None), &both).unwrap().unwrap();
+        assert_eq!(c.compression, Compression::Gzip);
+        let c = resolve(e(Some("none")), &both).unwrap().unwrap();
+        assert_eq!(c.compression, Compression::None);
+        let c = resolve(e(Some("gzip")), &[]).unwrap().unwrap();
+        assert_eq!(c.compression, Compression::Gzip);
+        match resolve(e(Some("br")), &[]) {
+            Err(OtlpConfigError::Compression(u)) => assert_eq!(u.from, "--otlp-compression"),
+            other => panic!("{other:?}"),
+        }
+        let bad = [("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "deflate")];
+        match resolve(e(None), &bad) {
+            Err(OtlpConfigError::Compression(u)) => {
+                assert_eq!(u.from, "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION");
+                assert!(u.to_string().contains("deflate"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -7,19 +7,47 @@
 //! `k8s.namespace.name`, `k8s.container.name`, `k8s.pod.uid`); its one scope is
 //! `dcgm-exporter`. The attributes of an entity's label sets are encoded once and kept while
 //! the collections share them.
+//!
+//! Successive collections mostly have the same series: then only the times and values differ,
+//! and those are fixed 8-byte fields. The converter keeps the last request and where each of
+//! its points' time and value lie; when the next collection yields the same points in the same
+//! order (same label sets, own labels and metric), it rewrites those 18 bytes per point in
+//! place rather than encoding the request again. Any difference (a series more or less, other
+//! labels, a reload of the counters) falls back to a full encoding.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use bytes::{Bytes, BytesMut};
 use dcgm::Value;
-use dcgm_prometheus::{CounterField, ExporterCounter, Exposition, LabelSet, MetricFamily, Sample};
+use dcgm_prometheus::{
+    CounterField, ExporterCounter, Exposition, LabelSet, MetricFamily, MetricKind, Sample,
+};
+use rustc_hash::FxHashMap;
 
 use crate::otlp_mapping::{self, Instrument, MIB, MetricMapping, Target, derived};
 use crate::otlp_wire::{self as wire, AttrValue, PointValue, fields as f};
 
 /// The instrumentation scope's name.
 pub const SCOPE: &str = "dcgm-exporter";
+
+/// The DCGM fields the derived metrics are computed from, looked up by name once (a search
+/// of DCGM's field table).
+static DERIVED_FIELDS: std::sync::LazyLock<HashMap<&'static str, dcgm::FieldId>> =
+    std::sync::LazyLock::new(|| {
+        [
+            "DCGM_FI_DEV_FB_USED",
+            "DCGM_FI_DEV_FB_FREE",
+            "DCGM_FI_DEV_FB_RESERVED",
+            "DCGM_FI_DEV_FB_TOTAL",
+            "DCGM_FI_PROF_PCIE_TX_BYTES",
+            "DCGM_FI_PROF_PCIE_RX_BYTES",
+        ]
+        .into_iter()
+        .filter_map(|n| Some((n, dcgm::FieldId::by_name(n)?)))
+        .collect()
+    });
 
 /// Attributes as name and value.
 type Attributes = Vec<(String, String)>;
@@ -71,6 +99,8 @@ struct Prepared {
     used: bool,
     /// Its resource's index in the request being built.
     resource_index: Option<usize>,
+    /// Its `hw.gpu.io` totals (transmit, receive): indexes into [`Converter::io`].
+    io: [Option<usize>; 2],
 }
 
 type SetsKey = (usize, usize, usize);
@@ -81,6 +111,87 @@ fn sets_key(s: &Sample) -> SetsKey {
         Arc::as_ptr(&s.row) as usize,
         Arc::as_ptr(&s.workload) as usize,
     )
+}
+
+/// A point of the last request: the series it was for, and where its time and value lie.
+struct Planned {
+    key: SetsKey,
+    /// What yielded it ([`Origin`]).
+    origin: Origin,
+    /// Where its time field starts in the request ([`wire::patch_point`]).
+    at: usize,
+    /// Its own labels and its extra encoded attributes, where it has any.
+    own: Option<Box<(LabelSet, Vec<u8>)>>,
+}
+
+impl Planned {
+    fn matches(&self, key: SetsKey, origin: Origin, s: &Sample, extra: &[u8]) -> bool {
+        self.key == key
+            && self.origin == origin
+            && match &self.own {
+                None => s.own.is_empty() && extra.is_empty(),
+                Some(o) => o.0 == s.own && o.1 == extra,
+            }
+    }
+}
+
+/// What yields a point: the index of its family in its collection, or one of the derived
+/// metrics ([`origin`]). As the families are checked to be the same ([`FamilyKey`], so metric
+/// name, unit, instrument and description) in the same order, a point of the same origin at
+/// the same place is a point of the same metric.
+type Origin = u32;
+
+/// The origins of the derived metrics.
+mod origin {
+    pub const MEMORY_LIMIT: u32 = u32::MAX;
+    pub const MEMORY_UTILIZATION: u32 = u32::MAX - 1;
+    /// Minus the direction (0 transmit, 1 receive).
+    pub const IO: u32 = u32::MAX - 2;
+    pub const STATUS: u32 = u32::MAX - 4;
+}
+
+/// What a family's metric is made from ([`otlp_mapping::metric`], the help text): its
+/// name, help text, field and type.
+type FamilyKey = (String, String, Option<CounterField>, MetricKind);
+
+/// The last request and its points, in the order the conversion yields them.
+struct Plan {
+    points: Vec<Planned>,
+    /// The families (what their metrics are made from), in order.
+    families: Vec<FamilyKey>,
+    /// How many collections it was made of.
+    collections: usize,
+    request: Bytes,
+}
+
+/// A point of the request being built, before the request's layout is known.
+struct Recorded {
+    resource: usize,
+    metric: usize,
+    origin: Origin,
+    /// Where its time field starts in its metric's points.
+    at: usize,
+    key: SetsKey,
+    own: Option<Box<(LabelSet, Vec<u8>)>>,
+}
+
+/// The last request being rewritten in place.
+struct Patch {
+    points: Vec<Planned>,
+    families: Vec<FamilyKey>,
+    /// The next family expected.
+    next_family: usize,
+    buf: BytesMut,
+    /// The next point expected.
+    next: usize,
+    /// No point has differed from the plan yet.
+    ok: bool,
+}
+
+/// A pass over the collections: building a new request, or patching the last one.
+enum Pass {
+    Build(Builder),
+    Patch(Patch),
 }
 
 /// One metric of a resource being built.
@@ -111,10 +222,16 @@ pub struct Converter {
     /// The start of every cumulative sum: when the converter was made.
     start: u64,
     /// `hw.gpu.io` so far, per series and direction: bytes and the time of the last rate.
-    io: HashMap<Vec<u8>, (f64, u64)>,
-    prepared: HashMap<SetsKey, Prepared>,
+    io: Vec<(f64, u64)>,
+    /// The index in `io` of each series and direction (its encoded attributes).
+    io_index: HashMap<Vec<u8>, usize>,
+    prepared: FxHashMap<SetsKey, Prepared>,
     /// Points buffers of earlier requests, cleared, for the next ones.
     pool: Vec<Vec<u8>>,
+    /// The last request, for patching in place.
+    plan: Option<Plan>,
+    /// Requests patched in place rather than encoded.
+    patched: u64,
 }
 
 impl std::fmt::Debug for Converter {
@@ -172,6 +289,38 @@ fn derived_metric(
     }
 }
 
+/// The values of a family by series (each series once in a family, as the renderer writes
+/// them), looked up at the index of the same series in another family first.
+struct Aligned<'a> {
+    fam: &'a MetricFamily,
+    map: Option<FxHashMap<SetsKey, f64>>,
+}
+
+impl<'a> Aligned<'a> {
+    fn new(fam: &'a MetricFamily) -> Self {
+        Self { fam, map: None }
+    }
+
+    /// The value of the series with label sets `key`, probably the `i`-th.
+    fn get(&mut self, i: usize, key: SetsKey) -> Option<f64> {
+        if let Some(s) = self.fam.samples.get(i)
+            && sets_key(s) == key
+        {
+            return as_f64(&s.value);
+        }
+        let fam = self.fam;
+        self.map
+            .get_or_insert_with(|| {
+                fam.samples
+                    .iter()
+                    .filter_map(|s| Some((sets_key(s), as_f64(&s.value)?)))
+                    .collect()
+            })
+            .get(&key)
+            .copied()
+    }
+}
+
 /// The request being built.
 #[derive(Default)]
 struct Builder {
@@ -181,6 +330,10 @@ struct Builder {
     last: Option<(usize, String, usize)>,
     /// Points buffers to reuse.
     pool: Vec<Vec<u8>>,
+    /// The points, in the order they were added.
+    recorded: Vec<Recorded>,
+    /// The families (what their metrics are made from), in order.
+    families: Vec<FamilyKey>,
 }
 
 impl Builder {
@@ -198,14 +351,15 @@ impl Builder {
         self.resources.len() - 1
     }
 
-    fn metric(&mut self, resource: usize, m: &MetricMapping, help: &str) -> &mut Vec<u8> {
+    /// The points buffer of metric `m` of resource `resource`, and the metric's index.
+    fn metric(&mut self, resource: usize, m: &MetricMapping, help: &str) -> (usize, &mut Vec<u8>) {
         // Consecutive points mostly go to the same metric of the same resource.
         if let Some((lr, ln, li)) = &self.last
             && *lr == resource
             && *ln == m.name
         {
             let li = *li;
-            return &mut self.resources[resource].metrics[li].points;
+            return (li, &mut self.resources[resource].metrics[li].points);
         }
         let r = &mut self.resources[resource];
         let i = match r.index.get(&m.name) {
@@ -223,7 +377,7 @@ impl Builder {
             }
         };
         self.last = Some((resource, m.name.clone(), i));
-        &mut self.resources[resource].metrics[i].points
+        (i, &mut self.resources[resource].metrics[i].points)
     }
 }
 
@@ -235,29 +389,125 @@ impl Converter {
             resource,
             host_name,
             start: unix_nanos(SystemTime::now()),
-            io: HashMap::new(),
-            prepared: HashMap::new(),
+            io: Vec::new(),
+            io_index: HashMap::new(),
+            prepared: FxHashMap::default(),
             pool: Vec::new(),
+            plan: None,
+            patched: 0,
         }
     }
 
     /// The encoded `ExportMetricsServiceRequest` for `collections` (one per host engine),
     /// collected at `at`.
     pub fn request(&mut self, collections: &[&Exposition], at: SystemTime) -> Vec<u8> {
+        self.request_bytes(collections, at).to_vec()
+    }
+
+    /// Like [`Converter::request`], as [`Bytes`]: the last request patched in place where
+    /// the collections have the same series as the last ones (see the [module docs](self)),
+    /// in the same buffer where nothing else holds it any more (the push sent it), else in
+    /// a copy.
+    pub fn request_bytes(&mut self, collections: &[&Exposition], at: SystemTime) -> Bytes {
         let now = unix_nanos(at);
+        if let Some(plan) = self.plan.take()
+            && plan.collections == collections.len()
+        {
+            let buf = plan
+                .request
+                .try_into_mut()
+                .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
+            let mut pass = Pass::Patch(Patch {
+                points: plan.points,
+                families: plan.families,
+                next_family: 0,
+                buf,
+                next: 0,
+                ok: true,
+            });
+            for exp in collections {
+                self.add(exp, now, &mut pass);
+            }
+            if let Pass::Patch(p) = pass
+                && p.ok
+                && p.next == p.points.len()
+                && p.next_family == p.families.len()
+            {
+                let request = p.buf.freeze();
+                self.plan = Some(Plan {
+                    points: p.points,
+                    families: p.families,
+                    collections: collections.len(),
+                    request: request.clone(),
+                });
+                self.patched += 1;
+                return request;
+            }
+            // Another layout: the request is encoded again. The pass has already brought
+            // the `hw.gpu.io` totals up to `now`; the second pass adds nothing to them.
+        }
         for p in self.prepared.values_mut() {
             p.used = false;
         }
-        let mut b = Builder {
+        let mut pass = Pass::Build(Builder {
             pool: std::mem::take(&mut self.pool),
             ..Builder::default()
-        };
+        });
         for exp in collections {
-            self.add(exp, now, &mut b);
+            self.add(exp, now, &mut pass);
         }
         // Label sets no collection holds any more are forgotten.
         self.prepared.retain(|_, p| p.used);
-        self.encode(b)
+        let Pass::Build(mut b) = pass else {
+            unreachable!("the pass was made a build")
+        };
+        let families = std::mem::take(&mut b.families);
+        let (request, points) = self.encode(b);
+        let request = Bytes::from(request);
+        self.plan = Some(Plan {
+            points,
+            families,
+            collections: collections.len(),
+            request: request.clone(),
+        });
+        request
+    }
+
+    /// The index in `io` of the `hw.gpu.io` total of sample `s`'s series in `direction` (0
+    /// transmit, 1 receive), a new one at 0 bytes when there is none.
+    fn io_slot(&mut self, s: &Sample, exp: &Exposition, direction: u8, now: u64) -> usize {
+        let d = usize::from(direction);
+        let p = self.prepare(s, exp);
+        if let Some(i) = p.io[d] {
+            return i;
+        }
+        // Keyed by the series' attributes, so that the total survives new label sets of
+        // the same series (a reload of the counters).
+        let mut key = vec![direction];
+        key.extend_from_slice(&p.point);
+        for (k, v) in &p.resource {
+            key.extend_from_slice(k.as_bytes());
+            key.push(0);
+            key.extend_from_slice(v.as_bytes());
+            key.push(0);
+        }
+        let i = match self.io_index.get(&key) {
+            Some(&i) => i,
+            None => {
+                self.io.push((0.0, now));
+                self.io_index.insert(key, self.io.len() - 1);
+                self.io.len() - 1
+            }
+        };
+        if let Some(p) = self.prepared.get_mut(&sets_key(s)) {
+            p.io[d] = Some(i);
+        }
+        i
+    }
+
+    /// How many requests were patched in place rather than encoded again.
+    pub fn patched(&self) -> u64 {
+        self.patched
     }
 
     /// The prepared form of a sample's shared label sets.
@@ -297,6 +547,7 @@ impl Converter {
                 gpu,
                 used: false,
                 resource_index: None,
+                io: [None; 2],
             }
         });
         if !p.used {
@@ -310,16 +561,32 @@ impl Converter {
     #[allow(clippy::too_many_arguments)]
     fn point(
         &mut self,
-        b: &mut Builder,
+        pass: &mut Pass,
         exp: &Exposition,
         s: &Sample,
-        m: &MetricMapping,
+        (m, origin): (&MetricMapping, Origin),
         help: &str,
         fixed: &[u8],
         extra: &[u8],
         v: PointValue,
         now: u64,
     ) {
+        let b = match pass {
+            Pass::Build(b) => b,
+            Pass::Patch(p) => {
+                if !p.ok {
+                    return;
+                }
+                match p.points.get(p.next) {
+                    Some(e) if e.matches(sets_key(s), origin, s, extra) => {
+                        wire::patch_point(&mut p.buf, e.at, now, v);
+                        p.next += 1;
+                    }
+                    _ => p.ok = false,
+                }
+                return;
+            }
+        };
         let start = if m.instrument == Instrument::Gauge {
             0
         } else {
@@ -347,19 +614,42 @@ impl Converter {
             b.resource(&attrs)
         };
         let point = &p.point;
-        let out = b.metric(r, m, help);
-        wire::data_point(&[point, &own, extra, fixed], start, now, v, out);
+        let (i, out) = b.metric(r, m, help);
+        let at = wire::data_point(&[point, &own, extra, fixed], start, now, v, out);
+        b.recorded.push(Recorded {
+            resource: r,
+            metric: i,
+            origin,
+            at,
+            key: sets_key(s),
+            own: (!s.own.is_empty() || !extra.is_empty())
+                .then(|| Box::new((s.own.clone(), extra.to_vec()))),
+        });
     }
 
-    fn add(&mut self, exp: &Exposition, now: u64, b: &mut Builder) {
-        for fam in &exp.families {
+    fn add(&mut self, exp: &Exposition, now: u64, b: &mut Pass) {
+        for (i, fam) in exp.families.iter().enumerate() {
+            // The family as the last time.
+            match b {
+                Pass::Build(b) => {
+                    b.families
+                        .push((fam.name.clone(), fam.help.clone(), fam.field, fam.kind));
+                }
+                Pass::Patch(p) => {
+                    let same = p.families.get(p.next_family).is_some_and(|(n, h, f, k)| {
+                        *f == fam.field && *k == fam.kind && *n == fam.name && *h == fam.help
+                    });
+                    p.ok &= same;
+                    p.next_family += 1;
+                }
+            }
             let m = otlp_mapping::metric(fam);
             let fixed = fixed_attributes(&m);
             for s in &fam.samples {
                 let Some(v) = scaled(&s.value, m.scale) else {
                     continue;
                 };
-                self.point(b, exp, s, &m, &fam.help, &fixed, &[], v, now);
+                self.point(b, exp, s, (&m, i as Origin), &fam.help, &fixed, &[], v, now);
             }
         }
         self.add_derived(exp, now, b);
@@ -367,9 +657,9 @@ impl Converter {
 
     /// `hw.gpu.memory.limit`, `hw.gpu.memory.utilization`, `hw.gpu.io` and `hw.status`
     /// ([`derived`]).
-    fn add_derived(&mut self, exp: &Exposition, now: u64, b: &mut Builder) {
+    fn add_derived(&mut self, exp: &Exposition, now: u64, b: &mut Pass) {
         let field = |name: &str| -> Option<&MetricFamily> {
-            let want = dcgm::FieldId::by_name(name)?;
+            let want = *DERIVED_FIELDS.get(name)?;
             exp.families
                 .iter()
                 .find(|f| f.field == Some(CounterField::Dcgm(want)))
@@ -381,20 +671,17 @@ impl Converter {
             field("DCGM_FI_DEV_FB_RESERVED"),
         ) {
             let has_total = field("DCGM_FI_DEV_FB_TOTAL").is_some();
-            let by_sets = |fam: &MetricFamily| -> HashMap<SetsKey, f64> {
-                fam.samples
-                    .iter()
-                    .filter_map(|s| Some((sets_key(s), as_f64(&s.value)?)))
-                    .collect()
-            };
-            let (free, reserved) = (by_sets(free), by_sets(reserved));
+            // The three families list the entities in the same order (the renderer's): the
+            // same index is tried first, a map of the family only when it differs.
+            let mut free = Aligned::new(free);
+            let mut reserved = Aligned::new(reserved);
             let limit_m =
                 derived_metric(derived::MEMORY_LIMIT, "By", Instrument::UpDownCounter, &[]);
             let util_m = derived_metric(derived::MEMORY_UTILIZATION, "1", Instrument::Gauge, &[]);
-            for u in &used.samples {
+            for (i, u) in used.samples.iter().enumerate() {
                 let key = sets_key(u);
-                let (Some(uv), Some(&fv), Some(&rv)) =
-                    (as_f64(&u.value), free.get(&key), reserved.get(&key))
+                let (Some(uv), Some(fv), Some(rv)) =
+                    (as_f64(&u.value), free.get(i, key), reserved.get(i, key))
                 else {
                     continue;
                 };
@@ -402,7 +689,8 @@ impl Converter {
                 if !has_total {
                     let v = PointValue::Int((limit * MIB) as i64);
                     let help = "Size of the GPU memory (used + free + reserved).";
-                    self.point(b, exp, u, &limit_m, help, &[], &[], v, now);
+                    let m = (&limit_m, origin::MEMORY_LIMIT);
+                    self.point(b, exp, u, m, help, &[], &[], v, now);
                 }
                 if limit > 0.0 {
                     let v = PointValue::Double(uv / limit);
@@ -410,7 +698,7 @@ impl Converter {
                         b,
                         exp,
                         u,
-                        &util_m,
+                        (&util_m, origin::MEMORY_UTILIZATION),
                         "Fraction of GPU memory used.",
                         &[],
                         &[],
@@ -442,22 +730,15 @@ impl Converter {
                 let Some(rate) = as_f64(&s.value) else {
                     continue;
                 };
-                let p = self.prepare(s, exp);
-                let mut key = vec![direction];
-                key.extend_from_slice(&p.point);
-                for (k, v) in &p.resource {
-                    key.extend_from_slice(k.as_bytes());
-                    key.push(0);
-                    key.extend_from_slice(v.as_bytes());
-                    key.push(0);
-                }
-                let entry = self.io.entry(key).or_insert((0.0, now));
+                let slot = self.io_slot(s, exp, direction, now);
+                let entry = &mut self.io[slot];
                 let dt = now.saturating_sub(entry.1) as f64 / 1e9;
                 entry.0 += rate.max(0.0) * dt;
                 entry.1 = now;
                 let total = PointValue::Int(entry.0 as i64);
                 let help = "Bytes through PCIe, from DCGM's PCIe byte rates times the time between collections.";
-                self.point(b, exp, s, &m, help, &fixed, &[], total, now);
+                let m = (&m, origin::IO - u32::from(direction));
+                self.point(b, exp, s, m, help, &fixed, &[], total, now);
             }
         }
         // hw.status from the ALL health watch: 0 pass, 10 warn, 20 fail.
@@ -481,8 +762,14 @@ impl Converter {
                     "ok"
                 };
                 // The GPU's labels without the watch's own.
-                let mut base = s.clone();
-                base.own.clear();
+                let base = Sample {
+                    base: s.base.clone(),
+                    row: s.row.clone(),
+                    workload: s.workload.clone(),
+                    own: LabelSet::new(),
+                    value: s.value.clone(),
+                    entity: s.entity,
+                };
                 if !self.prepare(&base, exp).gpu {
                     continue;
                 }
@@ -495,16 +782,26 @@ impl Converter {
                         &mut extra,
                     );
                     let v = PointValue::Int(i64::from(st == state));
-                    self.point(b, exp, &base, &m, help, &[], &extra, v, now);
+                    self.point(
+                        b,
+                        exp,
+                        &base,
+                        (&m, origin::STATUS),
+                        help,
+                        &[],
+                        &extra,
+                        v,
+                        now,
+                    );
                 }
             }
         }
     }
 
     /// The request's bytes, written once into a buffer of the exact size (the sizes of the
-    /// nested messages are added up first, so that the points are copied once); the points'
-    /// buffers go back to the pool.
-    fn encode(&mut self, b: Builder) -> Vec<u8> {
+    /// nested messages are added up first, so that the points are copied once), with its
+    /// its points' places; the points' buffers go back to the pool.
+    fn encode(&mut self, b: Builder) -> (Vec<u8>, Vec<Planned>) {
         use wire::len_field_size as field;
         let mut scope = Vec::new();
         wire::bytes_field(f::SCOPE_NAME, SCOPE.as_bytes(), &mut scope);
@@ -528,6 +825,7 @@ impl Converter {
         let Builder {
             resources,
             mut pool,
+            recorded,
             ..
         } = b;
         let mut sized = Vec::with_capacity(resources.len());
@@ -574,7 +872,12 @@ impl Converter {
             });
         }
         let mut out = Vec::with_capacity(total);
+        // Per resource, the index of its first metric in `points_at`; per metric, where its
+        // points start in `out`.
+        let mut first_metric = Vec::with_capacity(resources.len());
+        let mut points_at = Vec::new();
         for (r, z) in resources.into_iter().zip(sized) {
+            first_metric.push(points_at.len());
             wire::len_header(f::REQUEST_RESOURCE_METRICS, z.rm, &mut out);
             wire::bytes_field(f::RESOURCE_METRICS_RESOURCE, &z.res, &mut out);
             wire::len_header(f::RESOURCE_METRICS_SCOPE_METRICS, z.sm, &mut out);
@@ -590,9 +893,14 @@ impl Converter {
                 }
                 let data = data_len(&m);
                 match m.instrument {
-                    Instrument::Gauge => wire::bytes_field(f::METRIC_GAUGE, &m.points, &mut out),
+                    Instrument::Gauge => {
+                        wire::len_header(f::METRIC_GAUGE, data, &mut out);
+                        points_at.push(out.len());
+                        out.extend_from_slice(&m.points);
+                    }
                     Instrument::Counter | Instrument::UpDownCounter => {
                         wire::len_header(f::METRIC_SUM, data, &mut out);
+                        points_at.push(out.len());
                         out.extend_from_slice(&m.points);
                         wire::varint_field(f::SUM_TEMPORALITY, 2, &mut out);
                         if m.instrument == Instrument::Counter {
@@ -606,6 +914,349 @@ impl Converter {
         }
         debug_assert_eq!(out.len(), total);
         self.pool = pool;
+        let planned = recorded
+            .into_iter()
+            .map(|p| {
+                let metric = first_metric[p.resource] + p.metric;
+                Planned {
+                    key: p.key,
+                    origin: p.origin,
+                    at: points_at[metric] + p.at,
+                    own: p.own,
+                }
+            })
+            .collect();
+        (out, planned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+    use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
+    use prost::Message as _;
+
+    fn gpu_labels(i: u32) -> Arc<LabelSet> {
+        Arc::new(
+            [
+                ("gpu", i.to_string()),
+                ("UUID", format!("GPU-{i}")),
+                ("pci_bus_id", format!("0:{i}")),
+                ("device", format!("nvidia{i}")),
+                ("modelName", "H100".into()),
+                ("Hostname", "n1".into()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        )
+    }
+
+    /// Two GPUs' label sets, shared by every collection as the renderer shares them.
+    struct Node {
+        gpus: Vec<Arc<LabelSet>>,
+        empty: Arc<LabelSet>,
+    }
+
+    impl Node {
+        fn new() -> Self {
+            Self {
+                gpus: (0..2).map(gpu_labels).collect(),
+                empty: Arc::new(Vec::new()),
+            }
+        }
+
+        fn sample(&self, gpu: usize, value: Value, own: &[(&str, &str)]) -> Sample {
+            Sample {
+                base: self.gpus[gpu].clone(),
+                row: self.empty.clone(),
+                workload: self.empty.clone(),
+                own: own
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                value,
+                entity: None,
+            }
+        }
+
+        /// Temperature, power, memory (used, free, reserved: the derived memory metrics),
+        /// PCIe TX (`hw.gpu.io`), XID errors (own labels) and the health status (`hw.status`).
+        fn collection(&self, k: i64) -> Exposition {
+            let fam = |name: &str, kind, samples: Vec<Sample>| MetricFamily {
+                name: name.into(),
+                help: format!("help of {name}"),
+                kind,
+                field: Some(match dcgm::FieldId::by_name(name) {
+                    Some(f) => CounterField::Dcgm(f),
+                    None => CounterField::Exporter(ExporterCounter::GpuHealthStatus),
+                }),
+                samples,
+            };
+            let per_gpu = |f: &dyn Fn(usize) -> Value| -> Vec<Sample> {
+                (0..2).map(|g| self.sample(g, f(g), &[])).collect()
+            };
+            let g = |g: usize| g as i64;
+            Exposition {
+                families: vec![
+                    fam(
+                        "DCGM_FI_DEV_GPU_TEMP",
+                        MetricKind::Gauge,
+                        per_gpu(&|i| Value::Int(40 + k + g(i))),
+                    ),
+                    fam(
+                        "DCGM_FI_DEV_POWER_USAGE",
+                        MetricKind::Gauge,
+                        per_gpu(&|i| Value::Double(100.5 * (k + 1) as f64 + g(i) as f64)),
+                    ),
+                    fam(
+                        "DCGM_FI_DEV_FB_USED",
+                        MetricKind::Gauge,
+                        per_gpu(&|i| Value::Int(1000 * k + g(i))),
+                    ),
+                    fam(
+                        "DCGM_FI_DEV_FB_FREE",
+                        MetricKind::Gauge,
+                        per_gpu(&|_| Value::Int(80_000 - 1000 * k)),
+                    ),
+                    fam(
+                        "DCGM_FI_DEV_FB_RESERVED",
+                        MetricKind::Gauge,
+                        per_gpu(&|_| Value::Int(500)),
+                    ),
+                    fam(
+                        "DCGM_FI_PROF_PCIE_TX_BYTES",
+                        MetricKind::Gauge,
+                        per_gpu(&|_| Value::Double(1e6)),
+                    ),
+                    fam(
+                        "DCGM_FI_DEV_XID_ERRORS",
+                        MetricKind::Gauge,
+                        vec![self.sample(1, Value::Int(k), &[("err_code", "79")])],
+                    ),
+                    fam(
+                        "DCGM_EXP_GPU_HEALTH_STATUS",
+                        MetricKind::Gauge,
+                        (0..2)
+                            .map(|i| {
+                                self.sample(
+                                    i,
+                                    Value::Int(if k > 0 && i == 0 { 20 } else { 0 }),
+                                    &[("health_watch", "ALL")],
+                                )
+                            })
+                            .collect(),
+                    ),
+                ],
+                simulated: Some(true),
+                hostname_label: "Hostname".into(),
+                uuid_label: "UUID".into(),
+            }
+        }
+    }
+
+    fn at(ms: u64) -> SystemTime {
+        UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_000 + ms)
+    }
+
+    /// A converter like `c` that has made no request yet (same start time).
+    fn fresh_like(c: &Converter) -> Converter {
+        let mut f = Converter::new(c.resource.clone(), c.host_name.clone());
+        f.start = c.start;
+        f
+    }
+
+    /// Every point's (metric, attributes, time, value), in order.
+    fn points(request: &[u8]) -> Vec<(String, String, u64, String)> {
+        let r = ExportMetricsServiceRequest::decode(request).expect("the request decodes");
+        let mut out = Vec::new();
+        for rm in &r.resource_metrics {
+            for sm in &rm.scope_metrics {
+                for m in &sm.metrics {
+                    let pts = match &m.data {
+                        Some(metric::Data::Gauge(g)) => &g.data_points,
+                        Some(metric::Data::Sum(s)) => &s.data_points,
+                        other => panic!("unexpected data {other:?}"),
+                    };
+                    for p in pts {
+                        let v = match p.value {
+                            Some(number_data_point::Value::AsInt(i)) => format!("int {i}"),
+                            Some(number_data_point::Value::AsDouble(d)) => format!("double {d}"),
+                            None => "none".into(),
+                        };
+                        out.push((
+                            m.name.clone(),
+                            format!("{:?}", p.attributes),
+                            p.time_unix_nano,
+                            v,
+                        ));
+                    }
+                }
+            }
+        }
         out
+    }
+
+    #[test]
+    fn the_same_series_are_patched_in_place_and_decode_to_the_new_values() {
+        let node = Node::new();
+        let mut c = Converter::new(vec![("service.name".into(), "t".into())], "h".into());
+        let first = c.request_bytes(&[&node.collection(0)], at(0));
+        assert_eq!(c.patched(), 0);
+        let ptr = first.as_ptr();
+        let first_points = points(&first);
+        // The push has sent it and let it go: the next one is written over it.
+        drop(first);
+        let next = node.collection(1);
+        let second = c.request_bytes(&[&next], at(100));
+        assert_eq!(c.patched(), 1);
+        assert_eq!(second.as_ptr(), ptr, "patched in the same buffer");
+        // What a full encoding of the same collection at the same time gives, byte for byte
+        // (but for `hw.gpu.io`, whose total depends on the collections before).
+        let mut full = fresh_like(&c);
+        full.io = c.io.clone();
+        full.io_index = c.io_index.clone();
+        let got = points(&second);
+        let want = points(&full.request(&[&next], at(100)));
+        assert_eq!(got.len(), first_points.len());
+        let not_io = |v: &Vec<(String, String, u64, String)>| -> Vec<_> {
+            v.iter().filter(|p| p.0 != derived::IO).cloned().collect()
+        };
+        assert_eq!(not_io(&got), not_io(&want));
+        assert!(got.iter().all(|p| p.2 == 1_700_000_000_100_000_000));
+        // The values did change: temperature 41, the failed state of GPU 0, the XID.
+        let find = |name: &str, attr: &str| {
+            got.iter()
+                .filter(|p| p.0 == name && p.1.contains(attr))
+                .map(|p| p.3.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(find("dcgm.gpu.temperature", "GPU-0"), ["int 41"]);
+        assert_ne!(
+            first_points
+                .iter()
+                .find(|p| p.0 == "dcgm.gpu.temperature")
+                .unwrap()
+                .3,
+            "int 41"
+        );
+        assert_eq!(
+            find(derived::STATUS, "failed").first().map(String::as_str),
+            Some("int 1")
+        );
+        // `hw.gpu.io` went on adding up: 1e6 B/s for 0.1 s.
+        assert_eq!(find(derived::IO, "GPU-0"), ["int 100000"]);
+        // Held elsewhere (still queued): patched in a copy, the held one untouched.
+        let held = second;
+        let third = c.request_bytes(&[&node.collection(2)], at(200));
+        assert_eq!(c.patched(), 2);
+        assert_ne!(third.as_ptr(), held.as_ptr());
+        assert_eq!(points(&held), got);
+        assert_eq!(
+            find_in(&points(&third), "dcgm.gpu.temperature", "GPU-1"),
+            ["int 43"]
+        );
+    }
+
+    fn find_in(v: &[(String, String, u64, String)], name: &str, attr: &str) -> Vec<String> {
+        v.iter()
+            .filter(|p| p.0 == name && p.1.contains(attr))
+            .map(|p| p.3.clone())
+            .collect()
+    }
+
+    #[test]
+    fn other_series_are_encoded_again() {
+        let node = Node::new();
+        let mut c = Converter::new(Vec::new(), "h".into());
+        let _ = c.request_bytes(&[&node.collection(0)], at(0));
+        // The request for `exp` is what a full encoding gives; whether it was patched.
+        let check = |c: &mut Converter, exp: &Exposition, t: u64| -> bool {
+            let mut full = fresh_like(c);
+            full.io = c.io.clone();
+            full.io_index = c.io_index.clone();
+            let before = c.patched();
+            let got = c.request_bytes(&[exp], at(t));
+            let want = full.request(&[exp], at(t));
+            assert_eq!(points(&got), points(&want), "at {t}");
+            c.patched() > before
+        };
+        let mut t = 0;
+        // Each change after collections with the usual series (the second one patched):
+        // encoded again, or patched.
+        let mut after_usual = |c: &mut Converter, change: &dyn Fn(&mut Exposition), again: bool| {
+            t += 100;
+            check(c, &node.collection(1), t);
+            t += 100;
+            assert!(check(c, &node.collection(2), t), "the usual series at {t}");
+            let mut exp = node.collection(3);
+            change(&mut exp);
+            t += 100;
+            assert_eq!(check(c, &exp, t), !again, "at {t}");
+        };
+        // A series less.
+        after_usual(&mut c, &|e| drop(e.families[0].samples.pop()), true);
+        // A series of one family less and one of the next more, the same number in all, in
+        // the same order of label sets.
+        after_usual(
+            &mut c,
+            &|e| {
+                let moved = e.families[0].samples.pop().expect("GPU 1's temperature");
+                e.families[1].samples.insert(0, moved);
+            },
+            true,
+        );
+        // Other own labels.
+        after_usual(
+            &mut c,
+            &|e| e.families[6].samples[0].own[0].1 = "13".into(),
+            true,
+        );
+        // An entity's new label sets (a reload: same labels, new sets).
+        after_usual(
+            &mut c,
+            &|e| {
+                for f in &mut e.families {
+                    for s in &mut f.samples {
+                        if s.base.iter().any(|(k, v)| k == "UUID" && v == "GPU-0") {
+                            s.base = gpu_labels(0);
+                        }
+                    }
+                }
+            },
+            true,
+        );
+        // No memory at all: the utilization point goes (its limit is 0).
+        after_usual(
+            &mut c,
+            &|e| {
+                for f in &mut e.families[2..5] {
+                    for s in &mut f.samples {
+                        s.value = Value::Int(0);
+                    }
+                }
+            },
+            true,
+        );
+        // A metric's other help text (its description).
+        after_usual(&mut c, &|e| e.families[1].help = "other".into(), true);
+        // A family of another type (a counter: a sum rather than a gauge), same name and help.
+        after_usual(&mut c, &|e| e.families[1].kind = MetricKind::Counter, true);
+        // An integer that becomes a double keeps the layout: patched, with the new type.
+        after_usual(
+            &mut c,
+            &|e| e.families[0].samples[0].value = Value::Double(42.5),
+            false,
+        );
+        // Two collections (host engines) where there was one.
+        let two = node.collection(9);
+        let mut full = fresh_like(&c);
+        full.io = c.io.clone();
+        full.io_index = c.io_index.clone();
+        let before = c.patched();
+        let got = c.request_bytes(&[&two, &two], at(9000));
+        assert_eq!(c.patched(), before);
+        assert_eq!(points(&got), points(&full.request(&[&two, &two], at(9000))));
     }
 }

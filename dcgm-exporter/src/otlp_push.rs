@@ -75,17 +75,25 @@ impl std::fmt::Debug for OtlpExporter {
 
 /// Why a send failed.
 #[derive(Debug)]
-struct SendError {
-    retry: bool,
-    message: String,
+pub(crate) struct SendError {
+    /// Whether the OTLP specification says to retry it.
+    pub(crate) retry: bool,
+    /// What happened.
+    pub(crate) message: String,
 }
 
 /// The gRPC codec of the export call: the request goes as the bytes [`Converter`] encoded
 /// (tonic's prost codec would need the message structs), the answer is decoded with prost.
+/// It knows the request's size, so that tonic's buffer is made that large at once rather
+/// than grown 8 KiB at a time (each growth a copy of what it holds so far).
 #[derive(Debug, Clone, Copy, Default)]
-struct RawCodec;
+struct RawCodec {
+    size: usize,
+}
 
-struct RawEncoder;
+struct RawEncoder {
+    size: usize,
+}
 
 struct AnswerDecoder;
 
@@ -100,6 +108,11 @@ impl tonic::codec::Encoder for RawEncoder {
         use bytes::BufMut as _;
         dst.put(item);
         Ok(())
+    }
+
+    fn buffer_settings(&self) -> tonic::codec::BufferSettings {
+        // The request and gRPC's 5-byte message header; tonic's default yield threshold.
+        tonic::codec::BufferSettings::new(self.size + 5, 32 * 1024)
     }
 }
 
@@ -122,7 +135,7 @@ impl tonic::codec::Codec for RawCodec {
     type Encoder = RawEncoder;
     type Decoder = AnswerDecoder;
     fn encoder(&mut self) -> Self::Encoder {
-        RawEncoder
+        RawEncoder { size: self.size }
     }
     fn decoder(&mut self) -> Self::Decoder {
         AnswerDecoder
@@ -130,7 +143,7 @@ impl tonic::codec::Codec for RawCodec {
 }
 
 /// The connection to the collector.
-enum Transport {
+pub(crate) enum Transport {
     Grpc {
         client: tonic::client::Grpc<tonic::transport::Channel>,
         headers: tonic::metadata::MetadataMap,
@@ -142,6 +155,7 @@ enum Transport {
         >,
         url: hyper::Uri,
         headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
+        compression: crate::otlp_compression::Compression,
     },
 }
 
@@ -189,7 +203,7 @@ fn http_tls(cfg: &OtlpConfig) -> Result<rustls::ClientConfig, String> {
 
 impl Transport {
     /// Needs a tokio runtime (the channel's background task).
-    fn new(cfg: &OtlpConfig) -> Result<Self, String> {
+    pub(crate) fn new(cfg: &OtlpConfig) -> Result<Self, String> {
         match cfg.protocol {
             Protocol::Grpc => {
                 let mut ep = tonic::transport::Endpoint::from_shared(cfg.url.clone())
@@ -218,10 +232,11 @@ impl Transport {
                     let value = v.parse().map_err(|e| format!("OTLP header {k}: {e}"))?;
                     headers.insert(key, value);
                 }
-                Ok(Self::Grpc {
-                    client: tonic::client::Grpc::new(ep.connect_lazy()),
-                    headers,
-                })
+                let mut client = tonic::client::Grpc::new(ep.connect_lazy());
+                if let Some(encoding) = cfg.compression.grpc_encoding() {
+                    client = client.send_compressed(encoding).accept_compressed(encoding);
+                }
+                Ok(Self::Grpc { client, headers })
             }
             Protocol::HttpProtobuf => {
                 let tls = http_tls(cfg)?;
@@ -252,14 +267,16 @@ impl Transport {
                     client,
                     url,
                     headers,
+                    compression: cfg.compression,
                 })
             }
         }
     }
 
-    async fn send(&self, req: &Bytes, timeout: Duration) -> Result<(), SendError> {
+    pub(crate) async fn send(&self, req: &Bytes, timeout: Duration) -> Result<(), SendError> {
         match self {
             Self::Grpc { client, headers } => {
+                let size = req.len();
                 let mut r = tonic::Request::new(req.clone());
                 *r.metadata_mut() = headers.clone();
                 r.set_timeout(timeout);
@@ -272,7 +289,7 @@ impl Transport {
                     let path = hyper::http::uri::PathAndQuery::from_static(
                         "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
                     );
-                    client.unary(r, path, RawCodec).await
+                    client.unary(r, path, RawCodec { size }).await
                 };
                 match tokio::time::timeout(timeout, call).await {
                     Err(_) => Err(SendError {
@@ -315,10 +332,17 @@ impl Transport {
                 client,
                 url,
                 headers,
+                compression,
             } => {
-                let body = req.clone();
+                let body = compression.http_body(req).map_err(|e| SendError {
+                    retry: false,
+                    message: format!("cannot compress the request: {e}"),
+                })?;
                 let mut b = hyper::Request::post(url.clone())
                     .header(hyper::header::CONTENT_TYPE, "application/x-protobuf");
+                if let Some(encoding) = compression.content_encoding() {
+                    b = b.header(hyper::header::CONTENT_ENCODING, encoding);
+                }
                 for (k, v) in headers {
                     b = b.header(k, v);
                 }
@@ -509,7 +533,7 @@ async fn run(shared: Arc<Shared>, cfg: OtlpConfig, transport: Transport, host_na
                         .max()
                         .unwrap_or_else(SystemTime::now);
                     let exps: Vec<&Exposition> = fresh.iter().map(|s| &s.exposition).collect();
-                    let r = Bytes::from(converter.request(&exps, at));
+                    let r = converter.request_bytes(&exps, at);
                     for s in slots.iter_mut() {
                         s.fresh = false;
                     }

@@ -137,8 +137,16 @@ pub enum PointValue {
 }
 
 /// A `NumberDataPoint` as a `data_points` entry: `attributes` (already encoded as field 7
-/// entries, in parts), the start time (0: none, for gauges), the time and the value.
-pub fn data_point(attributes: &[&[u8]], start: u64, time: u64, v: PointValue, out: &mut Vec<u8>) {
+/// entries, in parts), the start time (0: none, for gauges), the time and the value. Returns
+/// where in `out` its time field starts: the time and value fields are the entry's last
+/// [`POINT_TAIL`] bytes, which [`patch_point`] rewrites.
+pub fn data_point(
+    attributes: &[&[u8]],
+    start: u64,
+    time: u64,
+    v: PointValue,
+    out: &mut Vec<u8>,
+) -> usize {
     use fields::*;
     let attrs: usize = attributes.iter().map(|a| a.len()).sum();
     let len = attrs + if start > 0 { 9 } else { 0 } + 9 + 9;
@@ -149,11 +157,37 @@ pub fn data_point(attributes: &[&[u8]], start: u64, time: u64, v: PointValue, ou
     if start > 0 {
         fixed64_field(POINT_START, start, out);
     }
+    let at = out.len();
     fixed64_field(POINT_TIME, time, out);
+    let (field, bits) = value_field(v);
+    fixed64_field(field, bits, out);
+    at
+}
+
+/// The bytes of a data point's time and value fields: a key byte and 8 bytes each.
+pub const POINT_TAIL: usize = 18;
+
+fn value_field(v: PointValue) -> (u32, u64) {
     match v {
-        PointValue::Double(d) => fixed64_field(POINT_AS_DOUBLE, d.to_bits(), out),
-        PointValue::Int(i) => fixed64_field(POINT_AS_INT, i as u64, out),
+        PointValue::Double(d) => (fields::POINT_AS_DOUBLE, d.to_bits()),
+        PointValue::Int(i) => (fields::POINT_AS_INT, i as u64),
     }
+}
+
+/// Rewrites the time and value of the data point whose time field starts at `at` (as
+/// [`data_point`] returned it) in place: both are fixed 8-byte fields and `as_int` and
+/// `as_double` have one-byte keys, so the encoding keeps its size whatever the new values.
+///
+/// # Panics
+///
+/// `buf` is shorter than `at + POINT_TAIL`.
+pub fn patch_point(buf: &mut [u8], at: usize, time: u64, v: PointValue) {
+    let (field, bits) = value_field(v);
+    let tail = &mut buf[at..at + POINT_TAIL];
+    tail[0] = (fields::POINT_TIME << 3 | FIXED64) as u8;
+    tail[1..9].copy_from_slice(&time.to_le_bytes());
+    tail[9] = (field << 3 | FIXED64) as u8;
+    tail[10..18].copy_from_slice(&bits.to_le_bytes());
 }
 
 #[cfg(test)]
@@ -193,5 +227,25 @@ mod tests {
         let p = NumberDataPoint::decode(&out[2..]).unwrap();
         assert_eq!(p.value, Some(number_data_point::Value::AsInt(-2)));
         assert_eq!(p.start_time_unix_nano, 0);
+    }
+
+    #[test]
+    fn a_patched_data_point_decodes_to_the_new_time_and_value() {
+        let mut attrs = Vec::new();
+        key_value(7, "hw.id", AttrValue::Str("GPU-1"), &mut attrs);
+        let mut out = vec![0xAA];
+        let at = data_point(&[&attrs], 5, 7, PointValue::Int(3), &mut out);
+        assert_eq!(at, out.len() - POINT_TAIL);
+        let before = out.len();
+        patch_point(&mut out, at, 11, PointValue::Double(-0.25));
+        assert_eq!(out.len(), before);
+        let p = NumberDataPoint::decode(&out[3..]).unwrap();
+        assert_eq!((p.start_time_unix_nano, p.time_unix_nano), (5, 11));
+        assert_eq!(p.value, Some(number_data_point::Value::AsDouble(-0.25)));
+        assert_eq!(p.attributes.len(), 1);
+        patch_point(&mut out, at, 12, PointValue::Int(-9));
+        let p = NumberDataPoint::decode(&out[3..]).unwrap();
+        assert_eq!(p.time_unix_nano, 12);
+        assert_eq!(p.value, Some(number_data_point::Value::AsInt(-9)));
     }
 }

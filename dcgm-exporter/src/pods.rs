@@ -162,6 +162,9 @@ impl PodRefresher {
                 socket.display()
             ))
         };
+        if let (Err(_), Some(dra)) = (&result, &self.dra) {
+            dra.failed();
+        }
         let counted = result.as_ref().map(HashMap::len).map_err(Clone::clone);
         self.cache.set(result.unwrap_or_default());
         let (health, transition) = self.tracker.record(counted, Instant::now());

@@ -1126,3 +1126,682 @@ fn pods_sharing_a_gpu_get_the_sm_utilisation_of_their_processes_from_dcgm_proces
     assert_eq!(got[&("1".to_string(), b.clone())].0["pod"], "b");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// --- DRA: the ResourceSlice fallback through the API server (--kubernetes-dra-resource-slices)
+
+/// A self-signed certificate for 127.0.0.1 and its key, made with `openssl`, for the fake API
+/// server; `None` (with a message) where openssl is not installed.
+fn api_server_cert(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let (cert, key) = (dir.join("apiserver.pem"), dir.join("apiserver-key.pem"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: openssl is not installed (the fake API server needs a certificate)");
+        return None;
+    }
+    Some((cert, key))
+}
+
+/// What the fake API server answers to an authorised request.
+#[derive(Clone)]
+enum ApiAnswer {
+    /// `body` (status 200) on the ResourceSlice list of these versions, 404 elsewhere.
+    Serve(Vec<&'static str>, String),
+    /// Accepts connections and never answers (no TLS handshake either).
+    Hang,
+}
+
+/// A fake Kubernetes API server on 127.0.0.1 over TLS (hyper, tokio-rustls) from a thread of
+/// its own: a request without `Bearer <token>` gets 401 and a `Status` body, as the real one
+/// answers. Returns its port and the requests it saw (path and query).
+fn fake_api_server(
+    cert: &Path,
+    key: &Path,
+    token: &str,
+    answer: ApiAnswer,
+) -> (u16, Arc<std::sync::Mutex<Vec<String>>>) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    if let ApiAnswer::Hang = answer {
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in listener.incoming() {
+                held.push(s);
+            }
+        });
+        return (port, seen);
+    }
+    let ApiAnswer::Serve(versions, body) = answer else {
+        unreachable!()
+    };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(key).unwrap();
+    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let bearer = format!("Bearer {token}");
+    let log = seen.clone();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (acceptor, bearer, log) = (acceptor.clone(), bearer.clone(), log.clone());
+                let (versions, body) = (versions.clone(), body.clone());
+                tokio::spawn(async move {
+                    let Ok(stream) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let svc = hyper::service::service_fn(
+                        move |req: hyper::Request<hyper::body::Incoming>| {
+                            log.lock().unwrap().push(req.uri().to_string());
+                            let authorised = req
+                                .headers()
+                                .get("authorization")
+                                .and_then(|v| v.to_str().ok())
+                                == Some(bearer.as_str());
+                            let path = req.uri().path();
+                            let (status, text) = if !authorised {
+                                (
+                                    401,
+                                    r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#
+                                        .to_string(),
+                                )
+                            } else if versions.iter().any(|v| {
+                                path == format!("/apis/resource.k8s.io/{v}/resourceslices")
+                            }) {
+                                (200, body.clone())
+                            } else {
+                                (404, "404 page not found\n".to_string())
+                            };
+                            std::future::ready(Ok::<_, std::convert::Infallible>(
+                                hyper::Response::builder()
+                                    .status(status)
+                                    .header("content-type", "application/json")
+                                    .body(http_body_util::Full::new(bytes::Bytes::from(text)))
+                                    .unwrap(),
+                            ))
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+    });
+    (port, seen)
+}
+
+/// The exporter (`--once`, over dcgm-sim) with `env` set, and the in-cluster variables only
+/// as `env` gives them.
+fn exporter_env(args: &[String], env: &[(&str, String)]) -> Output {
+    let st = Command::new(env!("CARGO"))
+        .args(["build", "-q", "-p", "dcgm-sim"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dcgm-exporter"));
+    c.args(["--simulate", "--once"])
+        .args(args)
+        .env("DCGM_SIM_LIB", profile_dir().join("libdcgm_sim.so"))
+        .env_remove("DCGM_SIM_CONFIG")
+        .env_remove("DCGM_SIM_FAULTS")
+        .env_remove("DCGM_LIB_PATH");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("DCGM_EXPORTER_")
+            || k.starts_with("DCGM_HPC")
+            || k.starts_with("KUBERNETES_")
+            || k == "NVIDIA_RESOURCE_NAMES"
+            || k == "NODE_NAME"
+        {
+            c.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// `dcgm_exporter_dra_devices` by source.
+fn dra_gauge(o: &Output) -> BTreeMap<String, f64> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.starts_with("dcgm_exporter_dra_devices{"))
+        .map(|line| {
+            let labels = support::process::series(line, "dcgm_exporter_dra_devices").remove(0);
+            let value = line.rsplit(' ').next().unwrap().parse().unwrap();
+            (labels["source"].clone(), value)
+        })
+        .collect()
+}
+
+#[test]
+fn dra_devices_without_a_cdi_spec_are_labelled_from_the_api_servers_resource_slices() {
+    let (gpus, migs) = sim_ids();
+    let dir = tempdir("dra-slices");
+    let Some((cert, key)) = api_server_cert(&dir) else {
+        return;
+    };
+    let proc_root = dir.join("proc");
+    nvidia_proc(&proc_root, &gpus, &migs);
+    // The CDI directory maps only gpu-0 (by its UUID); the other claims' CDI devices are in
+    // no spec, as when the driver's directory is not mounted.
+    let cdi = dir.join("cdi");
+    std::fs::create_dir_all(&cdi).unwrap();
+    std::fs::write(
+        cdi.join("k8s.gpu.nvidia.com-claim_aaaa.json"),
+        format!(
+            r#"{{"cdiVersion":"0.5.0","kind":"{CLAIM_KIND}","devices":[{{"name":"aaaa-gpu-0","containerEdits":{{"env":["NVIDIA_VISIBLE_DEVICES={}"]}}}}]}}"#,
+            gpus[&0]
+        ),
+    )
+    .unwrap();
+    let account = dir.join("serviceaccount");
+    std::fs::create_dir_all(&account).unwrap();
+    std::fs::write(account.join("token"), "good-token\n").unwrap();
+    std::fs::copy(&cert, account.join("ca.crt")).unwrap();
+
+    let nv = "gpu.nvidia.com";
+    let q = |name: &str| format!("{CLAIM_KIND}={name}");
+    let (a, s, m, dynamic, missing) = (
+        q("aaaa-gpu-0"),
+        q("ssss-gpu-3"),
+        q("mmmm-gpu-7-mig-3g40gb-9-0"),
+        q("dddd-gpu-2-mig-1g10gb-19-0"),
+        q("xxxx-gpu-6"),
+    );
+    let resp = ListPodResourcesResponse {
+        pod_resources: vec![
+            dra_pod("cdi", "ml", "c", &[("by-cdi", &[(nv, "gpu-0", &[&a])])]),
+            dra_pod("train", "ml", "t", &[("by-slice", &[(nv, "gpu-3", &[&s])])]),
+            dra_pod(
+                "infer",
+                "serve",
+                "server",
+                &[("mig-claim", &[(nv, "gpu-7-mig-3g40gb-9-0", &[&m])])],
+            ),
+            dra_pod(
+                "dyn",
+                "lab",
+                "d",
+                &[("dyn-mig", &[(nv, "gpu-2-mig-1g10gb-19-0", &[&dynamic])])],
+            ),
+            dra_pod(
+                "ghost",
+                "ops",
+                "g",
+                &[("gone", &[(nv, "gpu-6", &[&missing])])],
+            ),
+        ],
+    };
+    let sock = fake_kubelet(&dir, resp);
+    // The node's slice, as the NVIDIA driver publishes it: gpu-0 (here with GPU 5's UUID,
+    // to show that the CDI spec comes first), gpu-3, a static MIG device with its UUID and a
+    // dynamic one without.
+    let slice_body = |beta1: bool| {
+        let dev = |name: &str, attrs: serde_json::Value| {
+            if beta1 {
+                serde_json::json!({"name": name, "basic": {"attributes": attrs}})
+            } else {
+                serde_json::json!({"name": name, "attributes": attrs})
+            }
+        };
+        serde_json::json!({
+            "kind": "ResourceSliceList",
+            "apiVersion": if beta1 { "resource.k8s.io/v1beta1" } else { "resource.k8s.io/v1" },
+            "metadata": {"resourceVersion": "7"},
+            "items": [{
+                "metadata": {"name": "node-1-gpu.nvidia.com-x7k2p"},
+                "spec": {
+                    "driver": nv, "nodeName": "node-1",
+                    "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+                    "devices": [
+                        dev("gpu-0", serde_json::json!({"type": {"string": "gpu"}, "uuid": {"string": gpus[&5]}})),
+                        dev("gpu-3", serde_json::json!({"type": {"string": "gpu"}, "uuid": {"string": gpus[&3]},
+                            "driverVersion": {"version": "580.65.6"}})),
+                        dev("gpu-7-mig-3g40gb-9-0", serde_json::json!({"type": {"string": "mig"},
+                            "uuid": {"string": migs[&(7, 1)]}, "parentUUID": {"string": gpus[&7]},
+                            "profile": {"string": "3g.40gb"}})),
+                        dev("gpu-2-mig-1g10gb-19-0", serde_json::json!({"type": {"string": "mig"},
+                            "parentUUID": {"string": gpus[&2]}, "profile": {"string": "1g.10gb"}})),
+                    ]
+                }
+            }]
+        })
+        .to_string()
+    };
+    let args = |slices: bool| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "--kubernetes",
+            "--kubernetes-enable-dra",
+            "--pod-resources-kubelet-socket",
+            sock.to_str().unwrap(),
+            "--cdi-spec-dir",
+            cdi.to_str().unwrap(),
+            "--proc-root",
+            proc_root.to_str().unwrap(),
+            "--kubernetes-service-account-dir",
+            account.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec();
+        if slices {
+            a.push("--kubernetes-dra-resource-slices".into());
+        }
+        a
+    };
+    let env = |port: u16| {
+        vec![
+            ("KUBERNETES_SERVICE_HOST", "127.0.0.1".to_string()),
+            ("KUBERNETES_SERVICE_PORT", port.to_string()),
+        ]
+    };
+    let dra = |l: &Labels| -> Vec<(String, String)> {
+        l.iter()
+            .filter(|(k, _)| {
+                k.starts_with("dra_") || ["pod", "namespace", "container"].contains(&k.as_str())
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let whole = |o: &Output, gpu: &str| {
+        series(o, "DCGM_FI_DEV_GPU_TEMP")
+            .into_iter()
+            .find(|l| l["gpu"] == gpu && !l.contains_key("GPU_I_ID"))
+            .unwrap()
+    };
+    let mig = |o: &Output, gi: &str| {
+        series(o, "DCGM_FI_DEV_FB_USED")
+            .into_iter()
+            .find(|l| l["gpu"] == "7" && l.get("GPU_I_ID").map(String::as_str) == Some(gi))
+            .unwrap()
+    };
+    let what = |ns: &str, claim: &str, dev: &str, pod: &str, ctr: &str| {
+        format!(
+            "claim {ns}/{claim} device gpu.nvidia.com/node-1/{dev} of pod {ns}/{pod} container {ctr}"
+        )
+    };
+    // The labels of a run where the API server answered.
+    let check_mapped = |o: &Output, version: &str| {
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        let w = dra(&whole(o, "3"));
+        assert!(
+            w.contains(&("pod".into(), "train".into()))
+                && w.contains(&("dra_claim_name".into(), "by-slice".into()))
+                && w.contains(&("dra_device_name".into(), "gpu-3".into()))
+                && w.contains(&("dra_pool_name".into(), "node-1".into())),
+            "{w:?}\n{stderr}"
+        );
+        assert_eq!(whole(o, "0")["pod"], "cdi", "the CDI spec comes first");
+        assert!(!whole(o, "5").contains_key("pod"), "{stderr}");
+        let l = mig(o, "1");
+        assert_eq!(
+            (l["pod"].as_str(), l["dra_claim_name"].as_str()),
+            ("infer", "mig-claim")
+        );
+        assert_eq!(l["dra_mig_device_uuid"], migs[&(7, 1)]);
+        assert_eq!(l["dra_mig_profile"], "3g.40gb");
+        assert!(!mig(o, "2").contains_key("pod"));
+        // GPU 2 and GPU 6 are not labelled: the dynamic MIG device has no UUID in its slice,
+        // gpu-6 is not in it.
+        assert!(!whole(o, "2").contains_key("pod"));
+        assert!(!whole(o, "6").contains_key("pod"));
+        for line in [
+            format!(
+                "{}: {} from ResourceSlice {version} of pool node-1, attribute uuid",
+                what("ml", "by-slice", "gpu-3", "train", "t"),
+                gpus[&3]
+            ),
+            format!(
+                "{}: {} from ResourceSlice {version} of pool node-1",
+                what(
+                    "serve",
+                    "mig-claim",
+                    "gpu-7-mig-3g40gb-9-0",
+                    "infer",
+                    "server"
+                ),
+                migs[&(7, 1)]
+            ),
+            format!(
+                "{} is not mapped to a GPU: CDI device {dynamic} is in no spec",
+                what("lab", "dyn-mig", "gpu-2-mig-1g10gb-19-0", "dyn", "d")
+            ),
+            "(a MIG device of profile 1g.10gb on GPU".to_string(),
+            format!(
+                "{} is not mapped to a GPU: CDI device {missing} is in no spec of {}; \
+                 ResourceSlices: no device gpu-6 in the slices of driver gpu.nvidia.com pool node-1",
+                what("ops", "gone", "gpu-6", "ghost", "g"),
+                cdi.display()
+            ),
+        ] {
+            assert!(stderr.contains(&line), "{line}\n{stderr}");
+        }
+        assert_eq!(
+            dra_gauge(o),
+            BTreeMap::from([
+                ("cdi".to_string(), 1.0),
+                ("resource_slice".to_string(), 2.0),
+                ("unmapped".to_string(), 2.0)
+            ])
+        );
+    };
+
+    // v1 (Kubernetes 1.34+): one request for the pool, selected by driver and node.
+    let (port, seen) = fake_api_server(
+        &cert,
+        &key,
+        "good-token",
+        ApiAnswer::Serve(vec!["v1", "v1beta1"], slice_body(false)),
+    );
+    let o = exporter_env(&args(true), &env(port));
+    check_mapped(&o, "v1");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.driver%3Dgpu.nvidia.com%2Cspec.nodeName%3Dnode-1&resourceVersion=0"
+        ]
+    );
+    // NODE_NAME, where set, selects the node.
+    let (port, seen) = fake_api_server(
+        &cert,
+        &key,
+        "good-token",
+        ApiAnswer::Serve(vec!["v1"], slice_body(false)),
+    );
+    let mut e = env(port);
+    e.push(("NODE_NAME", "gpu-node-17".into()));
+    let o = exporter_env(&args(true), &e);
+    assert!(
+        seen.lock().unwrap()[0].contains("spec.nodeName%3Dgpu-node-17&"),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    check_mapped(&o, "v1");
+
+    // Only v1beta1 (Kubernetes 1.32; attributes under `basic`): v1 and v1beta2 are 404.
+    let (port, seen) = fake_api_server(
+        &cert,
+        &key,
+        "good-token",
+        ApiAnswer::Serve(vec!["v1beta1"], slice_body(true)),
+    );
+    let o = exporter_env(&args(true), &env(port));
+    check_mapped(&o, "v1beta1");
+    let paths: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| p.split('?').next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/apis/resource.k8s.io/v1/resourceslices",
+            "/apis/resource.k8s.io/v1beta2/resourceslices",
+            "/apis/resource.k8s.io/v1beta1/resourceslices"
+        ]
+    );
+
+    // The failures: the metrics go out, the CDI-mapped device keeps its labels, the others
+    // have none, and the log says why.
+    let failing = |o: &Output, why: &str| {
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(whole(o, "0")["pod"], "cdi", "{stderr}");
+        for gpu in ["3", "2", "6"] {
+            assert!(!whole(o, gpu).contains_key("pod"), "GPU {gpu}\n{stderr}");
+        }
+        assert!(!mig(o, "1").contains_key("pod"));
+        assert!(
+            stderr.contains(&format!(
+                "{} is not mapped to a GPU: CDI device {s} is in no spec of {}; ResourceSlices: {why}",
+                what("ml", "by-slice", "gpu-3", "train", "t"),
+                cdi.display()
+            )),
+            "{why}\n{stderr}"
+        );
+        assert_eq!(dra_gauge(o)["unmapped"], 4.0);
+        assert_eq!(dra_gauge(o)["resource_slice"], 0.0);
+    };
+    // A wrong token: 401.
+    let (port, _) = fake_api_server(
+        &cert,
+        &key,
+        "another-token",
+        ApiAnswer::Serve(vec!["v1"], slice_body(false)),
+    );
+    let o = exporter_env(&args(true), &env(port));
+    failing(&o, "the API server answered HTTP 401 to https://127.0.0.1:");
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("Unauthorized (the service-account token is not accepted")
+    );
+    // Nothing listening.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let o = exporter_env(&args(true), &env(port));
+    failing(
+        &o,
+        &format!(
+            "cannot reach the API server at https://127.0.0.1:{port}/apis/resource.k8s.io/v1/resourceslices"
+        ),
+    );
+    // An answer that is no ResourceSliceList.
+    let (port, _) = fake_api_server(
+        &cert,
+        &key,
+        "good-token",
+        ApiAnswer::Serve(
+            vec!["v1"],
+            r#"{"items":[{"spec":{"driver":"gpu.nvidia.com"}}"#.into(),
+        ),
+    );
+    let o = exporter_env(&args(true), &env(port));
+    failing(&o, "the answer of https://127.0.0.1:");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a ResourceSliceList: "));
+    // A server that accepts and never answers: bounded by the request's timeout.
+    let (port, _) = fake_api_server(&cert, &key, "good-token", ApiAnswer::Hang);
+    let o = exporter_env(&args(true), &env(port));
+    failing(
+        &o,
+        &format!("the API server at https://127.0.0.1:{port} did not answer within 3s"),
+    );
+    // No in-cluster environment.
+    let o = exporter_env(&args(true), &[]);
+    failing(
+        &o,
+        "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set",
+    );
+    // No token in the service-account directory.
+    let mut no_token = args(true);
+    let at = no_token
+        .iter()
+        .position(|a| a == "--kubernetes-service-account-dir")
+        .unwrap();
+    no_token[at + 1] = dir.join("no-account").to_str().unwrap().into();
+    let o = exporter_env(&no_token, &env(port));
+    failing(&o, "cannot read the service account's token");
+
+    // Without the flag the API server is never asked, even in a pod.
+    let (port, seen) = fake_api_server(
+        &cert,
+        &key,
+        "good-token",
+        ApiAnswer::Serve(vec!["v1"], slice_body(false)),
+    );
+    let o = exporter_env(&args(false), &env(port));
+    assert!(seen.lock().unwrap().is_empty());
+    assert!(!whole(&o, "3").contains_key("pod"));
+    assert_eq!(dra_gauge(&o)["resource_slice"], 0.0);
+    assert_eq!(dra_gauge(&o)["cdi"], 1.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A v1 ResourceSliceList of pool node-1 with these (device, GPU UUID) pairs.
+fn gpu_slice(devices: &[(&str, &str)]) -> String {
+    let devices: Vec<serde_json::Value> = devices
+        .iter()
+        .map(|(name, uuid)| {
+            serde_json::json!({"name": name, "attributes": {
+                "type": {"string": "gpu"}, "uuid": {"string": uuid}}})
+        })
+        .collect();
+    serde_json::json!({"kind": "ResourceSliceList", "apiVersion": "resource.k8s.io/v1",
+        "metadata": {}, "items": [{"spec": {"driver": "gpu.nvidia.com", "nodeName": "node-1",
+        "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+        "devices": devices}}]})
+    .to_string()
+}
+
+#[test]
+fn a_running_exporter_keeps_the_resource_slices_for_the_refresh_interval() {
+    let (gpus, migs) = sim_ids();
+    let dir = tempdir("dra-slices-server");
+    let Some((cert, key)) = api_server_cert(&dir) else {
+        return;
+    };
+    let proc_root = dir.join("proc");
+    nvidia_proc(&proc_root, &gpus, &migs);
+    let cdi = dir.join("cdi");
+    std::fs::create_dir_all(&cdi).unwrap();
+    let account = dir.join("serviceaccount");
+    std::fs::create_dir_all(&account).unwrap();
+    std::fs::write(account.join("token"), "t0ken").unwrap();
+    std::fs::copy(&cert, account.join("ca.crt")).unwrap();
+    let resp = ListPodResourcesResponse {
+        pod_resources: vec![dra_pod(
+            "train",
+            "ml",
+            "t",
+            &[(
+                "by-slice",
+                &[(
+                    "gpu.nvidia.com",
+                    "gpu-4",
+                    &[&format!("{CLAIM_KIND}=ssss-gpu-4")],
+                )],
+            )],
+        )],
+    };
+    let sock = fake_kubelet(&dir, resp);
+    let start = |port: u16, refresh: &str| {
+        let mut cmd = support::process::exporter(
+            "node-1",
+            &[
+                "--simulate",
+                "-a",
+                "127.0.0.1:0",
+                "-c",
+                "1000",
+                "--kubernetes",
+                "--kubernetes-enable-dra",
+                "--kubernetes-dra-resource-slices",
+                "--kubernetes-dra-resource-slice-refresh",
+                refresh,
+                "--pod-resources-kubelet-socket",
+                sock.to_str().unwrap(),
+                "--cdi-spec-dir",
+                cdi.to_str().unwrap(),
+                "--proc-root",
+                proc_root.to_str().unwrap(),
+                "--kubernetes-service-account-dir",
+                account.to_str().unwrap(),
+            ],
+        );
+        cmd.env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+            .env("KUBERNETES_SERVICE_PORT", port.to_string());
+        support::process::Server::start(cmd)
+    };
+    let labelled = |body: &str| {
+        support::process::series(body, "DCGM_FI_DEV_GPU_TEMP")
+            .iter()
+            .any(|l| l["gpu"] == "4" && l.get("pod").map(String::as_str) == Some("train"))
+    };
+    let limit = std::time::Duration::from_secs(60);
+
+    // The default refresh (60 s): the slices are asked for once, and the labels stay on
+    // /metrics across the kubelet refreshes (every second here) that reuse them.
+    let (port, seen) = fake_api_server(
+        &cert,
+        &key,
+        "t0ken",
+        ApiAnswer::Serve(vec!["v1"], gpu_slice(&[("gpu-4", &gpus[&4])])),
+    );
+    let s = start(port, "60s");
+    let (st, body) = s.poll("/metrics", limit, |st, b| st == 200 && labelled(b));
+    assert!(labelled(&body), "{st}\n{}", s.log_text());
+    assert!(
+        body.contains("dcgm_exporter_dra_devices{source=\"resource_slice\"} 1\n")
+            && body.contains("dcgm_exporter_dra_devices{source=\"unmapped\"} 0\n"),
+        "{body}"
+    );
+    assert!(body.contains("# TYPE dcgm_exporter_dra_devices gauge\n"));
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let (_, body) = s.get("/metrics");
+    assert!(labelled(&body), "{}", s.log_text());
+    assert_eq!(seen.lock().unwrap().len(), 1, "{:?}", seen.lock().unwrap());
+    assert!(seen.lock().unwrap()[0].contains("spec.nodeName%3Dnode-1&"));
+    assert_eq!(
+        s.lines_with(&["by-slice", "from ResourceSlice v1"]).len(),
+        1,
+        "logged once, when first mapped: {}",
+        s.log_text()
+    );
+    drop(s);
+
+    // A one-second refresh asks again.
+    let (port, seen) = fake_api_server(
+        &cert,
+        &key,
+        "t0ken",
+        ApiAnswer::Serve(vec!["v1"], gpu_slice(&[("gpu-4", &gpus[&4])])),
+    );
+    let s = start(port, "1s");
+    let t0 = std::time::Instant::now();
+    while seen.lock().unwrap().len() < 3 {
+        assert!(t0.elapsed() < limit, "{}", s.log_text());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (_, body) = s.poll("/metrics", limit, |st, b| st == 200 && labelled(b));
+    assert!(labelled(&body), "{}", s.log_text());
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -39,6 +39,8 @@ enum Mode {
     Refuse,
     /// Never answers.
     Hang,
+    /// Refuses for good: gRPC `INVALID_ARGUMENT` / HTTP 400.
+    Reject,
 }
 
 #[derive(Default)]
@@ -47,6 +49,26 @@ struct Seen {
     requests: Mutex<Vec<ExportMetricsServiceRequest>>,
     headers: Mutex<Vec<(String, String)>>,
     paths: Mutex<Vec<String>>,
+    /// OTLP/HTTP: each body as it came, with its `Content-Encoding`.
+    bodies: Mutex<Vec<(Option<String>, Vec<u8>)>>,
+    /// OTLP/HTTP over TLS: handshakes that failed.
+    tls_failures: AtomicUsize,
+}
+
+/// How a receiver serves: TLS or not, and whether it takes gzip.
+#[derive(Default, Clone)]
+struct Serve {
+    tls: Option<ServerTls>,
+    gzip: bool,
+}
+
+/// A TLS receiver's certificate and key (PEM).
+#[derive(Clone)]
+struct ServerTls {
+    cert: Vec<u8>,
+    key: Vec<u8>,
+    /// Mutual TLS: the CA a client's certificate must chain to (one is then required).
+    client_ca: Option<Vec<u8>>,
 }
 
 /// A receiver run by the test on its own runtime.
@@ -101,6 +123,7 @@ impl MetricsService for Grpc {
         let mode = *self.mode.lock().unwrap();
         match mode {
             Mode::Refuse => return Err(tonic::Status::unavailable("not now")),
+            Mode::Reject => return Err(tonic::Status::invalid_argument("never")),
             Mode::Hang => std::future::pending::<()>().await,
             Mode::Accept => {}
         }
@@ -133,6 +156,11 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// A gRPC receiver on `addr` (`127.0.0.1:0`: a free port).
 fn grpc_receiver(addr: &str, mode: Mode) -> Receiver {
+    grpc_receiver_with(addr, mode, &Serve::default())
+}
+
+/// A gRPC receiver served as `serve` says.
+fn grpc_receiver_with(addr: &str, mode: Mode, serve: &Serve) -> Receiver {
     let rt = runtime();
     let listener = rt
         .block_on(tokio::net::TcpListener::bind(addr))
@@ -144,9 +172,22 @@ fn grpc_receiver(addr: &str, mode: Mode) -> Receiver {
         mode: mode.clone(),
         seen: seen.clone(),
     };
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(t) = &serve.tls {
+        use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+        let mut tls = ServerTlsConfig::new().identity(Identity::from_pem(&t.cert, &t.key));
+        if let Some(ca) = &t.client_ca {
+            tls = tls.client_ca_root(Certificate::from_pem(ca));
+        }
+        builder = builder.tls_config(tls).unwrap();
+    }
+    let mut service = MetricsServiceServer::new(svc);
+    if serve.gzip {
+        service = service.accept_compressed(tonic::codec::CompressionEncoding::Gzip);
+    }
     rt.spawn(async move {
-        tonic::transport::Server::builder()
-            .add_service(MetricsServiceServer::new(svc))
+        builder
+            .add_service(service)
             .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
             .await
             .unwrap();
@@ -161,7 +202,41 @@ fn grpc_receiver(addr: &str, mode: Mode) -> Receiver {
 
 /// An OTLP/HTTP receiver (`POST /v1/metrics`, protobuf).
 fn http_receiver(mode: Mode) -> Receiver {
-    use http_body_util::BodyExt;
+    http_receiver_with(mode, &Serve::default())
+}
+
+/// The rustls configuration of a TLS receiver.
+fn rustls_server(t: &ServerTls) -> Arc<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&t.cert)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_slice(&t.key).unwrap();
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap();
+    let builder = match &t.client_ca {
+        None => builder.with_no_client_auth(),
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for c in CertificateDer::pem_slice_iter(ca) {
+                roots.add(c.unwrap()).unwrap();
+            }
+            let verifier =
+                rustls::server::WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
+                    .build()
+                    .unwrap();
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    Arc::new(builder.with_single_cert(chain, key).unwrap())
+}
+
+/// An OTLP/HTTP receiver served as `serve` says (it always takes gzip bodies: whether the
+/// exporter sent one is in [`Seen::bodies`]).
+fn http_receiver_with(mode: Mode, serve: &Serve) -> Receiver {
     let rt = runtime();
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -170,57 +245,32 @@ fn http_receiver(mode: Mode) -> Receiver {
     let mode = Arc::new(Mutex::new(mode));
     let seen = Arc::new(Seen::default());
     let (m, s) = (mode.clone(), seen.clone());
+    let acceptor = serve
+        .tls
+        .as_ref()
+        .map(|t| tokio_rustls::TlsAcceptor::from(rustls_server(t)));
     rt.spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
             let (m, s) = (m.clone(), s.clone());
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(
-                    move |req: hyper::Request<hyper::body::Incoming>| {
-                        let (m, s) = (m.clone(), s.clone());
-                        async move {
-                            s.attempts.fetch_add(1, Ordering::SeqCst);
-                            s.paths.lock().unwrap().push(req.uri().path().to_string());
-                            {
-                                let mut h = s.headers.lock().unwrap();
-                                for (k, v) in req.headers() {
-                                    h.push((k.to_string(), v.to_str().unwrap_or("").to_string()));
-                                }
+            match &acceptor {
+                None => {
+                    tokio::spawn(serve_http(stream, m, s));
+                }
+                Some(a) => {
+                    let a = a.clone();
+                    tokio::spawn(async move {
+                        match a.accept(stream).await {
+                            Ok(tls) => serve_http(tls, m, s).await,
+                            Err(_) => {
+                                s.tls_failures.fetch_add(1, Ordering::SeqCst);
                             }
-                            let mode = *m.lock().unwrap();
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let status = match mode {
-                                Mode::Refuse => 503,
-                                Mode::Hang => {
-                                    std::future::pending::<()>().await;
-                                    500
-                                }
-                                Mode::Accept => {
-                                    let r = ExportMetricsServiceRequest::decode(body).unwrap();
-                                    s.requests.lock().unwrap().push(r);
-                                    200
-                                }
-                            };
-                            let answer = ExportMetricsServiceResponse {
-                                partial_success: None,
-                            }
-                            .encode_to_vec();
-                            Ok::<_, std::convert::Infallible>(
-                                hyper::Response::builder()
-                                    .status(status)
-                                    .header("content-type", "application/x-protobuf")
-                                    .body(http_body_util::Full::new(bytes::Bytes::from(answer)))
-                                    .unwrap(),
-                            )
                         }
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                    .await;
-            });
+                    });
+                }
+            }
         }
     });
     Receiver {
@@ -231,17 +281,104 @@ fn http_receiver(mode: Mode) -> Receiver {
     }
 }
 
+/// One OTLP/HTTP connection of the receiver.
+async fn serve_http<IO>(io: IO, m: Arc<Mutex<Mode>>, s: Arc<Seen>)
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use http_body_util::BodyExt;
+    let svc = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let (m, s) = (m.clone(), s.clone());
+        async move {
+            s.attempts.fetch_add(1, Ordering::SeqCst);
+            s.paths.lock().unwrap().push(req.uri().path().to_string());
+            {
+                let mut h = s.headers.lock().unwrap();
+                for (k, v) in req.headers() {
+                    h.push((k.to_string(), v.to_str().unwrap_or("").to_string()));
+                }
+            }
+            let encoding = req
+                .headers()
+                .get(hyper::header::CONTENT_ENCODING)
+                .map(|v| v.to_str().unwrap_or("?").to_string());
+            let mode = *m.lock().unwrap();
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            s.bodies
+                .lock()
+                .unwrap()
+                .push((encoding.clone(), body.to_vec()));
+            let status = match mode {
+                Mode::Refuse => 503,
+                Mode::Reject => 400,
+                Mode::Hang => {
+                    std::future::pending::<()>().await;
+                    500
+                }
+                Mode::Accept => {
+                    let plain = match encoding.as_deref() {
+                        None => Some(body.to_vec()),
+                        Some("gzip") => {
+                            use std::io::Read as _;
+                            let mut out = Vec::new();
+                            flate2::read::GzDecoder::new(&body[..])
+                                .read_to_end(&mut out)
+                                .ok()
+                                .map(|_| out)
+                        }
+                        Some(_) => None,
+                    };
+                    match plain.and_then(|b| ExportMetricsServiceRequest::decode(&b[..]).ok()) {
+                        Some(r) => {
+                            s.requests.lock().unwrap().push(r);
+                            200
+                        }
+                        None => 400,
+                    }
+                }
+            };
+            let answer = ExportMetricsServiceResponse {
+                partial_success: None,
+            }
+            .encode_to_vec();
+            Ok::<_, std::convert::Infallible>(
+                hyper::Response::builder()
+                    .status(status)
+                    .header("content-type", "application/x-protobuf")
+                    .body(http_body_util::Full::new(bytes::Bytes::from(answer)))
+                    .unwrap(),
+            )
+        }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(hyper_util::rt::TokioIo::new(io), svc)
+        .await;
+}
+
 /// The exporter over dcgm-sim, listening on a free port, with `args`.
 fn start(args: &[&str]) -> Server {
-    let mut a = vec!["--simulate", "-a", "127.0.0.1:0"];
-    a.extend_from_slice(args);
-    let mut c = exporter("node-otlp", &a);
+    start_env(args, &[])
+}
+
+/// The exporter over dcgm-sim with `args`, none of the test's `OTEL_*` variables, and `env`.
+fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut c = exporter("node-otlp", args);
     for (k, _) in std::env::vars() {
         if k.starts_with("OTEL_") {
             c.env_remove(k);
         }
     }
-    Server::start(c)
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+/// [`start`] with the environment variables `env`.
+fn start_env(args: &[&str], env: &[(&str, &str)]) -> Server {
+    let mut a = vec!["--simulate", "-a", "127.0.0.1:0"];
+    a.extend_from_slice(args);
+    Server::start(command(&a, env))
 }
 
 fn attr<'a>(attrs: &'a [KeyValue], key: &str) -> Option<&'a any_value::Value> {
@@ -898,4 +1035,609 @@ fn a_python_receiver_decodes_what_the_exporter_sends() {
     }
     assert_eq!(got["resource"]["service.name"], "dcgm-exporter");
     assert_eq!(got["scope"], "dcgm-exporter");
+}
+
+/// The value of counter `name` on `/metrics` once `done` holds for it (at most `limit`).
+fn counter_when(s: &Server, name: &str, limit: Duration, done: impl Fn(u64) -> bool) -> String {
+    let (_, text) = s.poll("/metrics", limit, |st, b| {
+        st == 200
+            && b.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} ")))
+                .and_then(|n| n.parse().ok())
+                .is_some_and(&done)
+    });
+    text
+}
+
+#[test]
+fn grpc_gzip_arrives_compressed_and_decoded_equal_to_metrics() {
+    let rx = grpc_receiver_with(
+        "127.0.0.1:0",
+        Mode::Accept,
+        &Serve {
+            gzip: true,
+            ..Serve::default()
+        },
+    );
+    let url = format!("http://{}", rx.addr);
+    let s = start(&[
+        "-c",
+        "600000",
+        "--otlp-endpoint",
+        &url,
+        "--otlp-compression",
+        "gzip",
+    ]);
+    let r = rx.wait_requests(1, Duration::from_secs(20));
+    check_against_metrics(&r[0], &metrics_after_push(&s));
+    let headers = rx.seen.headers.lock().unwrap().clone();
+    assert!(
+        headers.contains(&("grpc-encoding".into(), "gzip".into())),
+        "{headers:?}"
+    );
+    // A receiver that does not take gzip refuses the compressed message (UNIMPLEMENTED: for
+    // good, not retried): the exporter did compress it.
+    let plain = grpc_receiver("127.0.0.1:0", Mode::Accept);
+    let url = format!("http://{}", plain.addr);
+    let s = start(&[
+        "-c",
+        "300",
+        "--otlp-endpoint",
+        &url,
+        "--otlp-compression",
+        "gzip",
+    ]);
+    let text = counter_when(
+        &s,
+        "dcgm_exporter_otlp_rejected_total",
+        Duration::from_secs(20),
+        |n| n >= 1,
+    );
+    assert!(
+        counter(&text, "dcgm_exporter_otlp_rejected_total") >= 1,
+        "{text}"
+    );
+    assert!(plain.requests().is_empty());
+    assert_eq!(counter(&text, "dcgm_exporter_otlp_exported_total"), 0);
+}
+
+#[test]
+fn http_gzip_from_the_standard_variable_is_a_gzip_body_of_the_request() {
+    let rx = http_receiver(Mode::Accept);
+    let url = format!("http://{}", rx.addr);
+    let s = start_env(
+        &[
+            "-c",
+            "600000",
+            "--otlp-endpoint",
+            &url,
+            "--otlp-protocol",
+            "http/protobuf",
+        ],
+        &[("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "gzip")],
+    );
+    let r = rx.wait_requests(1, Duration::from_secs(20));
+    check_against_metrics(&r[0], &metrics_after_push(&s));
+    let (encoding, body) = rx.seen.bodies.lock().unwrap()[0].clone();
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    assert_eq!(&body[..2], b"\x1f\x8b", "not a gzip stream");
+    let mut plain = Vec::new();
+    use std::io::Read as _;
+    flate2::read::GzDecoder::new(&body[..])
+        .read_to_end(&mut plain)
+        .unwrap();
+    assert_eq!(
+        ExportMetricsServiceRequest::decode(&plain[..]).unwrap(),
+        r[0]
+    );
+    assert!(
+        body.len() * 3 < plain.len(),
+        "{} of {}",
+        body.len(),
+        plain.len()
+    );
+    // The flag wins over the variable: `none` sends the request as it is.
+    let rx = http_receiver(Mode::Accept);
+    let url = format!("http://{}", rx.addr);
+    let _s = start_env(
+        &[
+            "-c",
+            "600000",
+            "--otlp-endpoint",
+            &url,
+            "--otlp-protocol",
+            "http/protobuf",
+            "--otlp-compression",
+            "none",
+        ],
+        &[("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")],
+    );
+    let r = rx.wait_requests(1, Duration::from_secs(20));
+    let (encoding, body) = rx.seen.bodies.lock().unwrap()[0].clone();
+    assert_eq!(encoding, None);
+    assert_eq!(
+        ExportMetricsServiceRequest::decode(&body[..]).unwrap(),
+        r[0]
+    );
+}
+
+#[test]
+fn a_bad_compression_exits_with_status_2() {
+    let c = command(
+        &["--simulate", "--otlp-endpoint", "http://x:4317"],
+        &[("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd")],
+    );
+    let o = support::process::run_bounded(c, Duration::from_secs(20));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{log}");
+    assert!(
+        log.contains("OTEL_EXPORTER_OTLP_COMPRESSION") && log.contains("none or gzip"),
+        "{log}"
+    );
+}
+
+#[test]
+fn once_pushes_its_collection_and_waits_for_it() {
+    for http in [false, true] {
+        let rx = if http {
+            http_receiver(Mode::Accept)
+        } else {
+            grpc_receiver("127.0.0.1:0", Mode::Accept)
+        };
+        let url = format!("http://{}", rx.addr);
+        let mut args = vec!["--simulate", "--once", "--otlp-endpoint", &url];
+        if http {
+            args.extend(["--otlp-protocol", "http/protobuf"]);
+        }
+        let o = support::process::run_bounded(command(&args, &[]), Duration::from_secs(60));
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "http {http}: {log}");
+        // Pushed before the exit: the receiver has it now, once.
+        let r = rx.requests();
+        assert_eq!(r.len(), 1, "http {http}: {log}");
+        check_against_metrics(&r[0], &String::from_utf8_lossy(&o.stdout));
+        assert!(log.contains("OTLP: pushed to"), "{log}");
+    }
+    // Several host engines: one request with each engine's collection as its resources.
+    let rx = grpc_receiver("127.0.0.1:0", Mode::Accept);
+    let url = format!("http://{}", rx.addr);
+    let args = [
+        "--simulate",
+        "--once",
+        "-r",
+        "localhost,unix:///tmp/nv-hostengine",
+        "--otlp-endpoint",
+        &url,
+    ];
+    let o = support::process::run_bounded(command(&args, &[]), Duration::from_secs(60));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = rx.requests();
+    assert_eq!(r.len(), 1);
+    let engines = by_engine(&r[0]);
+    assert_eq!(
+        engines.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["localhost", "unix:///tmp/nv-hostengine"]
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    for (engine, (host, uuids)) in &engines {
+        let mut want: Vec<String> = series(&text, "DCGM_FI_DEV_GPU_TEMP")
+            .into_iter()
+            .filter(|l| l["hostengine"] == *engine && !l.contains_key("GPU_I_ID"))
+            .inspect(|l| assert_eq!(l["Hostname"], *host))
+            .map(|l| l["UUID"].clone())
+            .collect();
+        want.sort();
+        assert_eq!(*uuids, want, "{engine}");
+    }
+}
+
+#[test]
+fn once_fails_with_status_1_when_the_push_does_not_arrive_in_time() {
+    // Nothing listening.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let args = [
+        "--simulate",
+        "--once",
+        "--otlp-endpoint",
+        &url,
+        "--otlp-timeout",
+        "1s",
+    ];
+    let o = support::process::run_bounded(command(&args, &[]), Duration::from_secs(60));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{log}");
+    assert!(
+        log.contains("OTLP") && log.contains("failed within 1s"),
+        "{log}"
+    );
+    // The exposition is printed all the same.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("DCGM_FI_DEV_GPU_TEMP{"));
+    // A receiver that keeps refusing (HTTP 503) is retried within the timeout, then given up.
+    let rx = http_receiver(Mode::Refuse);
+    let url = format!("http://{}", rx.addr);
+    let args = [
+        "--simulate",
+        "--once",
+        "--otlp-endpoint",
+        &url,
+        "--otlp-protocol",
+        "http/protobuf",
+        "--otlp-timeout",
+        "1500ms",
+    ];
+    let o = support::process::run_bounded(command(&args, &[]), Duration::from_secs(60));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{log}");
+    assert!(rx.attempts() >= 2, "{} attempts: {log}", rx.attempts());
+    assert!(log.contains("503"), "{log}");
+    // One refused for good (HTTP 400) is not retried.
+    let rx = http_receiver(Mode::Reject);
+    let url = format!("http://{}", rx.addr);
+    let args = [
+        "--simulate",
+        "--once",
+        "--otlp-endpoint",
+        &url,
+        "--otlp-protocol",
+        "http/protobuf",
+        "--otlp-timeout",
+        "20s",
+    ];
+    let o = support::process::run_bounded(command(&args, &[]), Duration::from_secs(60));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{log}");
+    assert_eq!(rx.attempts(), 1, "{log}");
+    assert!(log.contains("refused the request"), "{log}");
+}
+
+/// The certificates of the TLS cases, made with `openssl` in a temporary directory: a CA,
+/// the receiver's certificate for 127.0.0.1 and a client certificate, both signed by it, and
+/// a second CA that signs neither. `None` (the test skipped, with a message) without openssl.
+struct Pki {
+    dir: support::process::TempDir,
+}
+
+impl Pki {
+    fn make(tag: &str) -> Option<Pki> {
+        if !Command::new("openssl")
+            .arg("version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            eprintln!("SKIPPED: openssl is not installed (the TLS cases need certificates)");
+            return None;
+        }
+        let dir = support::process::tempdir(&format!("otlp-tls-{tag}"));
+        let openssl = |args: &[&str]| {
+            let o = Command::new("openssl")
+                .args(args)
+                .current_dir(&*dir)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        for ca in ["ca", "other-ca"] {
+            let mut a = vec!["req", "-x509"];
+            a.extend(ec);
+            let (subj, key, out) = (
+                format!("/CN=test {ca}"),
+                format!("{ca}.key"),
+                format!("{ca}.pem"),
+            );
+            a.extend(["-days", "1", "-subj", &subj, "-keyout", &key, "-out", &out]);
+            a.extend(["-addext", "basicConstraints=critical,CA:TRUE"]);
+            a.extend(["-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
+            openssl(&a);
+        }
+        for (name, cn, ext) in [
+            (
+                "server",
+                "127.0.0.1",
+                "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+            ),
+            ("client", "dcgm-exporter", "extendedKeyUsage=clientAuth\n"),
+        ] {
+            std::fs::write(
+                dir.join(format!("{name}.ext")),
+                format!("basicConstraints=critical,CA:FALSE\n{ext}"),
+            )
+            .unwrap();
+            let (subj, key, csr) = (
+                format!("/CN={cn}"),
+                format!("{name}.key"),
+                format!("{name}.csr"),
+            );
+            let mut a = vec!["req"];
+            a.extend(ec);
+            a.extend(["-subj", &subj, "-keyout", &key, "-out", &csr]);
+            openssl(&a);
+            let (ext, out) = (format!("{name}.ext"), format!("{name}.pem"));
+            openssl(&[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "1",
+                "-extfile",
+                &ext,
+                "-out",
+                &out,
+            ]);
+        }
+        Some(Pki { dir })
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+
+    fn read(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.dir.join(name)).unwrap()
+    }
+
+    /// The receiver's TLS, asking for a client certificate of this CA with `mutual`.
+    fn server(&self, mutual: bool) -> Serve {
+        Serve {
+            tls: Some(ServerTls {
+                cert: self.read("server.pem"),
+                key: self.read("server.key"),
+                client_ca: mutual.then(|| self.read("ca.pem")),
+            }),
+            gzip: false,
+        }
+    }
+}
+
+/// A TLS receiver of `http` or gRPC.
+fn tls_receiver(http: bool, serve: &Serve) -> Receiver {
+    if http {
+        http_receiver_with(Mode::Accept, serve)
+    } else {
+        grpc_receiver_with("127.0.0.1:0", Mode::Accept, serve)
+    }
+}
+
+/// The exporter pushing to `rx` over TLS with the `tls` options.
+fn start_tls(rx: &Receiver, http: bool, interval: &str, tls: &[&str]) -> Server {
+    let url = format!("https://{}", rx.addr);
+    let mut args = vec![
+        "-c",
+        interval,
+        "--otlp-endpoint",
+        &url,
+        "--otlp-timeout",
+        "500ms",
+    ];
+    if http {
+        args.extend(["--otlp-protocol", "http/protobuf"]);
+    }
+    args.extend_from_slice(tls);
+    start(&args)
+}
+
+/// A push the receiver must refuse: retried (and counted), never exported, nothing arrived.
+fn assert_refused_and_retried(s: &Server, rx: &Receiver, what: &str) {
+    let text = counter_when(
+        s,
+        "dcgm_exporter_otlp_retries_total",
+        Duration::from_secs(30),
+        |n| n >= 2,
+    );
+    assert!(
+        counter(&text, "dcgm_exporter_otlp_retries_total") >= 2,
+        "{what}: {text}\n{}",
+        s.log_text()
+    );
+    assert_eq!(
+        counter(&text, "dcgm_exporter_otlp_exported_total"),
+        0,
+        "{what}"
+    );
+    assert_eq!(
+        counter(&text, "dcgm_exporter_otlp_rejected_total"),
+        0,
+        "{what}"
+    );
+    assert!(rx.requests().is_empty(), "{what}");
+    s.wait_log(&["OTLP", "failed", "retrying"], Duration::from_secs(5));
+}
+
+#[test]
+fn tls_receivers_take_pushes_checked_against_the_given_ca_only() {
+    let Some(pki) = Pki::make("ca") else {
+        return;
+    };
+    let (ca, other) = (pki.path("ca.pem"), pki.path("other-ca.pem"));
+    for http in [false, true] {
+        let rx = tls_receiver(http, &pki.server(false));
+        let s = start_tls(&rx, http, "600000", &["--otlp-ca-file", &ca]);
+        let r = rx.wait_requests(1, Duration::from_secs(20));
+        check_against_metrics(&r[0], &metrics_after_push(&s));
+        drop(s);
+        // The receiver's certificate is not signed by the CA given: refused, and retried.
+        let rx = tls_receiver(http, &pki.server(false));
+        let s = start_tls(&rx, http, "300", &["--otlp-ca-file", &other]);
+        assert_refused_and_retried(&s, &rx, &format!("wrong CA (http {http})"));
+        if http {
+            assert!(rx.seen.tls_failures.load(Ordering::SeqCst) >= 2);
+        }
+    }
+}
+
+#[test]
+fn mutual_tls_receivers_take_the_client_certificate_and_refuse_none() {
+    let Some(pki) = Pki::make("mutual") else {
+        return;
+    };
+    let ca = pki.path("ca.pem");
+    let (cert, key) = (pki.path("client.pem"), pki.path("client.key"));
+    for http in [false, true] {
+        let rx = tls_receiver(http, &pki.server(true));
+        let s = start_tls(
+            &rx,
+            http,
+            "600000",
+            &[
+                "--otlp-ca-file",
+                &ca,
+                "--otlp-client-cert",
+                &cert,
+                "--otlp-client-key",
+                &key,
+            ],
+        );
+        let r = rx.wait_requests(1, Duration::from_secs(20));
+        check_against_metrics(&r[0], &metrics_after_push(&s));
+        drop(s);
+        // No client certificate: the receiver refuses the connection.
+        let rx = tls_receiver(http, &pki.server(true));
+        let s = start_tls(&rx, http, "300", &["--otlp-ca-file", &ca]);
+        assert_refused_and_retried(&s, &rx, &format!("no client certificate (http {http})"));
+    }
+}
+
+/// Per host engine (`dcgm.hostengine`) of a request: its resources' `host.name` and the
+/// UUIDs of its whole GPUs' temperature points.
+fn by_engine(r: &ExportMetricsServiceRequest) -> BTreeMap<String, (String, Vec<String>)> {
+    let mut out: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
+    for (res, m) in metrics(r) {
+        let engine = attr_str(res, "dcgm.hostengine")
+            .unwrap_or_else(|| panic!("a resource without dcgm.hostengine: {res:?}"))
+            .to_string();
+        let host = attr_str(res, "host.name").unwrap().to_string();
+        let e = out
+            .entry(engine)
+            .or_insert_with(|| (host.clone(), Vec::new()));
+        assert_eq!(e.0, host);
+        if m.name == "dcgm.gpu.temperature" {
+            for p in points(m) {
+                if attr(&p.attributes, "dcgm.gpu_instance.id").is_none() {
+                    e.1.push(attr_str(&p.attributes, "hw.id").unwrap().to_string());
+                }
+            }
+        }
+    }
+    for (_, uuids) in out.values_mut() {
+        uuids.sort();
+    }
+    out
+}
+
+#[test]
+fn several_host_engines_are_pushed_each_as_its_own_resource_and_one_lost_leaves_the_other() {
+    let (a, b) = ("localhost", "unix:///tmp/nv-hostengine");
+    let rx = grpc_receiver("127.0.0.1:0", Mode::Accept);
+    let url = format!("http://{}", rx.addr);
+    let engines = format!("{a},{b}");
+    // dcgm-sim's engines at these two addresses; the first connection past 60 calls (a few
+    // seconds of collections) loses its engine, which then refuses connections for 10 minutes.
+    let s = start_env(
+        &[
+            "-r",
+            &engines,
+            "-c",
+            "200",
+            "--otlp-endpoint",
+            &url,
+            "--otlp-interval",
+            "500ms",
+        ],
+        &[("DCGM_SIM_FAULTS", "drop_after=60,down_ms=600000")],
+    );
+    // The /metrics of both engines: the GPUs and host name each push must carry for each.
+    let (_, text) = s.poll("/metrics", Duration::from_secs(30), |st, body| {
+        let l = series(body, "DCGM_FI_DEV_GPU_TEMP");
+        st == 200
+            && [a, b]
+                .iter()
+                .all(|e| l.iter().any(|l| l["hostengine"] == *e))
+    });
+    let mut want: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
+    for l in series(&text, "DCGM_FI_DEV_GPU_TEMP") {
+        if l.contains_key("GPU_I_ID") {
+            continue;
+        }
+        let e = want
+            .entry(l["hostengine"].clone())
+            .or_insert_with(|| (l["Hostname"].clone(), Vec::new()));
+        e.1.push(l["UUID"].clone());
+    }
+    for (_, u) in want.values_mut() {
+        u.sort();
+    }
+    assert_eq!(want.len(), 2, "{text}");
+    // GPU 7 of the default node is split into MIG instances: seven whole GPUs.
+    assert!(want.values().all(|(_, u)| u.len() >= 7), "{want:?}");
+    // A push while both work carries both, each with its GPUs, host and engine.
+    let t0 = Instant::now();
+    let both = loop {
+        if let Some(r) = rx.requests().iter().find(|r| by_engine(r).len() == 2) {
+            break r.clone();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no push with both engines"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(by_engine(&both), want);
+    // One engine goes: the pushes after it carry the other's data, every GPU of it.
+    let t0 = Instant::now();
+    let (lost, survivor) = loop {
+        let r = rx.requests();
+        let last: Vec<_> = r.iter().rev().take(3).map(by_engine).collect();
+        if last.len() == 3 && last.iter().all(|e| e.len() == 1) {
+            let survivor = last[0].keys().next().unwrap().clone();
+            if last.iter().all(|e| e.contains_key(&survivor)) {
+                let lost = want.keys().find(|k| **k != survivor).unwrap().clone();
+                break (lost, survivor);
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no engine was lost: {} pushes\n{}",
+            r.len(),
+            s.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (_, health) = s.get("/health");
+    assert!(
+        health.contains(&format!("hostengine {survivor}: ok")),
+        "{health}"
+    );
+    assert!(
+        !health.contains(&format!("hostengine {lost}: ok")),
+        "{health}"
+    );
+    let n = rx.requests().len();
+    let later = rx.wait_requests(n + 3, Duration::from_secs(20));
+    for r in &later[n..] {
+        let got = by_engine(r);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[&survivor], want[&survivor]);
+    }
 }
