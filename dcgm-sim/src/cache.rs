@@ -5,8 +5,16 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::model::SimValue;
 
-/// Key of a cache entry: entity group, entity id, field id.
+/// Key of a cache entry: entity group, entity id, field id. A global field (`DCGM_FS_GLOBAL`)
+/// has one entry whatever entity it is asked for, as libdcgm keeps it under `DCGM_FE_NONE`: a
+/// value injected for the node reads back on every GPU and MIG instance.
 pub fn key(group: u32, id: u32, field: u16) -> u64 {
+    let global = dcgm_sys::field_by_id(field).is_some_and(|f| f.scope == dcgm_sys::DCGM_FS_GLOBAL);
+    let (group, id) = if global {
+        (dcgm_sys::DCGM_FE_NONE, 0)
+    } else {
+        (group, id)
+    };
     (u64::from(group) << 56) | (u64::from(field) << 32) | u64::from(id)
 }
 
@@ -34,14 +42,40 @@ pub struct Watch {
     pub max_samples: usize,
     pub next_due: i64,
     pub samples: VecDeque<Sample>,
-    /// Number of watches covering this entry (0: an entry that only holds injected samples or
-    /// samples kept after an unwatch; it is not sampled).
-    pub watchers: u32,
+    /// Who watches this entry, each once with its own parameters (none: an entry that only
+    /// holds injected samples or samples kept after an unwatch; it is not sampled).
+    pub watchers: Vec<Watcher>,
     /// Holds a value injected by the test API: the model stops sampling this entry, so the
     /// injected value stays the latest until another injection or `dcgmEmptyCache`.
     pub injected: bool,
-    /// Watched through `dcgmWatchFieldValue` (counted once in `watchers`).
-    pub single: bool,
+}
+
+/// Who watches a cache entry: a kind (`DcgmWatcherType_t`: a client, or one of libdcgm's own
+/// watchers) and the client's connection (0 for the embedded engine's own clients).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatcherId {
+    pub kind: u32,
+    pub connection: u32,
+}
+
+impl WatcherId {
+    /// A client watcher on a connection.
+    pub fn client(connection: u32) -> Self {
+        Self {
+            kind: dcgm_sys::DcgmWatcherTypeClient,
+            connection,
+        }
+    }
+}
+
+/// One watcher of a cache entry, with the parameters of its latest watch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watcher {
+    pub id: WatcherId,
+    pub freq_us: i64,
+    pub max_age_us: i64,
+    /// 0 = no limit.
+    pub max_samples: usize,
 }
 
 impl Watch {
@@ -52,15 +86,70 @@ impl Watch {
             max_samples,
             next_due: now + freq_us.max(1),
             samples: VecDeque::new(),
-            watchers: 0,
+            watchers: Vec::new(),
             injected: false,
-            single: false,
         }
+    }
+
+    /// Whether anyone watches this entry.
+    pub fn is_watched(&self) -> bool {
+        !self.watchers.is_empty()
     }
 
     /// Whether the model samples this entry.
     fn sampled(&self) -> bool {
-        self.watchers > 0 && !self.injected
+        self.is_watched() && !self.injected
+    }
+
+    /// Adds a watcher, or replaces the parameters of the same watcher's earlier watch (as
+    /// libdcgm does: one client watching a field twice is one watcher, with the latest
+    /// parameters). The entry is then sampled at the fastest interval of its watchers and
+    /// keeps samples for the longest of their ages.
+    pub fn add_watcher(&mut self, now: i64, watcher: Watcher) {
+        let was_watched = self.is_watched();
+        match self.watchers.iter_mut().find(|w| w.id == watcher.id) {
+            Some(w) => *w = watcher,
+            None => self.watchers.push(watcher),
+        }
+        self.update_from_watchers();
+        if !was_watched {
+            self.next_due = now + self.freq_us;
+        } else {
+            self.next_due = self.next_due.min(now + self.freq_us);
+        }
+    }
+
+    /// Removes a watcher; whether it was one. The entry keeps its samples and its last
+    /// interval and age (libdcgm reports them after the last watcher left).
+    pub fn remove_watcher(&mut self, id: WatcherId) -> bool {
+        let before = self.watchers.len();
+        self.watchers.retain(|w| w.id != id);
+        let removed = self.watchers.len() != before;
+        if removed && self.is_watched() {
+            self.update_from_watchers();
+        }
+        removed
+    }
+
+    fn update_from_watchers(&mut self) {
+        let Some(first) = self.watchers.first() else {
+            return;
+        };
+        let mut freq = first.freq_us;
+        let mut age = first.max_age_us;
+        let mut samples = first.max_samples;
+        for w in &self.watchers[1..] {
+            freq = freq.min(w.freq_us);
+            age = age.max(w.max_age_us);
+            samples = if samples == 0 || w.max_samples == 0 {
+                0
+            } else {
+                samples.max(w.max_samples)
+            };
+        }
+        self.freq_us = freq.max(1);
+        self.max_age_us = age;
+        self.max_samples = samples;
     }
 
     /// Stores an injected sample in time order (the latest is the one with the largest time).
@@ -68,17 +157,6 @@ impl Watch {
         let at = self.samples.partition_point(|s| s.ts <= ts);
         self.samples.insert(at, Sample { ts, value });
         self.injected = true;
-    }
-
-    /// Adds another watcher: the fastest frequency and the longest retention win.
-    pub fn merge(&mut self, freq_us: i64, max_age_us: i64, max_samples: usize) {
-        self.freq_us = self.freq_us.min(freq_us.max(1));
-        self.max_age_us = self.max_age_us.max(max_age_us);
-        self.max_samples = if self.max_samples == 0 || max_samples == 0 {
-            0
-        } else {
-            self.max_samples.max(max_samples)
-        };
     }
 
     /// Generates the samples due up to `now` (AUTO mode).

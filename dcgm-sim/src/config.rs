@@ -47,6 +47,11 @@ pub struct SimConfig {
     pub nvswitches: u32,
     /// CPU sockets and their cores.
     pub cpus: Vec<CpuConfig>,
+    /// The CPU sockets and their cores are this host's, as DCGM's sysmon module finds them:
+    /// each NUMA node with CPUs a socket owning the logical CPUs of its `cpulist` (see
+    /// `/sys/devices/system/node`); `cpus` then only names their models, in order. Their
+    /// readings stay simulated. A host without that information has no CPUs.
+    pub host_cpus: bool,
     /// Processes using the GPUs.
     pub processes: Vec<ProcessConfig>,
     /// Incidents that happen at given times after the engine starts.
@@ -373,6 +378,7 @@ impl Default for SimConfig {
             gpus,
             nvswitches: 4,
             cpus: vec![CpuConfig::default(), CpuConfig::default()],
+            host_cpus: false,
             processes: vec![
                 ProcessConfig {
                     pid: 4242,

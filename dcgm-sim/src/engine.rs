@@ -3,13 +3,14 @@
 //! health, policies, jobs).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dcgm_sys::*;
 
 use crate::cache::Cache;
 use crate::config::SimConfig;
+use crate::listener_probe::{Endpoint, Link, parse_endpoint};
 use crate::machine::Machine;
 use crate::model::Dynamics;
 
@@ -88,12 +89,13 @@ pub struct Engine {
     /// Target configuration per GPU (`dcgmConfigSet`), for `dcgmConfigGet(TARGET)` and
     /// `dcgmConfigEnforce`.
     pub config_targets: HashMap<u32, dcgmConfig_v2>,
-    /// Bit `1 << moduleId` per denylisted module.
-    pub module_denylist: u32,
+    /// The load state of each module (lazy loading, deny list, pause).
+    pub modules: crate::module_state::ModuleTable,
+    /// The connection of the call being served (0: the embedded engine's own client), which
+    /// identifies the client as a watcher of the field cache.
+    pub caller: u32,
     /// Host-engine log severity set through `dcgmHostengineSetLoggingSeverity`.
     pub log_severity: DcgmLoggingSeverity_t,
-    /// `dcgmPauseTelemetryForDiag` was called (and not `dcgmResumeTelemetryForDiag` since).
-    pub telemetry_paused: bool,
 }
 
 impl Engine {
@@ -123,9 +125,9 @@ impl Engine {
             diag_stop: false,
             job_watch: false,
             config_targets: HashMap::new(),
-            module_denylist: 0,
+            modules: Default::default(),
+            caller: 0,
             log_severity: DcgmLoggingSeverityWarning,
-            telemetry_paused: false,
         }
     }
 
@@ -174,12 +176,33 @@ impl Engine {
 }
 
 /// A client connection.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Connection {
     /// `embedded` or the normalised host-engine address.
     pub engine: String,
     pub calls: u64,
     pub broken: bool,
+    /// The real host engine (listener) this connection reached, watched for its going away.
+    pub link: Option<std::sync::Arc<crate::listener_probe::Link>>,
+    /// A configured local address reached while nothing listened there: probed again now
+    /// and then, and bound to a host engine that starts listening there later.
+    pub late_bind: Option<crate::listener_probe::Endpoint>,
+    /// When `late_bind` was last probed.
+    pub last_probe: Option<std::time::Instant>,
+    /// `persistAfterDisconnect`: the connection's groups and field groups outlive it.
+    pub persist: bool,
+    /// Groups and field groups this connection created (removed when it disconnects).
+    pub owned_groups: Vec<usize>,
+    pub owned_field_groups: Vec<usize>,
+}
+
+/// Which connection made the last call on an engine, and the group ids that existed then:
+/// ids allocated since were created by that call.
+#[derive(Debug, Clone, Copy)]
+pub struct LastCaller {
+    pub handle: dcgmHandle_t,
+    pub next_group: usize,
+    pub next_field_group: usize,
 }
 
 impl std::fmt::Debug for Engine {
@@ -209,6 +232,10 @@ pub struct Sim {
     pub dropped_once: bool,
     pub statuses: HashMap<dcgmStatus_t, Vec<dcgmErrorInfo_t>>,
     pub next_status: dcgmStatus_t,
+    /// Engine address → the listening socket (inode) of the real host engine it stands for.
+    pub listeners: HashMap<String, Option<u64>>,
+    /// Engine address → the connection that made its last call.
+    pub last_caller: HashMap<String, LastCaller>,
 }
 
 static SIM: Mutex<Option<Sim>> = Mutex::new(None);
@@ -242,22 +269,182 @@ impl std::ops::DerefMut for SimGuard {
     }
 }
 
-/// Normalises a host-engine address: `tcp://` stripped, port 5555 added to bare hosts,
-/// `unix://` kept.
-pub fn normalize_address(addr: &str, unix: bool) -> String {
-    let a = addr.trim();
-    if unix {
-        return format!("unix://{}", a.trim_start_matches("unix://"));
-    }
-    if a.starts_with("unix://") || a.starts_with("vsock://") {
-        return a.to_string();
-    }
-    let a = a.trim_start_matches("tcp://");
-    let a = if a == "localhost" { "127.0.0.1" } else { a };
-    if a.contains(':') {
-        a.replace("localhost:", "127.0.0.1:")
+/// Normalises a host-engine address as `dcgmConnect_v2` reads it (`unix`: a socket path, else
+/// a TCP `host[:port]`); `None` where libdcgm 4.6.0 refuses the string.
+pub fn normalize_address(addr: &str, unix: bool) -> Option<String> {
+    let scheme = if unix { "unix://" } else { "tcp://" };
+    parse_endpoint(&format!("{scheme}{addr}")).map(|e| e.key())
+}
+
+/// How a client asked to connect: the `dcgmConnect_v2`/`_v3` parameters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConnectOptions {
+    /// `timeoutMs`: how long to wait for a host engine to accept (0: libdcgm's 5 s).
+    pub timeout_ms: u32,
+    /// `persistAfterDisconnect`: keep the connection's groups and field groups after it.
+    pub persist: bool,
+}
+
+/// libdcgm 4.6.0's connect timeout when the caller gives none.
+const DEFAULT_CONNECT_TIMEOUT_MS: u32 = 5000;
+/// libdcgm 4.6.0 waits this long between two connect attempts.
+const CONNECT_RETRY: Duration = Duration::from_millis(50);
+/// A connection to a configured address that nothing listened at probes it again at most this
+/// often (a host engine may start listening there after the client connected).
+const LATE_BIND_EVERY: Duration = Duration::from_millis(10);
+/// How long one such probe (of a local address) may take.
+const LATE_BIND_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// Connects to the host engine named by a connection string (`tcp://…`, `unix://…`,
+/// `vsock://…`, or a bare `host[:port]`).
+///
+/// The rule (documented in the crate README): a host engine exists at an address when a real
+/// listener accepts a connection there (checked for loopback TCP addresses and unix sockets,
+/// retried every 50 ms until the timeout, as libdcgm does) or when the address is one of the
+/// configured `hostengines`, which answer at once with nothing listening. A connection that
+/// reached a real listener keeps it open and answers `DCGM_ST_CONNECTION_NOT_VALID` once it
+/// is gone. The lock is not held while waiting.
+pub fn connect(
+    connection_string: &str,
+    opts: ConnectOptions,
+) -> Result<dcgmHandle_t, dcgmReturn_t> {
+    let (ep, configured) = {
+        let s = lock();
+        if !s.initialized {
+            return Err(DCGM_ST_UNINITIALIZED);
+        }
+        let ep = parse_endpoint(connection_string).ok_or(DCGM_ST_BADPARAM)?;
+        let cfg = s.config();
+        if cfg.faults.connect_refused {
+            return Err(DCGM_ST_CONNECTION_NOT_VALID);
+        }
+        let key = ep.key();
+        if s.down_until
+            .get(&key)
+            .is_some_and(|&until| now_us() < until)
+        {
+            return Err(DCGM_ST_CONNECTION_NOT_VALID);
+        }
+        let configured = cfg
+            .hostengines
+            .iter()
+            .any(|h| parse_endpoint(h).is_some_and(|e| e.key() == key));
+        (ep, configured)
+    };
+    let link = if ep.is_local() {
+        probe(&ep, opts.timeout_ms, configured)
     } else {
-        format!("{a}:{DCGM_HE_PORT_NUMBER}")
+        None
+    };
+    if link.is_none() && !configured {
+        return Err(DCGM_ST_CONNECTION_NOT_VALID);
+    }
+    let mut s = lock();
+    if !s.initialized {
+        return Err(DCGM_ST_UNINITIALIZED);
+    }
+    let key = ep.key();
+    if let Some(&until) = s.down_until.get(&key) {
+        if now_us() < until {
+            return Err(DCGM_ST_CONNECTION_NOT_VALID);
+        }
+        s.down_until.remove(&key);
+    }
+    if let Some(l) = &link {
+        if let Some(Some(old)) = s.listeners.get(&key)
+            && l.listener.is_some_and(|new| new != *old)
+        {
+            // Another incarnation of the host engine listens there: the one this engine's
+            // state belonged to is gone, with its connections.
+            s.engine_gone(&key);
+        }
+        let known = s.listeners.get(&key).copied().flatten();
+        s.listeners.insert(key.clone(), l.listener.or(known));
+    }
+    let cfg = s.config().clone();
+    s.engines
+        .entry(key.clone())
+        .or_insert_with(|| Engine::new(&cfg, DCGM_OPERATION_MODE_AUTO));
+    let h = s.next_handle;
+    s.next_handle += 1;
+    let late_bind = (link.is_none() && ep.is_local()).then_some(ep);
+    s.connections.insert(
+        h,
+        Connection {
+            engine: key,
+            link: link.map(Arc::new),
+            late_bind,
+            persist: opts.persist,
+            ..Connection::default()
+        },
+    );
+    Ok(h)
+}
+
+/// Tries to reach a listener at a local endpoint: once for a configured address (the
+/// simulated engine answers if nothing does), else until the timeout as libdcgm does, but
+/// only while an `nv-hostengine` process runs here (one starting up, not listening yet):
+/// with none, nothing is coming and the answer is given at once rather than after the
+/// timeout (clients that look for a local host engine stay fast).
+fn probe(ep: &Endpoint, timeout_ms: u32, configured: bool) -> Option<Link> {
+    let ms = if timeout_ms == 0 {
+        DEFAULT_CONNECT_TIMEOUT_MS
+    } else {
+        timeout_ms
+    };
+    let budget = Duration::from_millis(u64::from(ms));
+    let start = Instant::now();
+    loop {
+        if let Ok(l) = Link::connect(ep, budget.saturating_sub(start.elapsed())) {
+            return Some(l);
+        }
+        if configured
+            || start.elapsed() + CONNECT_RETRY > budget
+            || !crate::listener_probe::hostengine_running()
+        {
+            return None;
+        }
+        std::thread::sleep(CONNECT_RETRY);
+    }
+}
+
+impl Engine {
+    /// Removes a group with its watches, health and policy settings (what
+    /// `dcgmGroupDestroy` removes); nothing for an unknown id.
+    pub fn remove_group(&mut self, group: usize) {
+        if !self.groups.contains_key(&group) {
+            return;
+        }
+        let sets: Vec<usize> = self
+            .watch_sets
+            .iter()
+            .filter(|w| w.0 == group)
+            .map(|w| w.1)
+            .collect();
+        for fg in sets {
+            let _ = crate::ffi::values::unwatch(self, group, fg);
+        }
+        self.groups.remove(&group);
+        self.health.remove(&group);
+        self.policies.remove(&group);
+        self.registrations.retain(|r| r.group != group);
+    }
+
+    /// Removes a field group with its watches (what `dcgmFieldGroupDestroy` removes).
+    pub fn remove_field_group(&mut self, fg: usize) {
+        if !self.field_groups.contains_key(&fg) {
+            return;
+        }
+        let groups: Vec<usize> = self
+            .watch_sets
+            .iter()
+            .filter(|w| w.1 == fg)
+            .map(|w| w.0)
+            .collect();
+        for g in groups {
+            let _ = crate::ffi::values::unwatch(self, g, fg);
+        }
+        self.field_groups.remove(&fg);
     }
 }
 
@@ -270,6 +457,10 @@ impl Sim {
     pub fn engine_mut(&mut self, handle: dcgmHandle_t) -> Result<&mut Engine, dcgmReturn_t> {
         if !self.initialized {
             return Err(DCGM_ST_UNINITIALIZED);
+        }
+        // As libdcgm 4.6.0: a NULL handle is refused as a bad parameter.
+        if handle == 0 {
+            return Err(DCGM_ST_BADPARAM);
         }
         let drop_after = self.config().faults.drop_after_calls;
         let down_ms = self.config().faults.down_ms;
@@ -285,6 +476,13 @@ impl Sim {
         }
         conn.calls += 1;
         let name = conn.engine.clone();
+        if conn.link.as_ref().is_some_and(|l| !l.alive()) {
+            // The host-engine process closed its end (it was killed or terminated).
+            self.engine_gone(&name);
+            return Err(DCGM_ST_CONNECTION_NOT_VALID);
+        }
+        self.late_bind(handle);
+        let conn = &self.connections[&handle];
         if name != "embedded" && !self.dropped_once && drop_after.is_some_and(|n| conn.calls > n) {
             // The host engine restarts: every connection to it breaks and its state is lost.
             self.dropped_once = true;
@@ -298,48 +496,128 @@ impl Sim {
                 .insert(name, now_us() + (down_ms as i64) * 1000);
             return Err(DCGM_ST_CONNECTION_NOT_VALID);
         }
-        self.engines
+        if name != "embedded" {
+            self.attribute(&name, Some(handle));
+        }
+        let caller = if name == "embedded" { 0 } else { handle as u32 };
+        let e = self
+            .engines
             .get_mut(&name)
-            .ok_or(DCGM_ST_CONNECTION_NOT_VALID)
+            .ok_or(DCGM_ST_CONNECTION_NOT_VALID)?;
+        e.caller = caller;
+        Ok(e)
     }
 
-    /// Opens a connection to a simulated host engine.
-    pub fn connect(&mut self, address: &str, unix: bool) -> Result<dcgmHandle_t, dcgmReturn_t> {
-        if !self.initialized {
-            return Err(DCGM_ST_UNINITIALIZED);
-        }
-        let cfg = self.config().clone();
-        if cfg.faults.connect_refused {
-            return Err(DCGM_ST_CONNECTION_NOT_VALID);
-        }
-        let addr = normalize_address(address, unix);
-        let known = cfg
-            .hostengines
-            .iter()
-            .any(|h| normalize_address(h, false) == addr);
-        if !known {
-            return Err(DCGM_ST_CONNECTION_NOT_VALID);
-        }
-        if let Some(&until) = self.down_until.get(&addr) {
-            if now_us() < until {
-                return Err(DCGM_ST_CONNECTION_NOT_VALID);
+    /// The host engine at `name` is gone: its state, and every connection to it.
+    fn engine_gone(&mut self, name: &str) {
+        for c in self.connections.values_mut() {
+            if c.engine == name {
+                c.broken = true;
+                c.link = None;
+                c.late_bind = None;
             }
-            self.down_until.remove(&addr);
         }
-        self.engines
-            .entry(addr.clone())
-            .or_insert_with(|| Engine::new(&cfg, DCGM_OPERATION_MODE_AUTO));
-        let h = self.next_handle;
-        self.next_handle += 1;
-        self.connections.insert(
-            h,
-            Connection {
-                engine: addr,
-                calls: 0,
-                broken: false,
-            },
-        );
-        Ok(h)
+        self.engines.remove(name);
+        self.listeners.remove(name);
+        self.last_caller.remove(name);
+    }
+
+    /// Probes a configured local address again for a connection that reached it while
+    /// nothing listened there; binds the connection to a host engine found there.
+    fn late_bind(&mut self, handle: dcgmHandle_t) {
+        let Some(conn) = self.connections.get_mut(&handle) else {
+            return;
+        };
+        let Some(ep) = &conn.late_bind else {
+            return;
+        };
+        if conn
+            .last_probe
+            .is_some_and(|t| t.elapsed() < LATE_BIND_EVERY)
+        {
+            return;
+        }
+        conn.last_probe = Some(Instant::now());
+        if let Ok(link) = Link::connect(ep, LATE_BIND_TIMEOUT) {
+            conn.late_bind = None;
+            let id = link.listener;
+            conn.link = Some(Arc::new(link));
+            let name = conn.engine.clone();
+            let entry = self.listeners.entry(name).or_insert(None);
+            if entry.is_none() {
+                *entry = id;
+            }
+        }
+    }
+
+    /// Credits the groups and field groups created since the last call on engine `name` to
+    /// the connection that made it, and records `next` as the caller of the call to come.
+    fn attribute(&mut self, name: &str, next: Option<dcgmHandle_t>) {
+        let Some(e) = self.engines.get(name) else {
+            return;
+        };
+        let (ng, nfg) = (e.next_group, e.next_field_group);
+        if let Some(last) = self.last_caller.get(name).copied()
+            && let Some(c) = self.connections.get_mut(&last.handle)
+        {
+            c.owned_groups
+                .extend((last.next_group..ng).filter(|g| e.groups.contains_key(g)));
+            c.owned_field_groups
+                .extend((last.next_field_group..nfg).filter(|f| e.field_groups.contains_key(f)));
+        }
+        match next {
+            Some(handle) => {
+                self.last_caller.insert(
+                    name.to_string(),
+                    LastCaller {
+                        handle,
+                        next_group: ng,
+                        next_field_group: nfg,
+                    },
+                );
+            }
+            None => {
+                self.last_caller.remove(name);
+            }
+        }
+    }
+
+    /// Closes a connection. As libdcgm 4.6.0's host engine does for a client that did not ask
+    /// to persist, the groups and field groups it created go with it (with their watches).
+    /// The embedded handle is no remote connection: it stays usable.
+    pub fn disconnect(&mut self, handle: dcgmHandle_t) {
+        if handle == DCGM_EMBEDDED_HANDLE {
+            return;
+        }
+        let Some(name) = self.connections.get(&handle).map(|c| c.engine.clone()) else {
+            return;
+        };
+        self.attribute(&name, None);
+        let Some(conn) = self.connections.remove(&handle) else {
+            return;
+        };
+        if conn.persist || conn.broken {
+            return;
+        }
+        if let Some(e) = self.engines.get_mut(&name) {
+            for g in conn.owned_groups {
+                e.remove_group(g);
+            }
+            for fg in conn.owned_field_groups {
+                e.remove_field_group(fg);
+            }
+        }
+    }
+
+    /// The listening socket (inode) of the real host engine behind a connection's engine
+    /// (where one was reached and `/proc/net` shows it).
+    pub fn hostengine_listener(
+        &mut self,
+        handle: dcgmHandle_t,
+    ) -> Result<Option<u64>, dcgmReturn_t> {
+        self.engine_mut(handle)?;
+        let name = &self.connections[&handle].engine;
+        Ok(self.listeners.get(name).copied().flatten())
     }
 }
 

@@ -23,17 +23,27 @@
 pub mod cache;
 pub mod config;
 #[doc(hidden)]
+pub mod cpu;
+#[doc(hidden)]
+pub mod driver;
+#[doc(hidden)]
 pub mod engine;
 #[doc(hidden)]
 pub mod ffi;
 #[doc(hidden)]
 pub mod health;
 #[doc(hidden)]
+pub mod imex;
+#[doc(hidden)]
+pub mod listener_probe;
+#[doc(hidden)]
 pub mod machine;
 #[doc(hidden)]
 pub mod mig;
 #[doc(hidden)]
 pub mod model;
+#[doc(hidden)]
+pub mod module_state;
 #[doc(hidden)]
 pub mod policy_feed;
 #[doc(hidden)]

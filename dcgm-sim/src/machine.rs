@@ -26,6 +26,9 @@ pub struct ComputeInstance {
     pub gpu: u32,
     pub instance: u32,
     pub local_id: u32,
+    /// Its own profile name (a fake one's, `1fc.1g.4gb` as DCGM names it); `None`: its GPU
+    /// instance's, as DCGM names a real compute instance.
+    pub profile: Option<String>,
 }
 
 /// All entities of the node.
@@ -38,10 +41,19 @@ pub struct Machine {
     pub cpu_cores: Vec<(u32, u32, u32)>,
     /// GPUs added by `dcgmCreateFakeEntities`.
     pub fake_gpus: BTreeSet<u32>,
+    /// NvSwitches added by `dcgmCreateFakeEntities`: no hardware behind them, blank fields.
+    pub fake_switches: BTreeSet<u32>,
+    /// CPUs added by `dcgmCreateFakeEntities`.
+    pub fake_cpus: BTreeSet<u32>,
+    /// The CPU of each core added by `dcgmCreateFakeEntities` (ids after the configured
+    /// cores, in order; see [`crate::cpu`]).
+    pub fake_cores: Vec<u32>,
     /// Link states forced by `dcgmSetEntityNvLinkLinkState`, by (entity group, entity, link).
     pub link_states: HashMap<(u32, u32, u32), dcgmNvLinkLinkState_t>,
     /// The driver's MIG state of each GPU (`dcgmCreateMigEntity` changes it).
     pub mig: crate::mig::MigState,
+    /// Whether the host engine holds the driver (`dcgmDetachDriver`/`dcgmAttachDriver`).
+    pub driver: crate::driver::DriverState,
 }
 
 /// UUID of every fake GPU, as DCGM gives it.
@@ -63,7 +75,7 @@ pub fn unpack_link(id: u32) -> (u32, u32, u32) {
 pub const SWITCH_LINKS: u32 = 64;
 
 impl Machine {
-    pub fn new(cfg: SimConfig) -> Self {
+    pub fn new(mut cfg: SimConfig) -> Self {
         let mut gpu_instances = Vec::new();
         let mut compute_instances = Vec::new();
         for (g, gpu) in cfg.gpus.iter().enumerate() {
@@ -82,6 +94,7 @@ impl Machine {
                         gpu: g as u32,
                         instance: id,
                         local_id: c,
+                        profile: None,
                     });
                 }
             }
@@ -92,6 +105,10 @@ impl Machine {
             cpu_cores.push((i as u32, next, c.cores));
             next += c.cores;
         }
+        if cfg.host_cpus {
+            let topology = crate::cpu::host_topology(std::path::Path::new("/")).unwrap_or_default();
+            (cfg.cpus, cpu_cores) = crate::cpu::host_cpus(&topology, &cfg.cpus);
+        }
         Self {
             mig: crate::mig::MigState::from_config(&cfg),
             cfg,
@@ -99,7 +116,11 @@ impl Machine {
             compute_instances,
             cpu_cores,
             fake_gpus: BTreeSet::new(),
+            fake_switches: BTreeSet::new(),
+            fake_cpus: BTreeSet::new(),
+            fake_cores: Vec::new(),
             link_states: HashMap::new(),
+            driver: Default::default(),
         }
     }
 
@@ -173,6 +194,7 @@ impl Machine {
             gpu,
             instance: gi,
             local_id: local,
+            profile: Some("1fc.1g.4gb".into()),
         });
         Some(id)
     }
@@ -180,6 +202,7 @@ impl Machine {
     /// Adds a fake NvSwitch with the next id.
     pub fn add_fake_switch(&mut self) -> u32 {
         self.cfg.nvswitches += 1;
+        self.fake_switches.insert(self.cfg.nvswitches - 1);
         self.cfg.nvswitches - 1
     }
 
@@ -224,10 +247,7 @@ impl Machine {
             }
             DCGM_FE_SWITCH => (0..self.cfg.nvswitches).collect(),
             DCGM_FE_CPU => (0..self.cfg.cpus.len() as u32).collect(),
-            DCGM_FE_CPU_CORE => {
-                let total: u32 = self.cpu_cores.iter().map(|c| c.2).sum();
-                (0..total).collect()
-            }
+            DCGM_FE_CPU_CORE => self.all_cores(),
             DCGM_FE_LINK => {
                 let mut v = Vec::new();
                 for (g, gpu) in self.cfg.gpus.iter().enumerate() {
@@ -255,19 +275,46 @@ impl Machine {
             DCGM_FE_GPU_CI => self.compute_instance(id).is_some(),
             DCGM_FE_SWITCH => id < self.cfg.nvswitches,
             DCGM_FE_CPU => (id as usize) < self.cfg.cpus.len(),
-            DCGM_FE_CPU_CORE => id < self.cpu_cores.iter().map(|c| c.2).sum::<u32>(),
+            DCGM_FE_CPU_CORE => self.core_exists(id),
+            // libdcgm 4.6.0's cache takes any port a link id may name, not only the links
+            // there are: on a known GPU up to twice the most links a GPU has; on any NvSwitch
+            // (it cannot check those) up to twice the most an NvSwitch has. `link_present` says
+            // whether hardware is behind a link, `link_parent_exists` what a group accepts.
             DCGM_FE_LINK => {
                 let (t, idx, parent) = unpack_link(id);
                 match t {
-                    DCGM_FE_GPU => self
-                        .cfg
-                        .gpus
-                        .get(parent as usize)
-                        .is_some_and(|g| idx < g.nvlinks),
-                    DCGM_FE_SWITCH => parent < self.cfg.nvswitches && idx < SWITCH_LINKS,
+                    DCGM_FE_GPU => {
+                        parent < self.gpu_count() && idx < 2 * DCGM_NVLINK_MAX_LINKS_PER_GPU as u32
+                    }
+                    DCGM_FE_SWITCH => idx < 2 * DCGM_NVLINK_MAX_LINKS_PER_NVSWITCH as u32,
                     _ => false,
                 }
             }
+            _ => false,
+        }
+    }
+
+    /// Whether the GPU or NvSwitch a link entity id names exists, whatever its port: what
+    /// libdcgm 4.6.0 checks before it adds a link to a group.
+    pub fn link_parent_exists(&self, id: u32) -> bool {
+        let (t, _, parent) = unpack_link(id);
+        match t {
+            DCGM_FE_GPU => parent < self.gpu_count(),
+            DCGM_FE_SWITCH => parent < self.cfg.nvswitches,
+            _ => false,
+        }
+    }
+
+    /// Whether a link entity id names a link its GPU or NvSwitch has.
+    pub fn link_present(&self, id: u32) -> bool {
+        let (t, idx, parent) = unpack_link(id);
+        match t {
+            DCGM_FE_GPU => self
+                .cfg
+                .gpus
+                .get(parent as usize)
+                .is_some_and(|g| idx < g.nvlinks),
+            DCGM_FE_SWITCH => parent < self.cfg.nvswitches && idx < SWITCH_LINKS,
             _ => false,
         }
     }

@@ -393,6 +393,7 @@ pub fn refresh(m: &mut Machine, gpu: u32) {
                 gpu,
                 instance: gi_id,
                 local_id: ci.nvml_id,
+                profile: None,
             });
             next_ci += 1;
         }

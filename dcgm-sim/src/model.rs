@@ -263,6 +263,9 @@ pub fn sample(
         DCGM_FI_SYSTEM_NVML_VERSION => return Str(format!("12.{}", cfg.driver_version)),
         DCGM_FI_SYSTEM_GPU_QUANTITY => return Int(i64::from(m.gpu_count())),
         DCGM_FI_CUDA_DRIVER_VERSION => return Int(cfg.cuda_driver_version),
+        DCGM_FI_IMEX_DOMAIN_STATUS | DCGM_FI_IMEX_DAEMON_STATUS => {
+            return crate::imex::sample(field).unwrap_or(NotSupported);
+        }
         _ => {}
     }
 
@@ -276,6 +279,15 @@ pub fn sample(
     let Some(gpu) = m.gpu_of(group, id) else {
         return NotSupported;
     };
+    // DCGM reads a GPU-level field of a MIG instance from the instance's GPU (its watch's
+    // "practical entity"), through NVML; a fake GPU has no NVML device, so such a watch never
+    // gets a sample (libdcgm 4.6.0: NO_DATA from the cache, a blank live read).
+    if group != DCGM_FE_GPU
+        && m.fake_gpus.contains(&gpu)
+        && field_by_id(field).is_some_and(|f| f.entity_level == DCGM_FE_GPU)
+    {
+        return Multi(Vec::new());
+    }
     let g = &cfg.gpus[gpu as usize];
     let share = m.compute_share(group, id);
     // What a Hopper GPU does not report, as the real H200 capture answers through libdcgm
@@ -325,10 +337,12 @@ pub fn sample(
                 DCGM_FE_GPU_I => m
                     .gpu_instance(id)
                     .map_or(String::new(), |i| i.profile.clone()),
-                DCGM_FE_GPU_CI => m
-                    .compute_instance(id)
-                    .and_then(|c| m.gpu_instance(c.instance))
-                    .map_or(String::new(), |i| i.profile.clone()),
+                DCGM_FE_GPU_CI => m.compute_instance(id).map_or(String::new(), |c| {
+                    c.profile.clone().unwrap_or_else(|| {
+                        m.gpu_instance(c.instance)
+                            .map_or(String::new(), |i| i.profile.clone())
+                    })
+                }),
                 _ => g.model.clone(),
             });
         }
@@ -553,6 +567,10 @@ fn running_process(pid: u32, memory_mib: i64) -> Vec<u8> {
 
 fn switch_sample(m: &Machine, id: u32, field: u16, t_s: f64) -> SimValue {
     use SimValue::*;
+    // A fake NvSwitch has no NSCQ device behind it: libdcgm 4.6.0 leaves its fields blank.
+    if m.fake_switches.contains(&id) {
+        return NotSupported;
+    }
     let n = smooth(m.cfg.seed, 1000 + u64::from(id), t_s);
     match field {
         DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS => Int(44 + (n * 6.0) as i64),
@@ -567,6 +585,15 @@ fn switch_sample(m: &Machine, id: u32, field: u16, t_s: f64) -> SimValue {
     }
 }
 
+/// The utilisation fields, which DCGM reads for cores and CPUs alike.
+const CPU_UTIL_FIELDS: [u16; 5] = [
+    DCGM_FI_DEV_CPU_UTIL_TOTAL,
+    DCGM_FI_DEV_CPU_UTIL_USER,
+    DCGM_FI_DEV_CPU_UTIL_NICE,
+    DCGM_FI_DEV_CPU_UTIL_SYS,
+    DCGM_FI_DEV_CPU_UTIL_IRQ,
+];
+
 fn cpu_sample(m: &Machine, group: u32, id: u32, field: u16, t_s: f64) -> SimValue {
     use SimValue::*;
     let n = smooth(
@@ -575,6 +602,21 @@ fn cpu_sample(m: &Machine, group: u32, id: u32, field: u16, t_s: f64) -> SimValu
         t_s,
     );
     if group == DCGM_FE_CPU {
+        // A CPU's utilisation is the mean of its cores' (DCGM's sysmon module averages them).
+        if CPU_UTIL_FIELDS.contains(&field) {
+            let cores = m.cores_of_cpu(id);
+            if cores.is_empty() {
+                return Blank;
+            }
+            let sum: f64 = cores
+                .iter()
+                .filter_map(|c| match cpu_sample(m, DCGM_FE_CPU_CORE, *c, field, t_s) {
+                    Dbl(v) => Some(v),
+                    _ => None,
+                })
+                .sum();
+            return Dbl(sum / cores.len() as f64);
+        }
         let cpu = &m.cfg.cpus[id as usize];
         return match field {
             DCGM_FI_DEV_CPU_TEMP_CELSIUS => Dbl(48.0 + n * 12.0),
@@ -598,10 +640,15 @@ fn cpu_sample(m: &Machine, group: u32, id: u32, field: u16, t_s: f64) -> SimValu
 }
 
 fn link_sample(m: &Machine, id: u32, field: u16, t_s: f64) -> SimValue {
-    let (t, _idx, parent) = unpack_link(id);
+    let (t, idx, parent) = unpack_link(id);
     let info = field_by_id(field);
-    if info.is_none_or(|f| f.entity_level != DCGM_FE_LINK) {
+    if !m.link_present(id) || info.is_none_or(|f| f.entity_level != DCGM_FE_LINK) {
         return SimValue::NotSupported;
+    }
+    if field == DCGM_FI_DEV_NVLINK_GET_STATE {
+        // The driver's link state as an enabled flag: 1 for a link that is up, 0 otherwise.
+        let up = m.link_state(t, parent, idx) == DcgmNvLinkLinkStateUp;
+        return SimValue::Int(i64::from(up));
     }
     let util = if t == DCGM_FE_GPU {
         gpu_util(m, parent, t_s)

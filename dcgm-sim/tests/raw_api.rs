@@ -252,7 +252,7 @@ fn field_groups_enforce_names_limits_and_known_ids() {
 }
 
 #[test]
-fn values_are_not_watched_then_no_data_then_plausible() {
+fn values_are_not_watched_then_sampled_by_the_first_watch_and_plausible() {
     let (_s, h) = Session::embedded(None, MANUAL);
     let fields = [
         DCGM_FI_DEV_GPU_TEMP_CELSIUS,
@@ -270,10 +270,12 @@ fn values_are_not_watched_then_no_data_then_plausible() {
         watch(h, DCGM_GROUP_ALL_GPUS, fg, 100_000, 60.0, 0),
         DCGM_ST_OK
     );
+    // As libdcgm 4.6.0, even in manual mode: a group watch that starts watching a field
+    // samples it at once.
     let vals = latest(h, DCGM_GROUP_ALL_GPUS, fg).unwrap();
     assert!(
-        vals.iter().all(|v| v.status == DCGM_ST_NO_DATA),
-        "manual mode: nothing before an update"
+        vals.iter().all(|v| v.status == DCGM_ST_OK),
+        "the first watch samples"
     );
 
     update(h);

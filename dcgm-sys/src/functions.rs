@@ -296,6 +296,18 @@ crate::library::dcgm_api! {
     fn dcgmMarkModulesReloadable(pDcgmHandle: dcgmHandle_t, msg: *mut dcgmModulesReloadable_v1) -> dcgmReturn_t;
     /// Whether an NvSwitch backend is active, and its name.
     fn dcgmNvswitchGetBackend(pDcgmHandle: dcgmHandle_t, active: *mut bool, backendName: *mut c_char, backendNameLength: u32) -> dcgmReturn_t;
+    /// Sets the vGPU configuration of a group (libdcgm 4.6 checks the version, then answers
+    /// `DCGM_ST_NOT_SUPPORTED`).
+    fn dcgmVgpuConfigSet(pDcgmHandle: dcgmHandle_t, groupId: dcgmGpuGrp_t, pDeviceConfig: *mut dcgmDeviceVgpuConfig_v1, statusHandle: dcgmStatus_t) -> dcgmReturn_t;
+    /// The vGPU configuration of each GPU of a group (libdcgm 4.6 checks the versions, then
+    /// answers `DCGM_ST_NOT_SUPPORTED`).
+    fn dcgmVgpuConfigGet(pDcgmHandle: dcgmHandle_t, groupId: dcgmGpuGrp_t, type_: dcgmConfigType_t, count: c_int, deviceConfigList: *mut dcgmDeviceVgpuConfig_v1, statusHandle: dcgmStatus_t) -> dcgmReturn_t;
+    /// Enforces the vGPU configuration of a group (`DCGM_ST_NOT_SUPPORTED` in libdcgm 4.6).
+    fn dcgmVgpuConfigEnforce(pDcgmHandle: dcgmHandle_t, groupId: dcgmGpuGrp_t, statusHandle: dcgmStatus_t) -> dcgmReturn_t;
+    /// The vGPU attributes of a physical GPU (watches the vGPU fields it reads first).
+    fn dcgmGetVgpuDeviceAttributes(pDcgmHandle: dcgmHandle_t, gpuId: u32, pDcgmVgpuAttr: *mut dcgmVgpuDeviceAttributes_v7) -> dcgmReturn_t;
+    /// The attributes of one vGPU instance.
+    fn dcgmGetVgpuInstanceAttributes(pDcgmHandle: dcgmHandle_t, vgpuId: u32, pDcgmVgpuInstanceAttr: *mut dcgmVgpuInstanceAttributes_v1) -> dcgmReturn_t;
 
     // Functions taking the health, policy, statistics and diagnostic types.
 

@@ -97,5 +97,5 @@ fn symbol_table_has_every_agent_function_once() {
     v.sort();
     v.dedup();
     assert_eq!(v.len(), n);
-    assert_eq!(n, 134);
+    assert_eq!(n, 139);
 }

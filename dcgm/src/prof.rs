@@ -92,7 +92,8 @@ impl Handle {
     ///
     /// # Errors
     ///
-    /// `ConnectionLost` when the host engine went away.
+    /// `ConnectionLost` when the host engine went away; `NotSupported` where the metrics come
+    /// from GPM (Hopper and later GPUs), which libdcgm cannot pause.
     #[doc(alias = "dcgmProfPause")]
     pub fn profiling_pause(&self) -> Result<()> {
         let lib = self.lib();
@@ -104,7 +105,8 @@ impl Handle {
     ///
     /// # Errors
     ///
-    /// `ConnectionLost` when the host engine went away.
+    /// `ConnectionLost` when the host engine went away; `NotSupported` where the metrics come
+    /// from GPM, as for [`Handle::profiling_pause`].
     #[doc(alias = "dcgmProfResume")]
     pub fn profiling_resume(&self) -> Result<()> {
         let lib = self.lib();

@@ -15,8 +15,15 @@ MODULES = [
 PROFILING = 8  # DcgmModuleIdProfiling
 
 
-def test_every_module_is_loaded_on_the_default_node(handle: dcgm.Handle) -> None:
-    assert handle.system().module_statuses() == {m: "Loaded" for m in MODULES}
+def test_modules_load_on_first_use() -> None:
+    gc.collect()  # a fresh engine: libdcgm loads the core and NvSwitch modules at start
+    with dcgm.Handle.embedded(simulate=True) as h:
+        s = h.system()
+        loaded = {m for m, st in s.module_statuses().items() if st == "Loaded"}
+        assert loaded == {"Core", "NvSwitch"}
+        s.hostengine_memory_bytes()  # served by the introspection module
+        assert s.module_statuses()["Introspect"] == "Loaded"
+    gc.collect()
 
 
 def test_a_denylisted_module_is_reported_so_and_its_calls_fail() -> None:
@@ -27,11 +34,11 @@ def test_a_denylisted_module_is_reported_so_and_its_calls_fail() -> None:
         s.module_denylist(PROFILING)
         statuses = s.module_statuses()
         assert (statuses["Diag"], statuses["Profiling"]) == ("Denylisted", "Denylisted")
-        assert {m for m, st in statuses.items() if st == "Loaded"} == set(MODULES) - {"Diag", "Profiling"}
+        assert {m for m, st in statuses.items() if st == "Loaded"} == {"Core", "NvSwitch"}
         with pytest.raises(dcgm.structs.DCGMError_ModuleNotLoaded):
             h.group("denied", gpus=[0]).run_diagnostic(1)
-        with pytest.raises(dcgm.structs.DCGMError_ModuleNotLoaded):
-            s.profiling_metric_groups(0)
+        # Hopper metrics come from the core (GPM), not from the profiling module.
+        assert s.profiling_metric_groups(0)
         with pytest.raises(dcgm.structs.DCGMError_Badparam, match="no-such-module"):
             s.module_denylist("no-such-module")
     gc.collect()

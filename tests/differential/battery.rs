@@ -352,6 +352,14 @@ impl<'a> Battery<'a> {
             (DCGM_FE_GPU_I, 0),
             (DCGM_FE_GPU_CI, 0),
             (DCGM_FE_LINK, 0),
+            // Links of GPU 0 (type 1, port in bits 8-23, GPU in 24-31): port 1, port 40 (past
+            // its 18 links), port 72 (past what a link id of a GPU may name); a link of GPU 5.
+            (DCGM_FE_LINK, 0x0000_0101),
+            (DCGM_FE_LINK, 0x0000_2801),
+            (DCGM_FE_LINK, 0x0000_4801),
+            (DCGM_FE_LINK, 0x0500_0001),
+            // Link 0 of NvSwitch 0 (type 3).
+            (DCGM_FE_LINK, 0x0000_0003),
             (DCGM_FE_CPU, 0),
             (DCGM_FE_CPU_CORE, 0),
             (DCGM_FE_VGPU, 0),
@@ -633,6 +641,46 @@ impl<'a> Battery<'a> {
                 .collect();
             self.rec(format!("reads/entities_{name}"), rc, shape.join(","));
         }
+        // Link entities (GPU 0's link 0 and port 40, a link of GPU 5, NvSwitch 0's link 0):
+        // the link state and a PRM counter from the cache (a live read of links takes
+        // libdcgm 4.6.0's NVLink register path, which the simulator does not model).
+        let mut links: Vec<dcgmGroupEntityPair_t> = [0x0000_0001, 0x0000_2801, 0x0500_0001, 3]
+            .into_iter()
+            .map(|id| dcgmGroupEntityPair_t {
+                entityGroupId: DCGM_FE_LINK,
+                entityId: id,
+            })
+            .collect();
+        let mut lf = [
+            DCGM_FI_DEV_NVLINK_GET_STATE,
+            DCGM_FI_DEV_NVLINK_PPCNT_PLR_RX_CODE_TOTAL,
+        ];
+        {
+            let (name, flags) = ("cached", 0u32);
+            let mut out: Vec<dcgmFieldValue_v2> = (0..links.len() * lf.len())
+                .map(|_| dcgmFieldValue_v2::new_versioned())
+                .collect();
+            let rc = call!(
+                self,
+                dcgmEntitiesGetLatestValues(
+                    self.h,
+                    links.as_mut_ptr(),
+                    links.len() as u32,
+                    lf.as_mut_ptr(),
+                    lf.len() as u32,
+                    flags,
+                    out.as_mut_ptr()
+                )
+            );
+            let shape: Vec<String> = out
+                .iter()
+                .map(|v| {
+                    let shape = value_shape(v.fieldType, v.status, &v.value);
+                    format!("{:#x}/f{}={shape}", v.entityId, v.fieldId)
+                })
+                .collect();
+            self.rec(format!("reads/links_{name}"), rc, shape.join(","));
+        }
         let mut out: Vec<dcgmFieldValue_v2> =
             (0..3).map(|_| dcgmFieldValue_v2::new_versioned()).collect();
         let rc = call!(
@@ -821,6 +869,34 @@ impl<'a> Battery<'a> {
                 format!("severity={sev:?} category={cat:?}"),
             );
         }
+        // The message format and suggestion of a failure reason (NULL for unknown codes).
+        let text = |p: *const std::ffi::c_char| {
+            if p.is_null() {
+                "NULL".to_string()
+            } else {
+                // SAFETY: a non-NULL pointer to a NUL-terminated static string of the library.
+                unsafe { std::ffi::CStr::from_ptr(p) }
+                    .to_string_lossy()
+                    .into_owned()
+            }
+        };
+        for code in [0u32, 13, 70, 71, 119, 121, 122, 130, 132, 133, 9999] {
+            let fmt = call!(self, dcgmErrorGetFormatMsgByCode(code)).map(text);
+            let meta = call!(self, dcgmGetErrorMeta(code)).map(|m| {
+                if m.is_null() {
+                    "NULL".to_string()
+                } else {
+                    // SAFETY: a non-NULL pointer to the library's static metadata entry.
+                    let m = unsafe { &*m };
+                    format!("id={} suggestion={}", m.errorId, text(m.suggestion))
+                }
+            });
+            self.rec(
+                format!("errors/format/{code}"),
+                Some(0),
+                format!("format={fmt:?} meta={meta:?}"),
+            );
+        }
     }
 
     pub fn health_policy_config(&mut self) {
@@ -954,6 +1030,32 @@ impl<'a> Battery<'a> {
         s.version = bad_version(s.version);
         let rc = call!(self, dcgmGetNvLinkLinkStatus(self.h, &mut *s));
         self.rec("nvlink/status_bad_version", rc, "");
+        // Peer-to-peer status: every GPU, named GPUs (more than the node has, an unknown one);
+        // rows and columns past what is served keep the caller's 9.
+        for (name, ids) in [
+            ("all", &[][..]),
+            ("gpu0", &[0u32][..]),
+            ("gpu0_thrice", &[0, 0, 0][..]),
+            ("gpu0_unknown", &[0, 5][..]),
+            ("unknown", &[5][..]),
+        ] {
+            let mut p = dcgmNvLinkP2PStatus_v1::boxed_versioned();
+            p.numGpus = ids.len() as u32;
+            for (i, row) in p.gpus.iter_mut().enumerate() {
+                row.entityId = ids.get(i).copied().unwrap_or(0);
+                row.linkStatus = [9; 32];
+            }
+            let rc = call!(self, dcgmGetNvLinkP2PStatus(self.h, &mut *p));
+            let rows: Vec<String> = p.gpus[..ids.len().max(1)]
+                .iter()
+                .map(|r| format!("{}:{:?}", r.entityId, &r.linkStatus[..3]))
+                .collect();
+            self.rec(
+                format!("nvlink/p2p/{name}"),
+                rc,
+                format!("n={} {}", p.numGpus, rows.join(" ")),
+            );
+        }
         let mut m = dcgmMigHierarchy_v2::boxed_versioned();
         let rc = call!(self, dcgmGetGpuInstanceHierarchy(self.h, &mut *m));
         self.rec("mig/hierarchy", rc, format!("count={}", m.count));
@@ -978,6 +1080,25 @@ impl<'a> Battery<'a> {
         pg.gpuId = 0;
         let rc = call!(self, dcgmProfGetSupportedMetricGroups(self.h, &mut *pg));
         self.rec("prof/metric_groups", rc, "");
+        // Pausing needs the profiling module, which does not load beside GPM GPUs; a module
+        // in use (introspection, just used) cannot be denylisted.
+        let rc = call!(self, dcgmProfPause(self.h));
+        self.rec("prof/pause", rc, "");
+        let rc = call!(self, dcgmModuleDenylist(self.h, DcgmModuleIdIntrospect));
+        self.rec("modules/denylist_in_use", rc, "");
+        let mut st = dcgmModuleGetStatuses_v1::boxed_versioned();
+        let rc = call!(self, dcgmModuleGetStatuses(self.h, &mut *st));
+        let of = |id: u32| st.statuses[id as usize].status;
+        self.rec(
+            "modules/statuses_after_use",
+            rc,
+            format!(
+                "core={} introspect={} profiling={}",
+                of(DcgmModuleIdCore),
+                of(DcgmModuleIdIntrospect),
+                of(DcgmModuleIdProfiling)
+            ),
+        );
         let g = self.group("stats/group", DCGM_GROUP_DEFAULT, "diff-stats");
         let mut pid = dcgmPidInfo_v2::boxed_versioned();
         pid.pid = 0x7fff_0001;
@@ -1167,6 +1288,20 @@ impl<'a> Battery<'a> {
         inject(self, "unknown_gpu", DCGM_FE_GPU, 9999, temp, b'i', false);
         inject(self, "unknown_field", DCGM_FE_GPU, 0, 60_000, b'i', false);
         inject(self, "entity_unknown_group", 102, 0, temp, b'i', false);
+        // A PRM counter of GPU 0's link 1 and of its port 40 (no link there), of port 72 (past
+        // what a GPU link id may name), of a link of GPU 5 (no such GPU), and of NvSwitch 0's
+        // ports 0 and 600 (past what a switch link id may name).
+        let prm = DCGM_FI_DEV_NVLINK_PPCNT_PLR_RX_CODE_TOTAL;
+        for (id, link) in [
+            ("link_prm", 0x0000_0101),
+            ("link_prm_port40", 0x0000_2801),
+            ("link_prm_port72", 0x0000_4801),
+            ("link_prm_gpu5", 0x0500_0001),
+            ("link_prm_switch0", 0x0000_0003),
+            ("link_prm_switch0_port600", 0x0002_5803),
+        ] {
+            inject(self, id, DCGM_FE_LINK, link, prm, b'i', false);
+        }
         let (rc, v) = self.read_gpu0(temp);
         let v = &v;
         // SAFETY: reading the integer member of a value the library typed as an integer.

@@ -320,6 +320,60 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
     ));
+    // NVLink5 (after the cases above, so that they keep their GPUs; few, so that the pool
+    // of fake GPUs lasts): counters fail from the first error in the window, bit error rates
+    // (packed as mantissa << 8 | exponent, 4095 meaning none) by their latest sample.
+    v.push(case(
+        "nvlink5_counters",
+        NVL,
+        vec![
+            I(DCGM_FI_DEV_NVLINK_RX_PACKET_MALFORMED_TOTAL, 0, -50),
+            I(DCGM_FI_DEV_NVLINK_RX_PACKET_MALFORMED_TOTAL, 1, -40),
+            I(DCGM_FI_DEV_NVLINK_RX_SYMBOL_ERROR_TOTAL, 0, -50),
+            I(DCGM_FI_DEV_NVLINK_RX_SYMBOL_ERROR_TOTAL, 1, -20),
+            I(DCGM_FI_DEV_NVLINK_RX_ERROR_TOTAL, 0, -50),
+            I(DCGM_FI_DEV_NVLINK_RX_ERROR_TOTAL, 1000, -20),
+            I(DCGM_FI_DEV_NVLINK_ECC_ERROR_TOTAL, 5, -50),
+            I(DCGM_FI_DEV_NVLINK_ECC_ERROR_TOTAL, 7, -20),
+        ],
+    ));
+    v.push(case(
+        "nvlink5_ber_healthy",
+        NVL,
+        vec![
+            I(DCGM_FI_DEV_NVLINK_EFFECTIVE_BER_RAW, 4095, -50),
+            I(DCGM_FI_DEV_NVLINK_EFFECTIVE_BER_RAW, (10 << 8) | 13, -20),
+            I(DCGM_FI_DEV_NVLINK_SYMBOL_BER_RAW, 0, -40),
+            I(DCGM_FI_DEV_NVLINK_SYMBOL_BER_RAW, 5, -30),
+        ],
+    ));
+    v.push(case(
+        "nvlink5_effective_ber_over",
+        NVL,
+        vec![
+            I(DCGM_FI_DEV_NVLINK_EFFECTIVE_BER_RAW, 4095, -50),
+            I(DCGM_FI_DEV_NVLINK_EFFECTIVE_BER_RAW, (11 << 8) | 13, -20),
+        ],
+    ));
+    v.push(case(
+        "nvlink5_ber_high",
+        NVL,
+        vec![
+            I(DCGM_FI_DEV_NVLINK_EFFECTIVE_BER_RAW, 4095, -50),
+            I(DCGM_FI_DEV_NVLINK_EFFECTIVE_BER_RAW, (3 << 8) | 5, -20),
+            I(DCGM_FI_DEV_NVLINK_SYMBOL_BER_RAW, 4095, -60),
+            I(DCGM_FI_DEV_NVLINK_SYMBOL_BER_RAW, 1000, -50),
+        ],
+    ));
+    // The data-link layer totals (before Blackwell), by their latest value.
+    v.push(case(
+        "nvlink_dl_totals",
+        NVL,
+        vec![
+            I(DCGM_FI_DEV_NVLINK_CRC_ERROR_TOTAL, 3, -5),
+            I(DCGM_FI_DEV_NVLINK_REPLAY_TOTAL, 2, -5),
+        ],
+    ));
     v.push(Case {
         name: "story",
         systems: DCGM_HEALTH_WATCH_ALL,
@@ -710,6 +764,81 @@ impl Battery<'_> {
         unsafe { self.lib.dcgmGroupDestroy().unwrap()(self.h, g) };
     }
 
+    /// Injects an IMEX status into the node (entity `DCGM_FE_NONE` 0): the domain's string or
+    /// the daemon's integer, `off` seconds from now.
+    fn inject_imex(&mut self, domain: Option<&str>, daemon: Option<i64>, off: i64) -> dcgmReturn_t {
+        let mut v = dcgmInjectFieldValue_v1::new_versioned();
+        v.ts = now_us() + off * 1_000_000;
+        if let Some(d) = domain {
+            v.fieldId = DCGM_FI_IMEX_DOMAIN_STATUS;
+            v.fieldType = u16::from(DCGM_FT_STRING);
+            // SAFETY: the string member of the value union, written whole.
+            let dst = unsafe { &mut v.value.str_ };
+            for (i, b) in d.bytes().take(dst.len() - 1).enumerate() {
+                dst[i] = b as std::ffi::c_char;
+            }
+        } else if let Some(n) = daemon {
+            v.fieldId = DCGM_FI_IMEX_DAEMON_STATUS;
+            v.fieldType = u16::from(DCGM_FT_INT64);
+            v.value.i64_ = n;
+        }
+        let Ok(f) = self.lib.dcgmInjectEntityFieldValue() else {
+            return DCGM_ST_FUNCTION_NOT_FOUND;
+        };
+        // SAFETY: a versioned value valid for the call.
+        unsafe { f(self.h, DCGM_FE_NONE, 0, &mut v) }
+    }
+
+    /// IMEX: a GPU with its links up watched for NVLink, the node's domain and daemon status
+    /// injected, one check per pair. Records `health/case/imex_status`, `/`-separated (the
+    /// node's incidents name entity `?0`), and ends on a healthy pair.
+    pub fn health_imex(&mut self, pool: &mut Pool) {
+        let id = "health/case/imex_status";
+        let Some(gpu) = self.pooled_gpu(pool, DCGM_HEALTH_WATCH_NVLINK) else {
+            return self.rec(id, None, "no fake GPU");
+        };
+        for l in 0..18 {
+            self.inject_one(gpu, Inj::Link(l, DcgmNvLinkLinkStateUp));
+        }
+        let name = CString::new("hc-imex").unwrap();
+        let mut g: dcgmGpuGrp_t = 0;
+        // SAFETY: valid pointers and values for the calls.
+        unsafe {
+            self.lib.dcgmGroupCreate().unwrap()(self.h, DCGM_GROUP_EMPTY, name.as_ptr(), &mut g);
+            self.lib.dcgmGroupAddDevice().unwrap()(self.h, g, gpu);
+            self.lib.dcgmHealthSet().unwrap()(self.h, g, DCGM_HEALTH_WATCH_NVLINK);
+        }
+        let mut shapes = Vec::new();
+        for (i, (domain, daemon)) in [
+            ("UP", 5i64),
+            ("DOWN", 5),
+            ("DEGRADED", 5),
+            ("UP", 0),
+            ("DOWN", 3),
+            ("NOT_INSTALLED", -1),
+            ("NOT_CONFIGURED", -2),
+            ("UNAVAILABLE", 7),
+            ("SOMETHING", -3),
+            ("UP", 5),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let a = self.inject_imex(Some(domain), None, i as i64);
+            let b = self.inject_imex(None, Some(daemon), i as i64);
+            let mut r = dcgmHealthResponse_v5::boxed_versioned();
+            // SAFETY: a versioned response valid for the call.
+            let crc = unsafe { self.lib.dcgmHealthCheck().unwrap()(self.h, g, &mut *r) };
+            shapes.push(format!(
+                "{domain} {daemon}: inject={a},{b} check={crc} {}",
+                incidents_shape(&r, &[gpu])
+            ));
+        }
+        self.rec(id, Some(DCGM_ST_OK), shapes.join(" / "));
+        // SAFETY: plain values.
+        unsafe { self.lib.dcgmGroupDestroy().unwrap()(self.h, g) };
+    }
+
     /// All health cases.
     pub fn health_cases(&mut self) {
         self.health_set_v2();
@@ -719,6 +848,7 @@ impl Battery<'_> {
             self.health_case(&mut pool, &c);
         }
         self.health_fabric_manager(&mut pool);
+        self.health_imex(&mut pool);
         let mut ids = [0u32; DCGM_MAX_NUM_DEVICES];
         let mut n: std::ffi::c_int = 0;
         // SAFETY: out-pointers with room for every device.

@@ -13,7 +13,10 @@
 //! library replays (`sim_config()`).
 
 mod battery;
+mod connection_cases;
+mod driver_vgpu_cases;
 mod health_cases;
+mod instances_cases;
 mod mig_cases;
 mod policy_cases;
 mod raw_answers;
@@ -91,7 +94,11 @@ fn run_battery(lib_path: &str) {
     b.test_api();
     b.health_cases();
     b.mig_fake_cases();
+    b.instance_cases();
     b.policy_cases();
+    b.connection_cases();
+    b.vgpu_cases();
+    b.driver_cases();
     b.after_shutdown();
     for r in &b.records {
         println!("REC\t{}\t{}\t{}", r.id, r.rc, r.shape);

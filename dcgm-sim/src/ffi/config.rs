@@ -15,6 +15,9 @@ pub const MIN_POWER_LIMIT_W: u32 = 200;
 
 const BLANK: u32 = DCGM_INT32_BLANK as u32;
 
+/// `DCGM_FI_SYSTEM_GPU_SYNC_BOOST` (deprecated; the field the sync-boost status names).
+const DCGM_FI_SYSTEM_GPU_SYNC_BOOST: i16 = 91;
+
 fn is_blank(v: u32) -> bool {
     v >= BLANK
 }
@@ -149,9 +152,11 @@ pub unsafe extern "C" fn dcgmConfigSet(
                 req.powerLimit.val / gpus.len() as u32
             };
             let mut errors = Vec::new();
+            let mut failed = false;
             for &gpu in &gpus {
                 let errs = validate(e, gpu, &req, power_w);
                 if !errs.is_empty() {
+                    failed = true;
                     errors.extend(errs.into_iter().map(|(field, status)| dcgmErrorInfo_t {
                         gpuId: gpu,
                         fieldId: field as i16,
@@ -187,12 +192,35 @@ pub unsafe extern "C" fn dcgmConfigSet(
                 }
                 apply(e, gpu);
             }
-            Ok(errors)
+            // Sync boost is a setting of the group: libdcgm 4.6.0 wants two GPUs or more
+            // (a failure of the call), then reports in the status list only that it is no
+            // longer supported.
+            if !is_blank(req.perfState.syncBoost) {
+                let single = gpus.len() <= 1;
+                failed |= single;
+                errors.push(dcgmErrorInfo_t {
+                    gpuId: BLANK,
+                    fieldId: DCGM_FI_SYSTEM_GPU_SYNC_BOOST,
+                    status: if single {
+                        DCGM_ST_BADPARAM
+                    } else {
+                        DCGM_ST_NOT_SUPPORTED
+                    },
+                });
+            }
+            Ok((errors, failed))
         })?;
+        let (errors, failed) = errors;
         record(statusHandle, &errors);
-        match errors.first() {
-            Some(err) => Err(err.status),
-            None => Ok(()),
+        if !failed {
+            return Ok(());
+        }
+        // As libdcgm: the error every status shares, or a generic one.
+        let first = errors.first().map_or(DCGM_ST_GENERIC_ERROR, |e| e.status);
+        if errors.iter().all(|e| e.status == first) {
+            Err(first)
+        } else {
+            Err(DCGM_ST_GENERIC_ERROR)
         }
     })
 }

@@ -37,6 +37,13 @@ pub unsafe extern "C" fn dcgmGetAllDevices(
     })
 }
 
+/// The GPUs a client can use: every simulated GPU that is not detached.
+fn supported_gpus(m: &Machine) -> Vec<u32> {
+    (0..m.gpu_count())
+        .filter(|&g| !m.driver.gpu_is_detached(g))
+        .collect()
+}
+
 /// # Safety
 ///
 /// As for [`dcgmGetAllDevices`].
@@ -46,8 +53,22 @@ pub unsafe extern "C" fn dcgmGetAllSupportedDevices(
     gpuIdList: *mut u32,
     count: *mut c_int,
 ) -> dcgmReturn_t {
-    // SAFETY: forwarded contract; every simulated GPU is supported.
-    unsafe { dcgmGetAllDevices(pDcgmHandle, gpuIdList, count) }
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let c = unsafe { out(count) }?;
+        if gpuIdList.is_null() {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        // SAFETY: room for DCGM_MAX_NUM_DEVICES per the contract.
+        let list = unsafe { std::slice::from_raw_parts_mut(gpuIdList, DCGM_MAX_NUM_DEVICES) };
+        with_engine(pDcgmHandle, |e| {
+            let ids = supported_gpus(&e.machine);
+            let n = ids.len().min(DCGM_MAX_NUM_DEVICES);
+            list[..n].copy_from_slice(&ids[..n]);
+            *c = n as c_int;
+            Ok(())
+        })
+    })
 }
 
 /// # Safety
@@ -61,7 +82,6 @@ pub unsafe extern "C" fn dcgmGetEntityGroupEntities(
     numEntities: *mut c_int,
     flags: u32,
 ) -> dcgmReturn_t {
-    let _ = flags;
     guard(|| {
         // SAFETY: per this function's contract.
         let n = unsafe { out(numEntities) }?;
@@ -85,7 +105,11 @@ pub unsafe extern "C" fn dcgmGetEntityGroupEntities(
             {
                 return Err(DCGM_ST_MODULE_NOT_LOADED);
             }
-            let ids = e.machine.entities(entityGroup);
+            let mut ids = e.machine.entities(entityGroup);
+            if entityGroup == DCGM_FE_GPU && flags & DCGM_GEGE_FLAG_ONLY_SUPPORTED != 0 {
+                let supported = supported_gpus(&e.machine);
+                ids.retain(|g| supported.contains(g));
+            }
             *n = ids.len() as c_int;
             if ids.len() > cap {
                 return Err(DCGM_ST_INSUFFICIENT_SIZE);
@@ -140,6 +164,13 @@ pub unsafe extern "C" fn dcgmGetDeviceAttributes(
         // SAFETY: per this function's contract.
         let a = unsafe { versioned(pDcgmAttr, &[dcgmDeviceAttributes_version3]) }?;
         with_engine(pDcgmHandle, |e| {
+            if e.machine.driver.gpu_is_detached(gpuId)
+                && let Ok(g) = gpu_cfg(&e.machine, gpuId)
+            {
+                let fake = e.machine.fake_gpus.contains(&gpuId);
+                super::driver_bind::fill_detached_attributes(a, g, fake);
+                return Ok(());
+            }
             let Ok(g) = gpu_cfg(&e.machine, gpuId).cloned() else {
                 // As libdcgm 4.6.0: an unknown GPU id succeeds with empty attributes, only
                 // the driver version filled in.
@@ -220,7 +251,9 @@ pub unsafe extern "C" fn dcgmGetGpuStatus(
         // SAFETY: per this function's contract.
         let s = unsafe { out(status) }?;
         with_engine(pDcgmHandle, |e| {
-            *s = if e.machine.fake_gpus.contains(&gpuId) {
+            *s = if gpuId < e.machine.gpu_count() && e.machine.driver.gpu_is_detached(gpuId) {
+                DcgmEntityStatusDetached
+            } else if e.machine.fake_gpus.contains(&gpuId) {
                 DcgmEntityStatusFake
             } else if gpuId < e.machine.gpu_count() {
                 DcgmEntityStatusOk
@@ -350,19 +383,46 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
     })
 }
 
-fn fill_cpus(m: &Machine, num: &mut u32, mut each: impl FnMut(usize, u32, u32, u32, &str)) {
-    *num = m.cpu_cores.len().min(DCGM_MAX_NUM_CPUS) as u32;
-    for (i, (cpu, first, count)) in m.cpu_cores.iter().enumerate().take(DCGM_MAX_NUM_CPUS) {
-        each(i, *cpu, *first, *count, &format!("SIM-CPU-{cpu:04}"));
+fn fill_cpus(m: &Machine, num: &mut u32, mut each: impl FnMut(usize, u32, &[u32], &str)) {
+    let n = m.cfg.cpus.len().min(DCGM_MAX_NUM_CPUS);
+    *num = n as u32;
+    for (i, cpu) in (0..n as u32).enumerate() {
+        let serial = if m.fake_cpus.contains(&cpu) {
+            String::new()
+        } else {
+            format!("SIM-CPU-{cpu:04}")
+        };
+        each(i, cpu, &m.cores_of_cpu(cpu), &serial);
     }
 }
 
-fn set_cores(bitmask: &mut [u64], first: u32, count: u32) {
-    for c in first..first + count {
+fn set_cores(bitmask: &mut [u64], cores: &[u32]) {
+    for c in cores {
         if let Some(w) = bitmask.get_mut((c / 64) as usize) {
             *w |= 1u64 << (c % 64);
         }
     }
+}
+
+/// Whether core `coreId` is set in a CPU's owned-core bitmask: 0 or 1, and 0 for a NULL
+/// mask or a core past its end (libdcgm exports this helper of `dcgm_helpers.h`, which
+/// pydcgm's `dcgmCpuHierarchyCpuOwnsCore` resolves).
+///
+/// # Safety
+///
+/// `ownedCores` must be NULL or point to a readable `dcgmCpuHierarchyOwnedCores_v1`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmCpuHierarchyCpuOwnsCore(
+    coreId: u32,
+    ownedCores: *const dcgmCpuHierarchyOwnedCores_v1,
+) -> u32 {
+    // SAFETY: NULL or readable per this function's contract.
+    let Some(mask) = (unsafe { ownedCores.as_ref() }) else {
+        return 0;
+    };
+    mask.bitmask
+        .get((coreId / 64) as usize)
+        .map_or(0, |w| u32::from(w & (1u64 << (coreId % 64)) != 0))
 }
 
 /// # Safety
@@ -378,10 +438,10 @@ pub unsafe extern "C" fn dcgmGetCpuHierarchy(
         let h = unsafe { versioned(cpuHierarchy, &[dcgmCpuHierarchy_version1]) }?;
         with_engine(dcgmHandle, |e| {
             let cpus = &mut h.cpus;
-            fill_cpus(&e.machine, &mut h.numCpus, |i, cpu, first, count, _| {
+            fill_cpus(&e.machine, &mut h.numCpus, |i, cpu, cores, _| {
                 cpus[i].cpuId = cpu;
                 cpus[i].ownedCores.version = dcgmCpuHierarchyOwnedCores_version1;
-                set_cores(&mut cpus[i].ownedCores.bitmask, first, count);
+                set_cores(&mut cpus[i].ownedCores.bitmask, cores);
             });
             Ok(())
         })
@@ -402,19 +462,15 @@ pub unsafe extern "C" fn dcgmGetCpuHierarchy_v2(
         with_engine(dcgmHandle, |e| {
             let cpus = &mut h.cpus;
             let blank = e.machine.cfg.faults.blank_structs;
-            fill_cpus(
-                &e.machine,
-                &mut h.numCpus,
-                |i, cpu, first, count, serial| {
-                    cpus[i].cpuId = cpu;
-                    cpus[i].ownedCores.version = dcgmCpuHierarchyOwnedCores_version1;
-                    set_cores(&mut cpus[i].ownedCores.bitmask, first, count);
-                    write_str(
-                        &mut cpus[i].serial,
-                        if blank { DCGM_STR_BLANK } else { serial },
-                    );
-                },
-            );
+            fill_cpus(&e.machine, &mut h.numCpus, |i, cpu, cores, serial| {
+                cpus[i].cpuId = cpu;
+                cpus[i].ownedCores.version = dcgmCpuHierarchyOwnedCores_version1;
+                set_cores(&mut cpus[i].ownedCores.bitmask, cores);
+                write_str(
+                    &mut cpus[i].serial,
+                    if blank { DCGM_STR_BLANK } else { serial },
+                );
+            });
             Ok(())
         })
     })

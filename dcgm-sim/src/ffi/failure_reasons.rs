@@ -1,101 +1,48 @@
 //! Failure-reason metadata: the messages, suggestions, severities and categories of the
-//! `DCGM_FR_*` codes the simulator reports.
+//! `DCGM_FR_*` codes, as libdcgm 4.6.0 answers them (recorded from it in `data/`).
 
-use std::ffi::{CStr, c_char};
+use std::ffi::{CString, c_char};
 use std::sync::OnceLock;
 
 use dcgm_sys::*;
 
-/// What the simulator knows about a failure reason it reports.
-#[derive(Debug, Clone, Copy)]
+/// What libdcgm 4.6.0 says about a failure reason: its printf-style message format and its
+/// suggestion (recorded in `data/failure-messages.tsv`).
+#[derive(Debug, Clone)]
 pub struct ErrorInfo {
+    /// The `DCGM_FR_*` code.
     pub code: dcgmError_t,
-    /// printf-style template.
-    pub format: &'static CStr,
-    pub suggestion: &'static CStr,
+    /// printf-style template (empty for the codes libdcgm gives none).
+    pub format: CString,
+    /// What to do about it (empty for the codes libdcgm gives none).
+    pub suggestion: CString,
 }
 
-const fn info(code: dcgmError_t, format: &'static CStr, suggestion: &'static CStr) -> ErrorInfo {
-    ErrorInfo {
-        code,
-        format,
-        suggestion,
-    }
+/// Every failure reason libdcgm 4.6.0 describes, in code order.
+pub fn errors() -> &'static [ErrorInfo] {
+    static T: OnceLock<Vec<ErrorInfo>> = OnceLock::new();
+    T.get_or_init(|| {
+        include_str!("../../data/failure-messages.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut it = l.splitn(3, '\t');
+                let code = it.next()?.trim().parse().ok()?;
+                let format = CString::new(it.next().unwrap_or("")).ok()?;
+                let suggestion = CString::new(it.next().unwrap_or("")).ok()?;
+                Some(ErrorInfo {
+                    code,
+                    format,
+                    suggestion,
+                })
+            })
+            .collect()
+    })
 }
 
-/// The failure reasons the simulator's health checks and diagnostics emit.
-pub const ERRORS: &[ErrorInfo] = &[
-    info(DCGM_FR_OK, c"Everything is fine", c""),
-    info(
-        DCGM_FR_PCI_REPLAY_RATE,
-        c"GPU %u saw %d PCIe replays, more than expected for its link",
-        c"Reseat the GPU or try another slot; check the riser and cabling if it keeps happening",
-    ),
-    info(
-        DCGM_FR_VOLATILE_DBE_DETECTED,
-        c"GPU %u reported %d uncorrectable (double-bit) ECC errors",
-        c"Drain the GPU and reset it; replace it if the errors come back",
-    ),
-    info(
-        DCGM_FR_VOLATILE_SBE_DETECTED,
-        c"GPU %u corrected %d single-bit ECC errors",
-        c"No action needed; keep watching the rate",
-    ),
-    info(
-        DCGM_FR_RETIRED_PAGES_LIMIT,
-        c"GPU %u has retired %d memory pages",
-        c"Have the GPU inspected by its vendor; it may need replacing",
-    ),
-    info(
-        DCGM_FR_CLOCKS_EVENT_POWER,
-        c"GPU %u lowered its clocks to stay under its power limit (%d W)",
-        c"Check the configured power limit and the node's power delivery",
-    ),
-    info(
-        DCGM_FR_TEMP_VIOLATION,
-        c"GPU %u reached %d C",
-        c"Check airflow, fans and the room temperature around the node",
-    ),
-    info(
-        DCGM_FR_NVLINK_ERROR_CRITICAL,
-        c"GPU %u reported %d NVLink errors that the link could not recover from",
-        c"Reset the GPU; if the link stays unhealthy, check the baseboard and NvSwitch trays",
-    ),
-    info(
-        DCGM_FR_FAULTY_MEMORY,
-        c"The memory test found bad memory on GPU %u",
-        c"Take the GPU out of service and have it replaced",
-    ),
-    info(
-        DCGM_FR_PCIE_REPLAY_VIOLATION,
-        c"GPU %u's PCIe replay counter rose to %d during the test",
-        c"Reseat the GPU and check the PCIe slot",
-    ),
-    info(
-        DCGM_FR_XID_ERROR,
-        c"GPU %u reported XID %d",
-        c"Look the XID up in the driver documentation and follow its recovery action",
-    ),
-    info(
-        DCGM_FR_FALLEN_OFF_BUS,
-        c"GPU %u is no longer reachable on the PCIe bus",
-        c"Reboot the node; reseat or replace the GPU if it happens again",
-    ),
-    info(
-        DCGM_FR_CONTAINED_ERROR,
-        c"GPU %u had an uncorrectable memory error that the driver contained",
-        c"Restart the affected applications and reset the GPU when it is idle",
-    ),
-    info(
-        DCGM_FR_UNCONTAINED_ERROR,
-        c"GPU %u had an uncorrectable memory error that could not be contained",
-        c"Drain the GPU and reset it",
-    ),
-];
-
-/// The simulator's metadata of a failure reason, if it emits it.
+/// libdcgm's description of a failure reason, if it has one.
 pub fn error_info(code: dcgmError_t) -> Option<&'static ErrorInfo> {
-    ERRORS.iter().find(|e| e.code == code)
+    errors().iter().find(|e| e.code == code)
 }
 
 /// Severity and category of a failure reason as libdcgm 4.6.0 reports them (recorded in
@@ -118,7 +65,7 @@ pub fn recorded_class(code: u32) -> (dcgmErrorSeverity_t, dcgmErrorCategory_t) {
 }
 
 struct MetaTable(Vec<dcgm_error_meta_t>);
-// SAFETY: the table is immutable and its pointers point at 'static C string literals.
+// SAFETY: the table is immutable and its pointers point into the 'static `errors()` table.
 unsafe impl Sync for MetaTable {}
 // SAFETY: as above.
 unsafe impl Send for MetaTable {}
@@ -127,7 +74,7 @@ fn meta_table() -> &'static [dcgm_error_meta_t] {
     static T: OnceLock<MetaTable> = OnceLock::new();
     &T.get_or_init(|| {
         MetaTable(
-            ERRORS
+            errors()
                 .iter()
                 .map(|e| dcgm_error_meta_t {
                     errorId: e.code,
@@ -142,7 +89,7 @@ fn meta_table() -> &'static [dcgm_error_meta_t] {
     .0
 }
 
-/// The library's description of a failure reason the simulator emits, or NULL.
+/// The library's description of a failure reason, or NULL for a code it does not know.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmGetErrorMeta(error: dcgmError_t) -> *const dcgm_error_meta_t {
     meta_table()

@@ -92,7 +92,12 @@ pub extern "C" fn dcgmGroupDestroy(
 
 fn add_entity(handle: dcgmHandle_t, g: dcgmGpuGrp_t, eg: u32, id: u32) -> Result<(), dcgmReturn_t> {
     with_engine(handle, |e| {
-        if !e.machine.exists(eg, id) || eg == DCGM_FE_NONE {
+        let known = if eg == DCGM_FE_LINK {
+            e.machine.link_parent_exists(id)
+        } else {
+            e.machine.exists(eg, id)
+        };
+        if !known || eg == DCGM_FE_NONE {
             return Err(DCGM_ST_BADPARAM);
         }
         let grp = user_group(e, g)?;

@@ -41,11 +41,23 @@ pub fn incidents(
     health::evaluate(e, &entities, systems, start, end)
 }
 
-fn set(handle: dcgmHandle_t, group: dcgmGpuGrp_t, systems: u32) -> Result<(), dcgmReturn_t> {
+/// `dcgmHealthSet`'s update interval and age (libdcgm 4.6.0's defaults for the legacy call).
+const LEGACY_INTERVAL_US: i64 = 30_000_000;
+const LEGACY_MAX_AGE_S: f64 = 600.0;
+
+fn set(
+    handle: dcgmHandle_t,
+    group: dcgmGpuGrp_t,
+    systems: u32,
+    interval_us: i64,
+    max_age_s: f64,
+) -> Result<(), dcgmReturn_t> {
     with_engine(handle, |e| {
         module_ok(e, DcgmModuleIdHealth)?;
         let entities = e.group_entities(group)?;
-        health::watch(e, &entities, systems, now_us());
+        let now = now_us();
+        health::watch(e, &entities, systems, now);
+        health::watches::add_watches(e, &entities, systems, interval_us, max_age_s, now);
         e.health.insert(group, systems);
         Ok(())
     })
@@ -57,7 +69,15 @@ pub extern "C" fn dcgmHealthSet(
     groupId: dcgmGpuGrp_t,
     systems: dcgmHealthSystems_t,
 ) -> dcgmReturn_t {
-    guard(|| set(pDcgmHandle, groupId, systems))
+    guard(|| {
+        set(
+            pDcgmHandle,
+            groupId,
+            systems,
+            LEGACY_INTERVAL_US,
+            LEGACY_MAX_AGE_S,
+        )
+    })
 }
 
 /// # Safety
@@ -72,9 +92,20 @@ pub unsafe extern "C" fn dcgmHealthSet_v2(
         // SAFETY: per this function's contract.
         let p = unsafe { versioned(params, &[dcgmHealthSetParams_version2]) }?;
         // libdcgm 4.6.0 accepts any update interval and age (zero and negative ones too:
-        // recorded, `health/set_v2/*`); its health watches sample at least every 30 s and
-        // keep at least the last minute, which is what the checks read.
-        set(pDcgmHandle, p.groupId, p.systems)
+        // recorded, `health/set_v2/*`). The simulator samples a watch with no positive
+        // interval or age at the legacy call's 30 s and keeps 600 s (a zero interval would
+        // mean sampling without pause).
+        let interval = if p.updateInterval > 0 {
+            p.updateInterval
+        } else {
+            LEGACY_INTERVAL_US
+        };
+        let age = if p.maxKeepAge > 0.0 {
+            p.maxKeepAge
+        } else {
+            LEGACY_MAX_AGE_S
+        };
+        set(pDcgmHandle, p.groupId, p.systems, interval, age)
     })
 }
 

@@ -3,7 +3,7 @@
 use dcgm_sys::*;
 
 use super::{guard, read_str, versioned, write_str};
-use crate::engine::with_engine;
+use crate::engine::{lock, with_engine};
 
 /// # Safety
 ///
@@ -30,9 +30,30 @@ pub unsafe extern "C" fn dcgmHostengineSetLoggingSeverity(
     })
 }
 
+/// The variables `dcgmHostengineEnvironmentVariableInfo` may read (libdcgm 4.6.0's list).
+const READABLE_ENV_VARS: [&str; 2] = ["CUDA_VISIBLE_DEVICES", "DCGM_DIAG_REMOVED"];
+
+/// One variable of the host engine's environment. A simulated handle that reached a real
+/// host-engine process (a listener, see `listener_probe`) reads that process's environment;
+/// the embedded engine, and a configured address with nothing listening, are simulated in
+/// this process and read its own.
+fn hostengine_env_var(handle: dcgmHandle_t, name: &str) -> Result<Option<String>, dcgmReturn_t> {
+    let listener = lock().hostengine_listener(handle)?;
+    if let Some(pid) = listener.and_then(crate::listener_probe::socket_owner)
+        && let Some(v) = crate::listener_probe::process_env_var(pid, name)
+    {
+        return Ok(v);
+    }
+    Ok(std::env::var(name).ok())
+}
+
 /// # Safety
 ///
 /// `pEnvVarInfo` must be NULL or a versioned `dcgmEnvVarInfo_v1`.
+///
+/// As libdcgm 4.6.0: the call itself answers `DCGM_ST_OK` once the host engine was asked, and
+/// `ret` in the struct says what it found: `DCGM_ST_BADPARAM` for an empty name or one it does
+/// not give out, `DCGM_ST_NOT_CONFIGURED` for a variable that is not set, else `DCGM_ST_OK`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcgmHostengineEnvironmentVariableInfo(
     pDcgmHandle: dcgmHandle_t,
@@ -41,25 +62,24 @@ pub unsafe extern "C" fn dcgmHostengineEnvironmentVariableInfo(
     guard(|| {
         // SAFETY: per this function's contract.
         let info = unsafe { versioned(pEnvVarInfo, &[dcgmEnvVarInfo_version1]) }?;
-        with_engine(pDcgmHandle, |_| Ok(()))?;
         let name = read_str(&info.envVarName);
-        let rc = if name.is_empty() {
-            DCGM_ST_BADPARAM
-        } else if name != "CUDA_VISIBLE_DEVICES" {
-            DCGM_ST_NOT_SUPPORTED
+        let value = if READABLE_ENV_VARS.contains(&name.as_str()) {
+            Some(hostengine_env_var(pDcgmHandle, &name)?)
         } else {
-            match std::env::var(&name) {
-                Ok(v) => {
-                    write_str(&mut info.envVarValue, &v);
-                    DCGM_ST_OK
-                }
-                Err(_) => {
-                    write_str(&mut info.envVarValue, "");
-                    DCGM_ST_NO_DATA
-                }
+            with_engine(pDcgmHandle, |_| Ok(()))?;
+            None
+        };
+        info.ret = match value {
+            None => DCGM_ST_BADPARAM,
+            Some(None) => {
+                write_str(&mut info.envVarValue, "");
+                DCGM_ST_NOT_CONFIGURED
+            }
+            Some(Some(v)) => {
+                write_str(&mut info.envVarValue, &v);
+                DCGM_ST_OK
             }
         };
-        info.ret = rc;
-        if rc == DCGM_ST_OK { Ok(()) } else { Err(rc) }
+        Ok(())
     })
 }

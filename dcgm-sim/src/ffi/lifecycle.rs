@@ -6,7 +6,7 @@ use dcgm_sys::*;
 
 use super::{c_str, guard, out, versioned, write_str};
 use crate::config::SimConfig;
-use crate::engine::{Connection, Engine, lock};
+use crate::engine::{ConnectOptions, Connection, Engine, connect, lock};
 
 /// Version string the simulator reports (the DCGM release whose ABI it implements).
 pub const SIM_DCGM_VERSION: &str = "4.6.0";
@@ -45,6 +45,8 @@ pub extern "C" fn dcgmShutdown() -> dcgmReturn_t {
             s.initialized = false;
             s.engines.clear();
             s.connections.clear();
+            s.listeners.clear();
+            s.last_caller.clear();
             s.statuses.clear();
             s.cfg = None;
         }
@@ -70,8 +72,7 @@ fn start_embedded(mode: dcgmOperationMode_t) -> Result<dcgmHandle_t, dcgmReturn_
         DCGM_EMBEDDED_HANDLE,
         Connection {
             engine: "embedded".into(),
-            calls: 0,
-            broken: false,
+            ..Connection::default()
         },
     );
     Ok(DCGM_EMBEDDED_HANDLE)
@@ -134,6 +135,15 @@ pub extern "C" fn dcgmStopEmbedded(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     })
 }
 
+/// `DCGM_ST_UNINITIALIZED` before `dcgmInit` (libdcgm checks this before the params' version).
+fn initialized() -> Result<(), dcgmReturn_t> {
+    if lock().initialized {
+        Ok(())
+    } else {
+        Err(DCGM_ST_UNINITIALIZED)
+    }
+}
+
 /// # Safety
 ///
 /// `ipAddress` must be a C string, `pDcgmHandle` NULL or writable.
@@ -145,7 +155,11 @@ pub unsafe extern "C" fn dcgmConnect(
     guard(|| {
         // SAFETY: per this function's contract.
         let (addr, h) = unsafe { (c_str(ipAddress)?, out(pDcgmHandle)?) };
-        *h = lock().connect(addr, false)?;
+        if addr.is_empty() {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        // As libdcgm 4.6.0: `dcgmConnect_v2` with a v1 struct, persistAfterDisconnect 0.
+        *h = connect(&format!("tcp://{addr}"), ConnectOptions::default())?;
         Ok(())
     })
 }
@@ -161,19 +175,30 @@ pub unsafe extern "C" fn dcgmConnect_v2(
     pDcgmHandle: *mut dcgmHandle_t,
 ) -> dcgmReturn_t {
     guard(|| {
+        // SAFETY: per this function's contract.
+        let (addr, h) = unsafe { (c_str(ipAddress)?, out(pDcgmHandle)?) };
+        if addr.is_empty() || connectParams.is_null() {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        initialized()?;
         // SAFETY: per this function's contract; v1 is a prefix of v2, read only when v2.
-        let (addr, p, h) = unsafe {
-            (
-                c_str(ipAddress)?,
-                versioned(
-                    connectParams,
-                    &[dcgmConnectV2Params_version1, dcgmConnectV2Params_version2],
-                )?,
-                out(pDcgmHandle)?,
+        let p = unsafe {
+            versioned(
+                connectParams,
+                &[dcgmConnectV2Params_version1, dcgmConnectV2Params_version2],
             )
+        }?;
+        let v2 = p.version == dcgmConnectV2Params_version2;
+        let opts = ConnectOptions {
+            timeout_ms: if v2 { p.timeoutMs } else { 0 },
+            persist: p.persistAfterDisconnect != 0,
         };
-        let unix = p.version == dcgmConnectV2Params_version2 && p.addressIsUnixSocket != 0;
-        *h = lock().connect(addr, unix)?;
+        let scheme = if v2 && p.addressIsUnixSocket != 0 {
+            "unix"
+        } else {
+            "tcp"
+        };
+        *h = connect(&format!("{scheme}://{addr}"), opts)?;
         Ok(())
     })
 }
@@ -190,23 +215,28 @@ pub unsafe extern "C" fn dcgmConnect_v3(
 ) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
-        let (addr, _p, h) = unsafe {
-            (
-                c_str(connectionString)?,
-                versioned(connectParams, &[dcgmConnectV3Params_version1])?,
-                out(pDcgmHandle)?,
-            )
+        let (addr, h) = unsafe { (c_str(connectionString)?, out(pDcgmHandle)?) };
+        if addr.is_empty() || connectParams.is_null() {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        initialized()?;
+        // SAFETY: per this function's contract.
+        let p = unsafe { versioned(connectParams, &[dcgmConnectV3Params_version1]) }?;
+        let opts = ConnectOptions {
+            timeout_ms: p.timeoutMs,
+            persist: p.persistAfterDisconnect != 0,
         };
-        *h = lock().connect(addr, false)?;
+        *h = connect(addr, opts)?;
         Ok(())
     })
 }
 
+/// Closes a connection; as libdcgm 4.6.0, `DCGM_ST_OK` for any handle (also before
+/// `dcgmInit`, and for one that is already closed).
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmDisconnect(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     guard(|| {
-        let mut s = lock();
-        s.connections.remove(&pDcgmHandle);
+        lock().disconnect(pDcgmHandle);
         Ok(())
     })
 }

@@ -5,6 +5,7 @@
 pub mod config;
 pub mod diag;
 pub mod discovery;
+pub mod driver_bind;
 pub mod failure_reasons;
 pub mod fields;
 pub mod groups;
@@ -23,6 +24,7 @@ pub mod test_api;
 pub mod topology;
 pub mod unsupported;
 pub mod values;
+pub mod vgpu;
 
 use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -7,13 +7,10 @@ use dcgm_sys::*;
 use super::{guard, out, versioned};
 use crate::engine::{Engine, with_engine};
 
-/// Fails with `DCGM_ST_MODULE_NOT_LOADED` when `module` is on the engine's deny list.
-pub fn module_ok(e: &Engine, module: dcgmModuleId_t) -> Result<(), dcgmReturn_t> {
-    if module < 32 && e.module_denylist & (1 << module) != 0 {
-        Err(DCGM_ST_MODULE_NOT_LOADED)
-    } else {
-        Ok(())
-    }
+/// Readies `module` for a request, loading it on first use as libdcgm does:
+/// `DCGM_ST_MODULE_NOT_LOADED` when it is denylisted or cannot load.
+pub fn module_ok(e: &mut Engine, module: dcgmModuleId_t) -> Result<(), dcgmReturn_t> {
+    e.modules.load(module)
 }
 
 /// Module names, indexed by module id.
@@ -53,15 +50,7 @@ pub extern "C" fn dcgmModuleDenylist(
     pDcgmHandle: dcgmHandle_t,
     moduleId: dcgmModuleId_t,
 ) -> dcgmReturn_t {
-    guard(|| {
-        with_engine(pDcgmHandle, |e| {
-            if moduleId == DcgmModuleIdCore || moduleId >= DcgmModuleIdCount {
-                return Err(DCGM_ST_BADPARAM);
-            }
-            e.module_denylist |= 1 << moduleId;
-            Ok(())
-        })
-    })
+    guard(|| with_engine(pDcgmHandle, |e| e.modules.denylist(moduleId)))
 }
 
 /// # Safety
@@ -77,15 +66,15 @@ pub unsafe extern "C" fn dcgmModuleGetStatuses(
         let st = unsafe { versioned(moduleStatuses, &[dcgmModuleGetStatuses_version1]) }?;
         with_engine(pDcgmHandle, |e| {
             let n = (DcgmModuleIdCount as usize).min(st.statuses.len());
-            for (id, slot) in st.statuses.iter_mut().take(n).enumerate() {
+            for (id, (slot, status)) in st
+                .statuses
+                .iter_mut()
+                .zip(e.modules.statuses())
+                .take(n)
+                .enumerate()
+            {
                 slot.id = id as u32;
-                slot.status = if id as u32 == DcgmModuleIdCore && e.telemetry_paused {
-                    DcgmModuleStatusPaused
-                } else if module_ok(e, id as u32).is_ok() {
-                    DcgmModuleStatusLoaded
-                } else {
-                    DcgmModuleStatusDenylisted
-                };
+                slot.status = *status;
             }
             st.numStatuses = n as u32;
             Ok(())

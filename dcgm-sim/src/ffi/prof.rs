@@ -50,15 +50,19 @@ pub unsafe extern "C" fn dcgmProfGetSupportedMetricGroups(
         // SAFETY: per this function's contract.
         let mg = unsafe { versioned(metricGroups, &[dcgmProfGetMetricGroups_version3]) }?;
         let gpu = mg.gpuId;
+        // On Hopper the core answers from GPM: the profiling module is not involved.
         with_engine(pDcgmHandle, |e| {
-            module_ok(e, DcgmModuleIdProfiling)?;
-            let faults = &e.machine.cfg.faults;
-            if faults.profiling_in_use {
+            if e.machine.cfg.faults.profiling_in_use {
                 return Err(DCGM_ST_IN_USE);
             }
             if gpu >= e.machine.gpu_count() {
                 return Err(DCGM_ST_BADPARAM);
             }
+            // A fake GPU has no GPM: libdcgm asks the profiling module, which cannot load.
+            if e.machine.fake_gpus.contains(&gpu) {
+                module_ok(e, DcgmModuleIdProfiling)?;
+            }
+            let faults = &e.machine.cfg.faults;
             let mut n = 0;
             for (major, minor, fields) in METRIC_GROUPS {
                 let ids: Vec<u16> = fields
@@ -83,9 +87,17 @@ pub unsafe extern "C" fn dcgmProfGetSupportedMetricGroups(
     })
 }
 
+/// Pausing is the profiling module's, which does not load beside GPM GPUs: as libdcgm, a
+/// module that cannot serve the request makes it `DCGM_ST_NOT_SUPPORTED`.
 fn set_paused(handle: dcgmHandle_t, paused: bool) -> Result<(), dcgmReturn_t> {
     with_engine(handle, |e| {
-        module_ok(e, DcgmModuleIdProfiling)?;
+        module_ok(e, DcgmModuleIdProfiling).map_err(|rc| {
+            if rc == DCGM_ST_MODULE_NOT_LOADED {
+                DCGM_ST_NOT_SUPPORTED
+            } else {
+                rc
+            }
+        })?;
         e.dynamics.prof_paused = paused;
         Ok(())
     })

@@ -11,13 +11,84 @@ use crate::cache::{Sample, key};
 use crate::engine::{Engine, now_us, with_engine};
 use crate::model::SimValue;
 
-fn as_f64(v: &SimValue) -> Option<f64> {
-    match v {
-        SimValue::Int(i) if *i < DCGM_INT64_BLANK => Some(*i as f64),
-        SimValue::Dbl(d) if *d < DCGM_FP64_BLANK => Some(*d),
-        _ => None,
+/// The seven summaries of `dcgmGetFieldSummary` (minimum, maximum, average, sum, count,
+/// integral, difference), computed as libdcgm 4.6.0's cache manager does: a blank sample
+/// counts in the count and in the average's divisor but in nothing else; a summary stays
+/// blank until a non-blank sample is seen; the integral is in value × microseconds, from the
+/// second sample on (trapezoids); the difference is the latest non-blank value less the
+/// first. `T` is the field's arithmetic: integers divide and halve as integers.
+fn summaries<T: Copy>(
+    samples: &[Sample],
+    value: impl Fn(&SimValue) -> Option<T>,
+    blank: T,
+    ops: SummaryOps<T>,
+) -> Option<[T; 7]> {
+    let mut out = [blank; 7];
+    let mut seen: i64 = 0;
+    let mut sum = (ops.from_i64)(0);
+    let mut first: Option<T> = None;
+    let mut prev: Option<(i64, T)> = None;
+    for s in samples {
+        seen += 1;
+        let Some(v) = value(&s.value) else {
+            prev = Some((s.ts, blank));
+            continue;
+        };
+        let first = *first.get_or_insert(v);
+        sum = (ops.add)(sum, v);
+        if (ops.is_blank)(out[0]) || (ops.lt)(v, out[0]) {
+            out[0] = v;
+        }
+        if (ops.is_blank)(out[1]) || (ops.lt)(out[1], v) {
+            out[1] = v;
+        }
+        out[2] = (ops.div)(sum, (ops.from_i64)(seen));
+        out[3] = sum;
+        out[4] = (ops.from_i64)(seen);
+        out[5] = match prev {
+            None => (ops.from_i64)(0),
+            Some((pts, pv)) => {
+                let avg = (ops.div)((ops.add)(v, pv), (ops.from_i64)(2));
+                (ops.add)(out[5], (ops.mul)(avg, (ops.from_i64)(s.ts - pts)))
+            }
+        };
+        out[6] = (ops.sub)(v, first);
+        prev = Some((s.ts, v));
     }
+    (seen > 0).then_some(out)
 }
+
+/// The arithmetic of one field type, for [`summaries`].
+struct SummaryOps<T> {
+    from_i64: fn(i64) -> T,
+    add: fn(T, T) -> T,
+    sub: fn(T, T) -> T,
+    mul: fn(T, T) -> T,
+    div: fn(T, T) -> T,
+    lt: fn(T, T) -> bool,
+    is_blank: fn(T) -> bool,
+}
+
+/// Integer summaries wrap on overflow, as the C arithmetic they reproduce does in practice.
+const INT_OPS: SummaryOps<i64> = SummaryOps {
+    from_i64: |v| v,
+    add: i64::wrapping_add,
+    sub: i64::wrapping_sub,
+    mul: i64::wrapping_mul,
+    div: |a, b| a.checked_div(b).unwrap_or(0),
+    lt: |a, b| a < b,
+    is_blank: |v| v >= DCGM_INT64_BLANK,
+};
+
+const FP_OPS: SummaryOps<f64> = SummaryOps {
+    from_i64: |v| v as f64,
+    add: |a, b| a + b,
+    sub: |a, b| a - b,
+    mul: |a, b| a * b,
+    div: |a, b| a / b,
+    lt: |a, b| a < b,
+    is_blank: |v| v >= DCGM_FP64_BLANK,
+};
 
 /// The cached samples of a watched (entity, field) in `[start, end]` (0 = open), oldest first.
 pub fn cached_samples(
@@ -76,36 +147,33 @@ pub unsafe extern "C" fn dcgmGetFieldSummary(
             }
             cached_samples(e, group, id, field, start, end)
         })?;
-        let pts: Vec<(i64, f64)> = samples
-            .iter()
-            .filter_map(|s| as_f64(&s.value).map(|v| (s.ts, v)))
-            .collect();
-        if pts.is_empty() {
-            return Err(DCGM_ST_NO_DATA);
-        }
-        let n = pts.len() as f64;
-        let sum: f64 = pts.iter().map(|p| p.1).sum();
-        let min = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-        let max = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-        // Trapezoids over time, in value-seconds.
-        let integral: f64 = pts
-            .windows(2)
-            .map(|w| (w[0].1 + w[1].1) / 2.0 * ((w[1].0 - w[0].0) as f64 / 1e6))
-            .sum();
-        let diff = pts[pts.len() - 1].1 - pts[0].1;
-        let all = [min, max, sum / n, sum, n, integral, diff];
         req.response.fieldType = u32::from(ty);
         let mut k = 0;
-        for (bit, v) in all.iter().enumerate() {
-            if mask & (1 << bit) == 0 {
-                continue;
+        if ty == DCGM_FT_INT64 {
+            let int = |v: &SimValue| match v {
+                SimValue::Int(i) if *i < DCGM_INT64_BLANK => Some(*i),
+                _ => None,
+            };
+            let all = summaries(&samples, int, DCGM_INT64_BLANK, INT_OPS).ok_or(DCGM_ST_NO_DATA)?;
+            for (bit, v) in all.iter().enumerate() {
+                if mask & (1 << bit) != 0 {
+                    req.response.values[k].i64_ = *v;
+                    k += 1;
+                }
             }
-            if ty == DCGM_FT_INT64 {
-                req.response.values[k].i64_ = v.round() as i64;
-            } else {
-                req.response.values[k].fp64 = *v;
+        } else {
+            let dbl = |v: &SimValue| match v {
+                SimValue::Dbl(d) if *d < DCGM_FP64_BLANK => Some(*d),
+                SimValue::Int(i) if *i < DCGM_INT64_BLANK => Some(*i as f64),
+                _ => None,
+            };
+            let all = summaries(&samples, dbl, DCGM_FP64_BLANK, FP_OPS).ok_or(DCGM_ST_NO_DATA)?;
+            for (bit, v) in all.iter().enumerate() {
+                if mask & (1 << bit) != 0 {
+                    req.response.values[k].fp64 = *v;
+                    k += 1;
+                }
             }
-            k += 1;
         }
         req.response.summaryCount = k as u32;
         Ok(())

@@ -4,7 +4,6 @@
 //!
 //! Functions of `dcgm_sys::DcgmApi::SYMBOLS` the simulator does not export, on purpose (a
 //! client resolving them sees missing symbols, as `DcgmApi::missing_symbols` reports):
-//! - `dcgmCpuHierarchyCpuOwnsCore` (a header-only helper of `dcgm_helpers.h`)
 //! - `dcgmNvswitchGetBackend` (NvSwitch backends are not simulated)
 //! - the NVML-injection group: `dcgmCreateNvmlInjectionGpu`, `dcgmInjectNvmlDevice`,
 //!   `dcgmInjectNvmlDeviceForFollowingCalls`, `dcgmInjectedNvmlDeviceReset`,
@@ -24,7 +23,7 @@ const _: dcgm_sys::pfn::DcgmFieldsTerm = crate::ffi::fields::DcgmFieldsTerm;
 const _: dcgm_sys::pfn::dcgmActionValidate = crate::ffi::diag::dcgmActionValidate;
 const _: dcgm_sys::pfn::dcgmActionValidate_v2 = crate::ffi::diag::dcgmActionValidate_v2;
 const _: dcgm_sys::pfn::dcgmAddFakeInstances = crate::ffi::unsupported::dcgmAddFakeInstances;
-const _: dcgm_sys::pfn::dcgmAttachDriver = crate::ffi::unsupported::dcgmAttachDriver;
+const _: dcgm_sys::pfn::dcgmAttachDriver = crate::ffi::driver_bind::dcgmAttachDriver;
 const _: dcgm_sys::pfn::dcgmConfigEnforce = crate::ffi::config::dcgmConfigEnforce;
 const _: dcgm_sys::pfn::dcgmConfigGet = crate::ffi::config::dcgmConfigGet;
 const _: dcgm_sys::pfn::dcgmConfigSet = crate::ffi::config::dcgmConfigSet;
@@ -33,7 +32,7 @@ const _: dcgm_sys::pfn::dcgmConfigSetWorkloadPowerProfile =
 const _: dcgm_sys::pfn::dcgmConnect = crate::ffi::lifecycle::dcgmConnect;
 const _: dcgm_sys::pfn::dcgmConnect_v2 = crate::ffi::lifecycle::dcgmConnect_v2;
 const _: dcgm_sys::pfn::dcgmConnect_v3 = crate::ffi::lifecycle::dcgmConnect_v3;
-const _: dcgm_sys::pfn::dcgmDetachDriver = crate::ffi::unsupported::dcgmDetachDriver;
+const _: dcgm_sys::pfn::dcgmDetachDriver = crate::ffi::driver_bind::dcgmDetachDriver;
 const _: dcgm_sys::pfn::dcgmDiagSendHeartbeat = crate::ffi::diag::dcgmDiagSendHeartbeat;
 const _: dcgm_sys::pfn::dcgmDisconnect = crate::ffi::lifecycle::dcgmDisconnect;
 const _: dcgm_sys::pfn::dcgmEngineRun = crate::ffi::unsupported::dcgmEngineRun;
@@ -55,6 +54,8 @@ const _: dcgm_sys::pfn::dcgmGetAllSupportedDevices =
     crate::ffi::discovery::dcgmGetAllSupportedDevices;
 const _: dcgm_sys::pfn::dcgmGetCpuHierarchy = crate::ffi::discovery::dcgmGetCpuHierarchy;
 const _: dcgm_sys::pfn::dcgmGetCpuHierarchy_v2 = crate::ffi::discovery::dcgmGetCpuHierarchy_v2;
+const _: dcgm_sys::pfn::dcgmCpuHierarchyCpuOwnsCore =
+    crate::ffi::discovery::dcgmCpuHierarchyCpuOwnsCore;
 const _: dcgm_sys::pfn::dcgmGetDeviceAttributes = crate::ffi::discovery::dcgmGetDeviceAttributes;
 const _: dcgm_sys::pfn::dcgmGetDeviceTopology = crate::ffi::topology::dcgmGetDeviceTopology;
 const _: dcgm_sys::pfn::dcgmGetDeviceWorkloadPowerProfileInfo =
@@ -161,3 +162,9 @@ const _: dcgm_sys::pfn::dcgmSetEntityNvLinkLinkState =
     crate::ffi::test_api::dcgmSetEntityNvLinkLinkState;
 const _: dcgm_sys::pfn::dcgmUnwatchFieldValue = crate::ffi::test_api::dcgmUnwatchFieldValue;
 const _: dcgm_sys::pfn::dcgmWatchFieldValue = crate::ffi::test_api::dcgmWatchFieldValue;
+const _: dcgm_sys::pfn::dcgmGetVgpuDeviceAttributes = crate::ffi::vgpu::dcgmGetVgpuDeviceAttributes;
+const _: dcgm_sys::pfn::dcgmGetVgpuInstanceAttributes =
+    crate::ffi::vgpu::dcgmGetVgpuInstanceAttributes;
+const _: dcgm_sys::pfn::dcgmVgpuConfigEnforce = crate::ffi::vgpu::dcgmVgpuConfigEnforce;
+const _: dcgm_sys::pfn::dcgmVgpuConfigGet = crate::ffi::vgpu::dcgmVgpuConfigGet;
+const _: dcgm_sys::pfn::dcgmVgpuConfigSet = crate::ffi::vgpu::dcgmVgpuConfigSet;

@@ -8,22 +8,28 @@ use std::ffi::{c_int, c_void};
 
 use dcgm_sys::*;
 
-use super::modules::module_ok;
 use super::values::{Read, fill_v1, since_outputs};
 use super::{guard, out, versioned};
-use crate::cache::{Watch, key};
+use crate::cache::{Watch, Watcher, WatcherId, key};
 use crate::engine::{Engine, now_us, with_engine};
 use crate::model::{Event, SimValue};
 
 /// Retention of a cache entry that holds only injected samples (DCGM's default, 30 s).
 const DEFAULT_MAX_AGE_US: i64 = 30_000_000;
 
-/// Adds a fake GPU to an engine: to the node and to the model's per-GPU state.
+/// Adds a fake GPU to an engine: to the node and to the model's per-GPU state. As libdcgm,
+/// its ECC mode reads enabled at once (libdcgm injects it, so that policies work on it).
 fn add_fake_gpu(e: &mut Engine) -> Option<u32> {
     let id = e.machine.add_fake_gpu()?;
     let g = &e.machine.cfg.gpus[id as usize];
     e.dynamics.power_limit_w.push(g.power_limit_w);
     e.dynamics.app_sm_clock.push(g.max_sm_clock_mhz);
+    let now = now_us();
+    e.cache
+        .watches
+        .entry(key(DCGM_FE_GPU, id, DCGM_FI_DEV_ECC_MODE))
+        .or_insert_with(|| Watch::new(now, DEFAULT_MAX_AGE_US, DEFAULT_MAX_AGE_US, 0))
+        .inject(now, SimValue::Int(1));
     Some(id)
 }
 
@@ -40,9 +46,15 @@ fn create_one(e: &mut Engine, info: &dcgmMigHierarchyInfo_t) -> Result<u32, dcgm
             .machine
             .add_fake_compute_instance(info.parent.entityId)
             .ok_or(DCGM_ST_GENERIC_ERROR),
-        // DCGM creates fake CPUs in its sysmon module, which the simulator does not have: the
-        // answer is the one of a libdcgm whose sysmon module cannot load.
-        DCGM_FE_CPU | DCGM_FE_CPU_CORE => Err(DCGM_ST_MODULE_NOT_LOADED),
+        // DCGM creates fake CPUs in its sysmon module, which runs where the node has CPUs;
+        // without, the answer of a libdcgm whose sysmon module cannot load.
+        DCGM_FE_CPU | DCGM_FE_CPU_CORE if e.machine.cfg.cpus.is_empty() => {
+            Err(DCGM_ST_MODULE_NOT_LOADED)
+        }
+        DCGM_FE_CPU => e.machine.add_fake_cpu(),
+        DCGM_FE_CPU_CORE => e
+            .machine
+            .add_fake_core(info.parent.entityGroupId, info.parent.entityId),
         _ => Err(DCGM_ST_NOT_SUPPORTED),
     }
 }
@@ -240,21 +252,21 @@ pub unsafe extern "C" fn dcgmGetCacheManagerFieldInfo(
             info.entityGroupId = group;
             info.entityId = id;
             info.fieldId = field;
-            let watched = w.watchers > 0;
+            let watched = w.is_watched();
             info.flags = if watched { DCGM_CMI_F_WATCHED } else { 0 };
             info.oldestTimestamp = w.samples.front().map_or(0, |s| s.ts);
             info.newestTimestamp = w.samples.back().map_or(0, |s| s.ts);
             info.monitorIntervalUsec = if watched { w.freq_us } else { 0 };
             info.maxAgeUsec = w.max_age_us;
             info.numSamples = i32::try_from(w.samples.len()).unwrap_or(i32::MAX);
-            let n = (w.watchers as usize).min(DCGM_CM_FIELD_INFO_NUM_WATCHERS);
+            let n = w.watchers.len().min(DCGM_CM_FIELD_INFO_NUM_WATCHERS);
             info.numWatchers = n as i32;
-            for slot in info.watchers.iter_mut().take(n) {
+            for (slot, watcher) in info.watchers.iter_mut().zip(&w.watchers) {
                 *slot = dcgm_cm_field_info_watcher_t {
-                    watcherType: DcgmWatcherTypeClient,
-                    connectionId: 0,
-                    monitorIntervalUsec: w.freq_us,
-                    maxAgeUsec: w.max_age_us,
+                    watcherType: watcher.id.kind,
+                    connectionId: watcher.id.connection,
+                    monitorIntervalUsec: watcher.freq_us,
+                    maxAgeUsec: watcher.max_age_us,
                 };
             }
             *fi = info;
@@ -272,8 +284,7 @@ pub extern "C" fn dcgmEmptyCache(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
         with_engine(pDcgmHandle, |e| {
             for w in e.cache.watches.values_mut() {
                 w.samples.clear();
-                w.watchers = 0;
-                w.single = false;
+                w.watchers.clear();
                 w.injected = false;
             }
             e.watch_sets.clear();
@@ -282,13 +293,13 @@ pub extern "C" fn dcgmEmptyCache(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     })
 }
 
-/// Marks the core module paused, as libdcgm does (`dcgmModuleGetStatuses` reports it);
-/// sampling goes on, since no diagnostic competes with it in the simulator.
+/// Pauses the core and the loaded modules, as libdcgm does (`dcgmModuleGetStatuses` reports
+/// them paused); sampling goes on, since no diagnostic competes with it in the simulator.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmPauseTelemetryForDiag(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     guard(|| {
         with_engine(pDcgmHandle, |e| {
-            e.telemetry_paused = true;
+            e.modules.pause();
             Ok(())
         })
     })
@@ -299,14 +310,14 @@ pub extern "C" fn dcgmPauseTelemetryForDiag(pDcgmHandle: dcgmHandle_t) -> dcgmRe
 pub extern "C" fn dcgmResumeTelemetryForDiag(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     guard(|| {
         with_engine(pDcgmHandle, |e| {
-            e.telemetry_paused = false;
+            e.modules.resume();
             Ok(())
         })
     })
 }
 
-/// Accepted; writes back the mask of the loaded modules (every module not denylisted, since
-/// the simulator loads them all at start).
+/// Marks the modules of the mask reloadable and writes back the mask of the modules that
+/// were loaded (see [`crate::module_state::ModuleTable::mark_reloadable`]).
 ///
 /// # Safety
 ///
@@ -319,17 +330,13 @@ pub unsafe extern "C" fn dcgmMarkModulesReloadable(
     guard(|| {
         // SAFETY: per this function's contract.
         let m = unsafe { versioned(msg, &[dcgmModulesReloadable_version1]) }?;
-        m.moduleMask = with_engine(pDcgmHandle, |e| {
-            Ok((0..DcgmModuleIdCount)
-                .filter(|id| module_ok(e, *id).is_ok())
-                .fold(0u32, |acc, id| acc | (1 << id)))
-        })?;
+        m.moduleMask = with_engine(pDcgmHandle, |e| Ok(e.modules.mark_reloadable(m.moduleMask)))?;
         Ok(())
     })
 }
 
 /// Starts sampling one field of one GPU (a global field is sampled for that GPU too).
-fn watch_one(
+pub(crate) fn watch_one(
     e: &mut Engine,
     gpu: c_int,
     field: u16,
@@ -348,20 +355,21 @@ fn watch_one(
         0
     };
     let max_samples = max_samples.max(0) as usize;
-    let w = e
-        .cache
+    // The client's watcher of the entry: the same one its group watches use.
+    let id = WatcherId::client(e.caller);
+    e.cache
         .watches
         .entry(key(DCGM_FE_GPU, gpu, field))
-        .or_insert_with(|| Watch::new(now, freq_us, max_age_us, max_samples));
-    if w.watchers == 0 {
-        w.freq_us = freq_us;
-        w.next_due = now + freq_us;
-    }
-    w.merge(freq_us, max_age_us, max_samples);
-    if !w.single {
-        w.single = true;
-        w.watchers += 1;
-    }
+        .or_insert_with(|| Watch::new(now, freq_us, max_age_us, max_samples))
+        .add_watcher(
+            now,
+            Watcher {
+                id,
+                freq_us,
+                max_age_us,
+                max_samples,
+            },
+        );
     Ok(())
 }
 
@@ -408,15 +416,13 @@ pub extern "C" fn dcgmUnwatchFieldValue(
             if !e.machine.exists(DCGM_FE_GPU, gpu) {
                 return Err(DCGM_ST_BADPARAM);
             }
+            let id = WatcherId::client(e.caller);
             let w = e
                 .cache
                 .watches
                 .get_mut(&key(DCGM_FE_GPU, gpu, fieldId))
                 .ok_or(DCGM_ST_NOT_WATCHED)?;
-            if w.single {
-                w.single = false;
-                w.watchers = w.watchers.saturating_sub(1);
-            }
+            w.remove_watcher(id);
             Ok(())
         })
     })

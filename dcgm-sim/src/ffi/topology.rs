@@ -63,12 +63,10 @@ pub fn gpu_socket(m: &Machine, gpu: u32) -> u32 {
 }
 
 fn affinity(m: &Machine, socket: u32, mask: &mut [c_ulong]) {
-    if let Some((_, first, count)) = m.cpu_cores.get(socket as usize) {
-        for c in *first..*first + *count {
-            let bits = c_ulong::BITS;
-            if let Some(w) = mask.get_mut((c / bits) as usize) {
-                *w |= 1 << (c % bits);
-            }
+    for c in m.cores_of_cpu(socket) {
+        let bits = c_ulong::BITS;
+        if let Some(w) = mask.get_mut((c / bits) as usize) {
+            *w |= 1 << (c % bits);
         }
     }
 }

@@ -23,24 +23,6 @@ pub unsafe extern "C" fn dcgmEngineRun(
     DCGM_ST_NOT_SUPPORTED
 }
 
-/// Simulated GPUs have no driver to attach: not supported.
-#[unsafe(no_mangle)]
-pub extern "C" fn dcgmAttachDriver(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
-    guard(|| {
-        with_engine(pDcgmHandle, |_| Ok(()))?;
-        Err(DCGM_ST_NOT_SUPPORTED)
-    })
-}
-
-/// Simulated GPUs have no driver to detach: not supported.
-#[unsafe(no_mangle)]
-pub extern "C" fn dcgmDetachDriver(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
-    guard(|| {
-        with_engine(pDcgmHandle, |_| Ok(()))?;
-        Err(DCGM_ST_NOT_SUPPORTED)
-    })
-}
-
 /// The MIG layout comes from the simulator's config: fake instances are not supported.
 ///
 /// # Safety

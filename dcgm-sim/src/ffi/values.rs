@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void};
 use dcgm_sys::*;
 
 use super::{guard, out};
-use crate::cache::{Watch, key, unkey};
+use crate::cache::{Watch, Watcher, WatcherId, key, unkey};
 use crate::engine::{Engine, now_us, with_engine};
 use crate::model::{SimValue, sample};
 
@@ -41,11 +41,24 @@ fn generate_in(
     if f.blank_fields.contains(&field) {
         return SimValue::Blank;
     }
+    // Without the driver (`dcgmDetachDriver`), a GPU and what belongs to it read blank.
+    if m.gpu_of(group, id)
+        .is_some_and(|g| m.driver.gpu_detached_at(g, ts))
+    {
+        return SimValue::Blank;
+    }
     // A GPU that stopped answering (a `lost` event) reads blank.
     if group == DCGM_FE_GPU && d.held_event(id, "lost", ts).is_some() {
         return SimValue::Blank;
     }
     sample(m, d, group, id, field, ts)
+}
+
+/// Whether the cache samples an entity: not a fake GPU (nor what belongs to one), which has no
+/// device behind it, so that, as in libdcgm, it holds only what is injected.
+fn sampled_entity(m: &crate::machine::Machine, group: u32, id: u32) -> bool {
+    m.gpu_of(group, id)
+        .is_none_or(|gpu| !m.fake_gpus.contains(&gpu))
 }
 
 /// Brings one cache entry up to date (AUTO mode only: MANUAL waits for dcgmUpdateAllFields).
@@ -54,6 +67,9 @@ fn advance(e: &mut Engine, k: u64, now: i64) {
         return;
     }
     let (g, id, f) = unkey(k);
+    if !sampled_entity(&e.machine, g, id) {
+        return;
+    }
     // Borrow the cache and the model separately: no remove/re-insert of the entry.
     let Engine {
         cache,
@@ -61,7 +77,7 @@ fn advance(e: &mut Engine, k: u64, now: i64) {
         dynamics,
         ..
     } = e;
-    if let Some(w) = cache.watches.get_mut(&k).filter(|w| w.watchers > 0) {
+    if let Some(w) = cache.watches.get_mut(&k).filter(|w| w.is_watched()) {
         w.advance(now, |ts| generate_in(machine, dynamics, g, id, f, ts));
     }
 }
@@ -74,7 +90,8 @@ pub fn update_all(e: &mut Engine) {
     for k in keys {
         advance(e, k, now);
         let (g, id, f) = unkey(k);
-        if e.cache.watches.get(&k).is_none_or(|w| !w.due(now)) {
+        if !sampled_entity(&e.machine, g, id) || e.cache.watches.get(&k).is_none_or(|w| !w.due(now))
+        {
             continue;
         }
         let v = generate(e, g, id, f, now);
@@ -109,7 +126,7 @@ pub fn latest(e: &mut Engine, group: u32, id: u32, field: u16, now: i64) -> Read
         None => r.status = DCGM_ST_NOT_WATCHED,
         Some(w) => match w.samples.back() {
             // Watched but not sampled yet, or an entry left empty by an unwatch.
-            None if w.watchers > 0 => r.status = DCGM_ST_NO_DATA,
+            None if w.is_watched() => r.status = DCGM_ST_NO_DATA,
             None => r.status = DCGM_ST_NOT_WATCHED,
             Some(s) => {
                 r.ts = s.ts;
@@ -606,6 +623,8 @@ pub fn watch(
     let now = now_us();
     let max_age_us = (max_age_s.max(0.0) * 1e6) as i64;
     let max_samples = max_samples.max(0) as usize;
+    let client = WatcherId::client(e.caller);
+    let mut first_watch = false;
     for p in &entities {
         for &f in &fields {
             let k = key(p.entityGroupId, p.entityId, f);
@@ -614,12 +633,25 @@ pub fn watch(
                 .watches
                 .entry(k)
                 .or_insert_with(|| Watch::new(now, freq_us, max_age_us, max_samples));
-            w.merge(freq_us, max_age_us, max_samples);
-            w.watchers += 1;
+            first_watch |= w.samples.is_empty() && !w.is_watched();
+            w.add_watcher(
+                now,
+                Watcher {
+                    id: client,
+                    freq_us,
+                    max_age_us,
+                    max_samples,
+                },
+            );
         }
     }
     e.watch_sets
         .push((group, fg, freq_us, max_age_us, max_samples));
+    // As libdcgm: a group watch that starts watching a field updates every due field at once,
+    // so its first value is readable right after the watch.
+    if first_watch {
+        update_all(e);
+    }
     Ok(())
 }
 
@@ -633,6 +665,7 @@ pub fn unwatch(
         return Err(DCGM_ST_NOT_WATCHED);
     };
     e.watch_sets.remove(pos);
+    let client = WatcherId::client(e.caller);
     let entities = e.group_entities(group).unwrap_or_default();
     let fields = e
         .field_group(fg)
@@ -643,8 +676,10 @@ pub fn unwatch(
             let k = key(p.entityGroupId, p.entityId, f);
             // As libdcgm 4.6.0: the samples stay readable after the last watcher leaves;
             // the entry just stops being sampled.
+            // One unwatch ends the client's watch of the entry, whatever else it watched
+            // the entry through (a client is one watcher per entry in libdcgm).
             if let Some(w) = e.cache.watches.get_mut(&k) {
-                w.watchers = w.watchers.saturating_sub(1);
+                w.remove_watcher(client);
             }
         }
     }

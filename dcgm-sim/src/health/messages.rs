@@ -4,7 +4,8 @@
 
 use dcgm_sys::*;
 
-/// DCGM's next steps for a failure reason.
+/// DCGM's next steps for a failure reason (the recorded suggestion of libdcgm 4.6.0's
+/// failure-reason table for the codes not listed here).
 pub fn next_steps(code: dcgmError_t) -> &'static str {
     const FIELD_DIAG: &str = "Run a field diagnostic on the GPU.";
     match code {
@@ -53,7 +54,9 @@ pub fn next_steps(code: dcgmError_t) -> &'static str {
         DCGM_FR_GPU_RECOVERY_DRAIN_RESET => {
             "Do not schedule new work on this GPU. Reset the GPU after existing work has drained."
         }
-        _ => "",
+        _ => crate::ffi::failure_reasons::error_info(code)
+            .and_then(|e| e.suggestion.to_str().ok())
+            .unwrap_or(""),
     }
 }
 

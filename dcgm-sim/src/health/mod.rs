@@ -1,22 +1,27 @@
 //! The health engine: what libdcgm 4.6.0's health module decides from the field values it
 //! samples or that a client injects, watch system by watch system.
 //!
-//! A check looks at each entity of the group, in the group's order: first the XIDs that fail
+//! A check first makes the node-wide checks (IMEX, with NVLink: [`imex`]), then looks at
+//! each entity of the group, in the group's order: first the XIDs that fail
 //! a GPU whatever is watched ([`xid`]), then each watched system in the order of its bit
 //! (PCIe, NVLink, memory, InfoROM, thermal, power, driver). Counters are compared over the
 //! last minute (the first and the last sample since then), state fields by their latest
 //! sample. The values come from the field cache (samples of watched fields, injected values)
-//! or, for fields nothing watches, from the simulated GPU itself ([`samples`]).
+//! or, for fields nothing watches, from the simulated GPU itself ([`samples`]). Setting a
+//! health watch adds the cache watches of its systems ([`watches`]).
 
+pub mod imex;
 pub mod inforom;
 pub mod mem;
 pub mod messages;
 pub mod nvlink;
+pub mod nvlink5;
 pub mod nvswitch;
 pub mod pcie;
 pub mod recovery;
 pub mod samples;
 pub mod violation;
+pub mod watches;
 pub mod xid;
 
 use dcgm_sys::*;
@@ -83,6 +88,10 @@ fn run(
     let mut out = Vec::new();
     if systems == 0 {
         return out;
+    }
+    // The node-wide checks come first.
+    if systems & DCGM_HEALTH_WATCH_NVLINK != 0 && imex::has_nvlinks(e, entities) {
+        imex::check(e, start, end, open_end, &mut out);
     }
     for p in entities {
         let gpu_like = matches!(

@@ -1,6 +1,9 @@
 //! NVLink: error counters over the last minute (CRC errors warn, or fail at 100 a second or
-//! more; replay and recovery errors fail from the first one), then the system's XIDs, then
-//! each link that is down fails the GPU (not in MIG mode, where NVML reports its links down).
+//! more; replay and recovery errors fail from the first one), then the NVLink5 counters and
+//! bit error rates ([`super::nvlink5`]), then the system's XIDs, then each link that is down
+//! fails the GPU (not in MIG mode, where NVML reports its links down), then the fabric's
+//! health and the fabric manager's state, then the link error totals of the GPU's generation
+//! ([`super::nvlink5::error_totals`]).
 
 use dcgm_sys::*;
 
@@ -28,10 +31,12 @@ pub const LINKS_PER_GPU: u32 = DCGM_NVLINK_MAX_LINKS_PER_GPU as u32;
 /// The NVLink checks, in libdcgm's order.
 pub fn check(c: &Ctx, out: &mut Vec<Incident>) {
     counters(c, out);
+    super::nvlink5::check(c, out);
     super::xid::subsystem(c, DCGM_HEALTH_WATCH_NVLINK, out);
     links_down(c, out);
     fabric_health(c, out);
     fabric_manager(c, out);
+    super::nvlink5::error_totals(c, out);
 }
 
 /// The parts of NVML's fabric health mask (`DCGM_FI_DEV_FABRIC_HEALTH_MASK`, latest sample)

@@ -30,7 +30,11 @@ fn cached(c: &Ctx, field: u16, since: i64) -> Option<Vec<SimValue>> {
         c.e.cache
             .watches
             .get(&key(c.entity.entityGroupId, c.entity.entityId, field))?;
-    if w.samples.is_empty() {
+    // A fake GPU reads only what was injected into it (libdcgm has no driver to sample it
+    // from; the simulator's cache samples it from the model).
+    if w.samples.is_empty()
+        || (!modelled(c) && c.entity.entityGroupId == DCGM_FE_GPU && !w.injected)
+    {
         return None;
     }
     Some(

@@ -2,7 +2,10 @@
 //! longer takes them: the pre-v3 device attributes, the vGPU device and instance attributes,
 //! the vGPU configuration, NVLink status version 2 and the policy module's power update.
 //! They are here so that a binding mirroring NVIDIA's can take their layout from this crate;
-//! the sizes and version words are those of NVIDIA's 4.6 ctypes classes.
+//! the sizes and version words are those of NVIDIA's 4.6 ctypes classes. The vGPU attributes
+//! (version 7) and the vGPU configuration are also what the vGPU functions of DCGM's test
+//! header take (`dcgmGetVgpuDeviceAttributes`, `dcgmVgpuConfigSet`, ...), which libdcgm 4.6
+//! still exports.
 
 use std::ffi::c_char;
 

@@ -15,7 +15,8 @@ in NVML injection mode, into the injected NVML), per-GPU field reads and watches
 injection controls, NVLink link states, cache-manager field info, the cache flush, telemetry
 pause/resume, the NvSwitch backend and reloadable modules. Not provided: the vGPU functions of
 NVIDIA's module (``dcgmVgpuConfigSet``/``Get``/``Enforce``, ``dcgmGetVgpuDeviceAttributes``,
-``dcgmGetVgpuInstanceAttributes``): libdcgm 4.6 exports no such functions.
+``dcgmGetVgpuInstanceAttributes``): not wrapped yet. libdcgm 4.6 exports them (and so does
+dcgm-sim); on a bare-metal GPU they answer zero vGPU counts or ``NOT_SUPPORTED``.
 
 One difference: :func:`dcgmGetLatestValuesForFields` and :func:`dcgmGetFieldValuesSince` pass
 the field ids as 16-bit values, as the C functions declare them (NVIDIA's pass 32-bit values,

@@ -1,0 +1,226 @@
+//! CPUs and CPU cores of the simulated node, as DCGM's sysmon module presents them: the
+//! configured sockets with their cores numbered in order (or, with `host_cpus`, this host's
+//! NUMA nodes and their logical CPUs, read as sysmon reads them), then the fake CPUs and cores
+//! a client adds through the test API.
+//!
+//! DCGM's sysmon module takes each NUMA node with CPUs (`/sys/devices/system/node/has_cpu`,
+//! a range list such as `0-1`) as a CPU whose id is the node number, owning the logical CPUs
+//! of `/sys/devices/system/node/nodeN/cpulist` (`0-27,56-83`) as its cores.
+//!
+//! What DCGM 4.6.0 does (`modules/sysmon/DcgmCpuManager.cpp`, `DcgmModuleSysmon.cpp`): a
+//! fake CPU takes the next CPU id; a fake core takes the next core id after every core the
+//! node has, and only a fake CPU can own one (a real CPU's cores are the host's); the parent
+//! of a fake core must be a CPU (`DCGM_ST_BADPARAM` otherwise), and a parent that is not a
+//! fake CPU, or a full node, is `DCGM_ST_INSUFFICIENT_RESOURCES`. A CPU's utilisation is the
+//! mean of its cores'.
+
+use std::path::Path;
+
+use dcgm_sys::*;
+
+use crate::config::CpuConfig;
+use crate::machine::Machine;
+
+/// Parses a kernel range list (`0-27,56-83`, `3`, empty) into its numbers; `None` when it is
+/// malformed. Written by hand: it is the kernel's `cpulist` format, a few lines, and no crate
+/// in the workspace parses it.
+pub fn parse_range_list(text: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        if b < a {
+            return None;
+        }
+        out.extend(a..=b);
+    }
+    Some(out)
+}
+
+/// The host's CPUs as DCGM's sysmon module reads them under `root` (`/` on a real host):
+/// each NUMA node with CPUs and the logical CPUs it owns, by node number. `None` when the
+/// host has no such sysfs files (no NUMA information: sysmon finds no CPU).
+pub fn host_topology(root: &Path) -> Option<Vec<(u32, Vec<u32>)>> {
+    let node = root.join("sys/devices/system/node");
+    let nodes = parse_range_list(&std::fs::read_to_string(node.join("has_cpu")).ok()?)?;
+    nodes
+        .into_iter()
+        .map(|n| {
+            let list = std::fs::read_to_string(node.join(format!("node{n}/cpulist"))).ok()?;
+            Some((n, parse_range_list(&list)?))
+        })
+        .collect()
+}
+
+/// The CPUs and `(cpu, first core, count)` ranges of the host's topology (see
+/// [`host_topology`]), the configured CPUs' models kept in order. A node numbered past the
+/// first free id is numbered densely, as the simulator's CPU ids are indices.
+pub fn host_cpus(
+    topology: &[(u32, Vec<u32>)],
+    configured: &[CpuConfig],
+) -> (Vec<CpuConfig>, Vec<(u32, u32, u32)>) {
+    let mut cpus = Vec::new();
+    let mut ranges = Vec::new();
+    for (i, (_, cores)) in topology.iter().enumerate().take(DCGM_MAX_NUM_CPUS) {
+        let model = configured
+            .get(i)
+            .map_or_else(|| "Host CPU".to_string(), |c| c.model.clone());
+        cpus.push(CpuConfig {
+            model,
+            cores: cores.len() as u32,
+        });
+        let mut it = cores.iter().copied().peekable();
+        while let Some(first) = it.next() {
+            let mut last = first;
+            while it.peek() == Some(&(last + 1)) {
+                last += 1;
+                it.next();
+            }
+            ranges.push((i as u32, first, last - first + 1));
+        }
+    }
+    (cpus, ranges)
+}
+
+impl Machine {
+    /// One past the highest configured core id: where fake cores start.
+    fn first_fake_core(&self) -> u32 {
+        self.cpu_cores.iter().map(|c| c.1 + c.2).max().unwrap_or(0)
+    }
+
+    /// Every core id, configured and fake, in order.
+    pub fn all_cores(&self) -> Vec<u32> {
+        let mut cores: Vec<u32> = self
+            .cpu_cores
+            .iter()
+            .flat_map(|&(_, first, count)| first..first + count)
+            .collect();
+        let fake = self.first_fake_core();
+        cores.extend((0..self.fake_cores.len() as u32).map(|i| fake + i));
+        cores.sort_unstable();
+        cores.dedup();
+        cores
+    }
+
+    /// Whether a core id exists.
+    pub fn core_exists(&self, core: u32) -> bool {
+        let fake = self.first_fake_core();
+        (core >= fake && core < fake + self.fake_cores.len() as u32)
+            || self
+                .cpu_cores
+                .iter()
+                .any(|&(_, first, count)| core >= first && core < first + count)
+    }
+
+    /// The core ids a CPU owns, in order.
+    pub fn cores_of_cpu(&self, cpu: u32) -> Vec<u32> {
+        let configured = self.first_fake_core();
+        let mut cores: Vec<u32> = self
+            .cpu_cores
+            .iter()
+            .filter(|c| c.0 == cpu)
+            .flat_map(|&(_, first, count)| first..first + count)
+            .collect();
+        cores.extend(
+            self.fake_cores
+                .iter()
+                .enumerate()
+                .filter(|(_, parent)| **parent == cpu)
+                .map(|(i, _)| configured + i as u32),
+        );
+        cores
+    }
+
+    /// Adds a fake CPU with the next CPU id.
+    pub fn add_fake_cpu(&mut self) -> Result<u32, dcgmReturn_t> {
+        let id = self.cfg.cpus.len() as u32;
+        if id as usize >= DCGM_MAX_NUM_CPUS {
+            return Err(DCGM_ST_INSUFFICIENT_RESOURCES);
+        }
+        let next = self.first_fake_core();
+        self.cfg.cpus.push(CpuConfig {
+            model: String::new(),
+            cores: 0,
+        });
+        self.cpu_cores.push((id, next, 0));
+        self.fake_cpus.insert(id);
+        Ok(id)
+    }
+
+    /// Adds a fake core to the fake CPU `parent` (an entity of `parent_group`).
+    pub fn add_fake_core(&mut self, parent_group: u32, parent: u32) -> Result<u32, dcgmReturn_t> {
+        if parent_group != DCGM_FE_CPU {
+            return Err(DCGM_ST_BADPARAM);
+        }
+        let id = self.first_fake_core() + self.fake_cores.len() as u32;
+        if !self.fake_cpus.contains(&parent) || id as usize >= DCGM_MAX_NUM_CPU_CORES {
+            return Err(DCGM_ST_INSUFFICIENT_RESOURCES);
+        }
+        self.fake_cores.push(parent);
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_lists_parse_as_the_kernel_writes_them() {
+        assert_eq!(parse_range_list("0-1\n"), Some(vec![0, 1]));
+        assert_eq!(
+            parse_range_list("0-2,8,10-11"),
+            Some(vec![0, 1, 2, 8, 10, 11])
+        );
+        assert_eq!(parse_range_list(""), Some(vec![]));
+        assert_eq!(parse_range_list("3-1"), None);
+        assert_eq!(parse_range_list("a-b"), None);
+    }
+
+    #[test]
+    fn a_hosts_numa_nodes_become_cpus_owning_their_cpulist() {
+        let root = std::env::temp_dir().join(format!("dcgm-sim-cpu-{}", std::process::id()));
+        let node = root.join("sys/devices/system/node");
+        for (n, list) in [(0, "0-1,4-5\n"), (1, "2-3,6-7\n")] {
+            std::fs::create_dir_all(node.join(format!("node{n}"))).unwrap();
+            std::fs::write(node.join(format!("node{n}/cpulist")), list).unwrap();
+        }
+        std::fs::write(node.join("has_cpu"), "0-1\n").unwrap();
+        let topology = host_topology(&root).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(topology, [(0, vec![0, 1, 4, 5]), (1, vec![2, 3, 6, 7])]);
+
+        let named = [CpuConfig {
+            model: "Grace".into(),
+            cores: 72,
+        }];
+        let (cpus, ranges) = host_cpus(&topology, &named);
+        assert_eq!(cpus.len(), 2);
+        assert_eq!((cpus[0].model.as_str(), cpus[0].cores), ("Grace", 4));
+        assert_eq!(cpus[1].model, "Host CPU");
+        assert_eq!(ranges, [(0, 0, 2), (0, 4, 2), (1, 2, 2), (1, 6, 2)]);
+        assert!(host_topology(Path::new("/nonexistent-root")).is_none());
+    }
+
+    #[test]
+    fn fake_cores_follow_every_core_and_belong_to_their_fake_cpu() {
+        let cfg = crate::config::SimConfig {
+            host_cpus: false,
+            ..crate::config::SimConfig::default()
+        };
+        let mut m = Machine::new(cfg);
+        let (cpus, ranges) = host_cpus(&[(0, vec![0, 1, 4, 5])], &[]);
+        (m.cfg.cpus, m.cpu_cores) = (cpus, ranges);
+        assert_eq!(m.add_fake_cpu(), Ok(1));
+        assert_eq!(m.add_fake_core(DCGM_FE_CPU, 1), Ok(6));
+        assert_eq!(
+            m.add_fake_core(DCGM_FE_CPU, 0),
+            Err(DCGM_ST_INSUFFICIENT_RESOURCES)
+        );
+        assert_eq!(m.add_fake_core(DCGM_FE_GPU, 1), Err(DCGM_ST_BADPARAM));
+        assert_eq!(m.all_cores(), [0, 1, 4, 5, 6]);
+        assert_eq!(m.cores_of_cpu(0), [0, 1, 4, 5]);
+        assert_eq!(m.cores_of_cpu(1), [6]);
+        assert!(m.core_exists(4) && !m.core_exists(2) && m.core_exists(6));
+    }
+}
