@@ -22,7 +22,10 @@ returns ``{}`` on its first call, as NVIDIA's do. The library is the one
 Differences, on purpose:
 
 * a blank value's ``.value`` is ``None``, never a sentinel number (NVIDIA's keeps the number
-  when the status is OK, e.g. 9223372036854775794); ``ignoreBlank=False`` dicts hold ``None``;
+  when the status is OK, e.g. 9223372036854775794); ``ignoreBlank=False`` dicts hold ``None``.
+  ``DCGM_COMPAT_BLANK_SENTINELS=1`` (``python -m dcgm.compat --blank-sentinels``) gives
+  NVIDIA's number back: the sentinel of the field's type for the kind of blank (blank, not
+  found, not supported, not permissioned), ``None`` for an error status as NVIDIA's;
 * ``m_publishFieldIds`` (every published field id, in order) exists: NVIDIA's own
   ``DcgmReaderExample.py`` reads it and fails with an ``AttributeError`` on NVIDIA's class;
 * ``GetAllEntityValuesAsDictSinceLastCall`` returns every non-blank sample (NVIDIA's keeps
@@ -49,6 +52,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from dcgm import _native, fields as _fields
 from dcgm import reader as _reader
 from dcgm._enums import Blank
+from dcgm.compat import blank_sentinels as _blank_sentinels
 from dcgm.structs import DCGM_ST_BADPARAM, DCGM_ST_CONNECTION_NOT_VALID, DCGM_ST_UNKNOWN_FIELD, DCGMError, dcgmExceptionClass
 
 _STAR = ["DcgmReader", "defaultFieldIds", "entity_group_id_to_string",
@@ -77,6 +81,54 @@ def _reader_group(system: Any, reader: Any) -> Any:
         return group
     return system.GetGroupWithEntities(name, reader.m_requestedEntitiesAsGiven)
 
+_BLANK_KINDS = list(Blank)  # BLANK, NOT_FOUND, NOT_SUPPORTED, NOT_PERMISSIONED: sentinel + 0..3
+_STR_SENTINELS = ("<<<NULL>>>", "<<<NOT_FOUND>>>", "<<<NOT_SUPPORTED>>>", "<<<NOT_PERM>>>")
+_NO_KIND = object()
+
+
+def _sentinel(fieldType: Any, kind: Any) -> Any:
+    """NVIDIA's sentinel number (or text) for a blank of ``kind`` (a :class:`dcgm.Blank`)
+    in a field of ``fieldType``; ``None`` where NVIDIA's has none (an error status, a blob)."""
+    if not isinstance(kind, Blank):
+        return None
+    i = _BLANK_KINDS.index(kind)
+    if fieldType == "d":
+        from dcgm.compat import dcgmvalue
+
+        return dcgmvalue.DCGM_FP64_BLANK + float(i)
+    if fieldType in ("i", "t"):
+        from dcgm.compat import dcgmvalue
+
+        return dcgmvalue.DCGM_INT64_BLANK + i
+    if fieldType == "s":
+        return _STR_SENTINELS[i]
+    return None
+
+
+def _blank_value(v: Any) -> Any:
+    """The ``value`` of a blank sample ``v``: ``None``, or under
+    ``DCGM_COMPAT_BLANK_SENTINELS=1`` NVIDIA's sentinel (a ``dcgm_field_helpers`` value
+    already holds it; a native one gives its kind of blank)."""
+    if not _blank_sentinels():
+        return None
+    kind = getattr(v, "blank", _NO_KIND)
+    if kind is _NO_KIND:
+        return v.value
+    if getattr(v, "status", 0) != 0:  # an error status: NVIDIA's value is None
+        return None
+    return _sentinel(v.fieldType, kind)
+
+
+def _blank_in_dict(key: Any, kind: Any) -> Any:
+    """A blank (a :class:`dcgm.Blank` member) of the native dict answers, under field id or
+    tag ``key``, as its ``ignoreBlank=False`` dicts hold it: ``None``, or NVIDIA's sentinel
+    under ``DCGM_COMPAT_BLANK_SENTINELS=1``."""
+    if not _blank_sentinels():
+        return None
+    meta = _fields.field_info(key) if isinstance(key, (int, str)) else None
+    return _sentinel(meta.field_type if meta is not None else None, kind)
+
+
 class _Sample:
     """One field value as NVIDIA's ``dcgm_field_helpers.DcgmFieldValue`` presents it; its
     attributes can be assigned (NVIDIA's collectd plugin marks samples blank)."""
@@ -89,7 +141,7 @@ class _Sample:
         self.fieldType = v.fieldType
         blank = v.isBlank
         self.isBlank = blank
-        self.value = None if blank else v.value
+        self.value = _blank_value(v) if blank else v.value
 
     def __repr__(self) -> str:  # noqa: D105
         return "<DcgmFieldValue fieldId=%d ts=%d value=%r%s>" % (
@@ -99,7 +151,7 @@ class _Sample:
 def _row(v: Any) -> Tuple[int, int, str, bool, Any]:
     """A native value's (ts, fieldId, fieldType, isBlank, value), read once."""
     blank = v.isBlank
-    return (v.ts, v.fieldId, v.fieldType, blank, None if blank else v.value)
+    return (v.ts, v.fieldId, v.fieldType, blank, _blank_value(v) if blank else v.value)
 
 
 def _series_class() -> Any:
@@ -204,7 +256,7 @@ class _HandleSource:
                 if v.isBlank and ignore_blank:
                     continue
                 meta = _fields.DcgmFieldGetById(fid)
-                d[fid if by_id or meta is None else meta.tag] = None if v.isBlank else v.value
+                d[fid if by_id or meta is None else meta.tag] = _blank_value(v) if v.isBlank else v.value
         return out
 
     def since_last_call(self) -> Dict[Tuple[int, int], Dict[int, List[Any]]]:
@@ -600,7 +652,7 @@ class DcgmReader(_reader.DcgmReader):
                     for d in out.values():
                         for k, v in d.items():
                             if isinstance(v, Blank):
-                                d[k] = None
+                                d[k] = _blank_in_dict(k, v)
             except _ConnectionLost:
                 self.LogError("Can't connection to nv-hostengine. Please verify that it is running.")
                 self.SetDisconnected()
@@ -618,7 +670,7 @@ class DcgmReader(_reader.DcgmReader):
                     for fid, v in self._ordered(fvs):
                         if v.isBlank and self.m_ignoreBlank:
                             continue
-                        d[fid if mapById else self._tagOf(fid)] = None if v.isBlank else v.value
+                        d[fid if mapById else self._tagOf(fid)] = _blank_value(v) if v.isBlank else v.value
             except _ConnectionLost:
                 self.LogError("Can't connection to nv-hostengine. Please verify that it is running.")
                 self.SetDisconnected()

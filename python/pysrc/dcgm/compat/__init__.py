@@ -13,6 +13,10 @@ Two ways in:
 
 The library is the one the rest of the package finds; :func:`use_library` chooses another, or
 the simulator shipped in the package, before the first ``dcgmInit``.
+
+A blank field value (``isBlank``) has ``value`` ``None`` here, where NVIDIA's bindings keep
+DCGM's sentinel number; ``DCGM_COMPAT_BLANK_SENTINELS=1`` keeps the number (see
+:func:`blank_sentinels`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,25 @@ def use_library(path: Optional[str] = None, simulate: bool = False) -> None:
     sonames, the distribution directories), never the simulator."""
     global _choice
     _choice = (path, simulate)
+
+
+#: ``DCGM_COMPAT_BLANK_SENTINELS=1`` (or ``python -m dcgm.compat --blank-sentinels``): a blank
+#: field value's ``value`` is NVIDIA's sentinel number (``140737488355328.0``,
+#: ``9223372036854775794``, ``"<<<NOT_SUPPORTED>>>"``...), as NVIDIA's bindings give it, instead
+#: of ``None``. Read each time values are made, so it can be set or cleared at any point.
+BLANK_SENTINELS_ENV = "DCGM_COMPAT_BLANK_SENTINELS"
+
+
+def blank_sentinels() -> bool:
+    """Whether blank field values carry NVIDIA's sentinel number in ``value``
+    (``DCGM_COMPAT_BLANK_SENTINELS=1``) rather than ``None`` (the default).
+
+    By default ``dcgm_field_helpers.DcgmFieldValue`` (what ``DcgmGroup.samples`` and the
+    collections and watchers fill) and ``DcgmReader``'s samples give a blank value (``isBlank``
+    true: no sample yet, not found, not supported, not permissioned, an error status) as
+    ``value`` ``None``, so that a client that skips ``value is None`` never averages or
+    exports a sentinel such as ``140737488355328.0``. ``isBlank`` is the same either way."""
+    return os.environ.get(BLANK_SENTINELS_ENV, "") == "1"
 
 
 def _library_choice() -> Tuple[Optional[str], bool]:

@@ -4,8 +4,8 @@
 """``python -m dcgm.compat``: runs a program written for NVIDIA's DCGM Python bindings on this
 package, without editing it.
 
-    python -m dcgm.compat [--simulate | --library PATH] SCRIPT [ARGS...]
-    python -m dcgm.compat [--simulate | --library PATH] -m MODULE [ARGS...]
+    python -m dcgm.compat [--simulate | --library PATH] [--blank-sentinels] SCRIPT [ARGS...]
+    python -m dcgm.compat [--simulate | --library PATH] [--blank-sentinels] -m MODULE [ARGS...]
 
 It installs the import hook (:func:`dcgm.compat.install`), so that ``import pydcgm``,
 ``import dcgm_agent`` and the rest of NVIDIA's binding modules are this package's even when
@@ -40,7 +40,14 @@ directory first on sys.path, and Python's exit status and tracebacks.
 The library is the package's usual one (DCGM_LIB_PATH, the installed libdcgm.so.4) unless
 --simulate or --library says otherwise; the choice is also put in the environment
 (DCGM_COMPAT_SIMULATE=1 or DCGM_COMPAT_LIBRARY=PATH) for the program's child processes
-that use dcgm.compat."""
+that use dcgm.compat.
+
+A blank field value (no sample yet, e.g. the first profiling samples after a watch starts;
+not supported; an error) has value None here, and isBlank true. NVIDIA's bindings put DCGM's
+sentinel number in value (140737488355328.0, 9223372036854775794, "<<<NOT_SUPPORTED>>>"),
+which a program that averages every value that is not None reports as a reading.
+--blank-sentinels gives NVIDIA's number back (it sets DCGM_COMPAT_BLANK_SENTINELS=1, which
+does the same without this command)."""
 
 _EPILOG = """\
 examples:
@@ -53,7 +60,7 @@ examples:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m dcgm.compat",
-        usage="%(prog)s [-h] [--simulate | --library PATH] (SCRIPT | -m MODULE) [ARGS ...]",
+        usage="%(prog)s [-h] [--simulate | --library PATH] [--blank-sentinels] (SCRIPT | -m MODULE) [ARGS ...]",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -68,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
         "--library",
         metavar="PATH",
         help="use this libdcgm: a libdcgm.so.4 file, or a directory holding one",
+    )
+    p.add_argument(
+        "--blank-sentinels",
+        action="store_true",
+        help="a blank field value's value is NVIDIA's sentinel number, as NVIDIA's bindings give it, "
+        "instead of None (sets %s=1)" % compat.BLANK_SENTINELS_ENV,
     )
     p.add_argument("-m", dest="module", metavar="MODULE", help="run library module MODULE as a script (like python -m)")
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="the program to run")
@@ -221,6 +234,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if script is None and module is None:
         parser.error("give the SCRIPT to run (or -m MODULE)")
     _choose_library(opts.simulate, opts.library)
+    if opts.blank_sentinels:
+        os.environ[compat.BLANK_SENTINELS_ENV] = "1"
     compat.install()
 
     if module is not None:

@@ -28,6 +28,13 @@ How ours differs, for the better:
   caller after the library call returns, instead of being printed and ignored by ctypes.
 * ``DcgmFieldValueCollection.GetAllSinceLastCall_v2`` fills ``entityValues`` (NVIDIA's hands
   the entity callback's arguments to the GPU-only ``_ProcessValues`` and records nothing).
+* **Blanks are** ``None``. A blank value (``isBlank`` true: a blank sentinel of its type, such
+  as the first profiling samples after a watch starts, or an error status) has ``value``
+  ``None``; NVIDIA's keeps the sentinel number there (``140737488355328.0``,
+  ``9223372036854775794``, ``"<<<NOT_SUPPORTED>>>"``), which a client that averages every
+  ``value is not None`` reports as a reading. ``DCGM_COMPAT_BLANK_SENTINELS=1`` (or
+  ``python -m dcgm.compat --blank-sentinels``) gives NVIDIA's number back; it is read each
+  time values are made (:func:`dcgm.compat.blank_sentinels`).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from dcgm.compat import dcgm_agent, dcgm_fields, dcgm_fields_internal, dcgm_structs, dcgmvalue  # noqa: F401 - NVIDIA's namespace
+from dcgm.compat import blank_sentinels as _blank_sentinels
 from dcgm.compat.DcgmHandle import _callback_scope, _drain
 
 # ---- the layout of c_dcgmFieldValue_v1 that the fast readers rely on (checked here, once)
@@ -94,9 +102,11 @@ def _decode_binary(fieldId: int, address: int) -> Any:
     return None, False
 
 
-def _make_value(ts: int, fieldId: int, fieldType: int, status: int, raw_i64: int, value_address: int) -> "DcgmFieldValue":
+def _make_value(ts: int, fieldId: int, fieldType: int, status: int, raw_i64: int, value_address: int,
+                keep_sentinels: Optional[bool] = None) -> "DcgmFieldValue":
     """A :class:`DcgmFieldValue` from the header of one value and the address of its value
-    union (the general case; :func:`_fill` decodes the common ones inline)."""
+    union (the general case; :func:`_fill` decodes the common ones inline). A blank's value
+    is ``None`` unless ``keep_sentinels`` (default: :func:`dcgm.compat.blank_sentinels`)."""
     ft = _FT_CHR.get(fieldType & 0xFF, "?")
     v = _new(DcgmFieldValue)
     value: Any = None
@@ -116,6 +126,11 @@ def _make_value(ts: int, fieldId: int, fieldType: int, status: int, raw_i64: int
         blank = raw_i64 >= _INT64_BLANK
     else:
         blank = True
+    if blank and value is not None:
+        if keep_sentinels is None:
+            keep_sentinels = _blank_sentinels()
+        if not keep_sentinels:
+            value = None
     v.__dict__ = {"ts": ts, "fieldId": fieldId, "fieldType": ft, "isBlank": blank, "value": value}
     return v
 
@@ -130,8 +145,8 @@ def _from_struct(raw: Any) -> "DcgmFieldValue":
 class DcgmFieldValue:
     """One field value, Python-friendly: ``ts`` (µs since 1970), ``fieldId``, ``fieldType`` (a
     ``dcgm_fields.DCGM_FT_*`` character), ``isBlank`` (no data, or a blank sentinel) and ``value``
-    (``float``, ``int``, ``str``, a structure for the process fields, ``None`` when the status
-    is an error).
+    (``float``, ``int``, ``str``, a structure for the process fields; ``None`` when blank, where
+    NVIDIA's keeps the sentinel number: ``DCGM_COMPAT_BLANK_SENTINELS=1`` keeps it too).
 
     ``rawValue`` is a ``dcgm_structs.c_dcgmFieldValue_v1``; anything else raises ``Exception``
     as NVIDIA's does.
@@ -184,9 +199,11 @@ class DcgmFieldValueTimeSeries:
 def _fill(byField: Dict[int, DcgmFieldValueTimeSeries], address: int, count: int) -> None:
     """Decodes ``count`` consecutive ``c_dcgmFieldValue_v1`` at ``address`` into ``byField``
     (fieldId -> time series), in place: the fast reader behind the collections. Integers and
-    doubles, nearly every value, are decoded inline; the rest by :func:`_make_value`."""
+    doubles, nearly every value, are decoded inline; the rest by :func:`_make_value`. A blank's
+    value is ``None`` unless :func:`dcgm.compat.blank_sentinels` (read once per call)."""
     if count <= 0:
         return
+    keep = _blank_sentinels()
     buf = (ctypes.c_char * (count * _FV_SIZE)).from_address(address)
     doubles = memoryview(buf).cast("B").cast("d")  # the value of value i is doubles[i * stride + 3]
     stride = _FV_SIZE // 8
@@ -201,12 +218,18 @@ def _fill(byField: Dict[int, DcgmFieldValueTimeSeries], address: int, count: int
     i = 0
     for _, fid, ft, st, ts, i64 in _ROW.iter_unpack(buf):
         if st == 0 and ft == FT_INT64:
-            v = FV(DECODED, ts, fid, "i", i64 >= INT64_BLANK, i64)
+            if i64 < INT64_BLANK:
+                v = FV(DECODED, ts, fid, "i", False, i64)
+            else:
+                v = FV(DECODED, ts, fid, "i", True, i64 if keep else None)
         elif st == 0 and ft == FT_DOUBLE:
             d = doubles[i * stride + 3]
-            v = FV(DECODED, ts, fid, "d", d >= FP64_BLANK, d)
+            if d >= FP64_BLANK:  # (a NaN is a reading, as in NVIDIA's)
+                v = FV(DECODED, ts, fid, "d", True, d if keep else None)
+            else:
+                v = FV(DECODED, ts, fid, "d", False, d)
         else:
-            v = _make_value(ts, fid, ft, st, i64, address + i * _FV_SIZE + _VALUE_OFFSET)
+            v = _make_value(ts, fid, ft, st, i64, address + i * _FV_SIZE + _VALUE_OFFSET, keep)
         i += 1
         series = get(fid)
         if series is None:

@@ -13,6 +13,9 @@ Better than NVIDIA's, where nothing is lost by it:
   blank too.
 * ``str()`` of a blank :class:`DcgmValue` is ``N/A`` where NVIDIA's shows the number or the
   ``<<<...>>>`` text. ``.value`` is still the number, so comparisons behave as before.
+* The ``DCGM_*_IS_BLANK`` tests answer ``True`` for ``None`` (NVIDIA's raise ``TypeError``):
+  ``dcgm_field_helpers.DcgmFieldValue.value`` is ``None`` for a blank here, and a program
+  written for NVIDIA's that tests it with ``DCGM_FP64_IS_BLANK(v.value)`` still works.
 """
 
 from __future__ import annotations
@@ -53,28 +56,29 @@ _INT32_SENTINELS = frozenset(
 
 
 def DCGM_INT8_IS_BLANK(val: Any) -> bool:
-    """Whether an 8-bit value is blank (at or above ``DCGM_INT8_BLANK``)."""
-    return bool(val >= DCGM_INT8_BLANK)
+    """Whether an 8-bit value is blank (at or above ``DCGM_INT8_BLANK`` or ``None``)."""
+    return val is None or bool(val >= DCGM_INT8_BLANK)
 
 
 def DCGM_INT32_IS_BLANK(val: Any) -> bool:
-    """Whether a 32-bit value is blank (at or above ``DCGM_INT32_BLANK``)."""
-    return bool(val >= DCGM_INT32_BLANK)
+    """Whether a 32-bit value is blank (at or above ``DCGM_INT32_BLANK`` or ``None``)."""
+    return val is None or bool(val >= DCGM_INT32_BLANK)
 
 
 def DCGM_INT64_IS_BLANK(val: Any) -> bool:
-    """Whether a 64-bit value is blank (at or above ``DCGM_INT64_BLANK``)."""
-    return bool(val >= DCGM_INT64_BLANK)
+    """Whether a 64-bit value is blank (at or above ``DCGM_INT64_BLANK`` or ``None``)."""
+    return val is None or bool(val >= DCGM_INT64_BLANK)
 
 
 def DCGM_FP64_IS_BLANK(val: Any) -> bool:
-    """Whether a double is blank (at or above ``DCGM_FP64_BLANK``)."""
-    return bool(val >= DCGM_FP64_BLANK)
+    """Whether a double is blank (at or above ``DCGM_FP64_BLANK`` or ``None``)."""
+    return val is None or bool(val >= DCGM_FP64_BLANK)
 
 
-def DCGM_STR_IS_BLANK(val: str) -> bool:
-    """Whether a text is blank: it starts with ``<<<`` and holds ``>>>``."""
-    return val.find("<<<") == 0 and val.find(">>>") >= 0
+def DCGM_STR_IS_BLANK(val: Any) -> bool:
+    """Whether a text is blank: it starts with ``<<<`` and holds ``>>>``; ``None`` (no value)
+    is blank."""
+    return val is None or (val.find("<<<") == 0 and val.find(">>>") >= 0)
 
 
 class DcgmValue:
