@@ -13,7 +13,13 @@
 //!
 //! What a hostile or broken client can take, and for how long ([`Limits`]):
 //! - a connection slot, out of [`Limits::max_connections`], and at most
-//!   [`Limits::max_per_client`] of them per client address (past that, closed at once);
+//!   [`Limits::max_per_client`] of them per client address (past that, closed at once); and
+//!   only while it uses it ([`conn_slots`]): when every slot is taken, the connection that has
+//!   waited longest without a complete request is closed for a new one, and while more than
+//!   3/4 of the slots are taken, a connection waiting [`Limits::pressure_timeout`] (1 s) is
+//!   closed. A full server is logged (once a minute) and counted in `/metrics`
+//!   (`dcgm_exporter_http_server_full_total`, `dcgm_exporter_http_connections_evicted_total`,
+//!   `dcgm_exporter_http_connections_refused_total`);
 //! - each phase of a connection has a deadline ([`crate::deadline_io`]): idle between
 //!   requests, the whole request (head and body together), the writing of each response;
 //! - a request body: refused with 413 as soon as a `Content-Length` above 64 KiB is seen, and
@@ -23,8 +29,9 @@
 use std::convert::Infallible;
 use std::io::{self, Write as _};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
@@ -41,8 +48,16 @@ use crate::deadline_io::{DeadlineIo, Deadlines};
 use crate::throttled_log::ThrottledLog;
 pub use crate::web_config::WebConfig;
 
-/// Connections served at once. Past it, up to [`Limits::max_overload`] more are answered 503.
+pub mod conn_slots;
+use conn_slots::{Admission, ConnSlots, SlotHandle, Stats, Tracked};
+
+/// Connections served at once. Past it, a new connection takes the slot of the one that has
+/// waited longest without a complete request ([`conn_slots`]); when every one is being served, up
+/// to [`Limits::max_overload`] more are answered 503.
 pub const MAX_CONNECTIONS: usize = 512;
+/// How long a connection may wait without a complete request (idle, or sending its request
+/// head or body) while more than 3/4 of the connection slots are taken.
+pub const PRESSURE_TIMEOUT: Duration = Duration::from_secs(1);
 /// Connections one client address may hold at once, unless configured otherwise.
 pub const MAX_PER_CLIENT: usize = 64;
 const MAX_HEAD: usize = 16 * 1024;
@@ -52,10 +67,11 @@ pub const MAX_BODY: u64 = 64 * 1024;
 /// How many connections the server takes, from whom, and how long each may take.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Connections served at once.
+    /// Connection slots. When every one is taken, a new connection takes the slot of the one
+    /// that has waited longest without a complete request, which is closed.
     pub max_connections: usize,
-    /// Connections past `max_connections` that still get a 503 response; past both, new
-    /// connections are closed at once.
+    /// Connections past `max_connections`, when each of those is being served, that still get a
+    /// 503 response; past both, new connections are closed at once.
     pub max_overload: usize,
     /// Connections one client address may hold at once; past it, its new connections are
     /// closed at once (and logged, at most once a minute).
@@ -67,6 +83,10 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// Each response must be written within this time, however slowly the client reads.
     pub write_timeout: Duration,
+    /// While more than 3/4 of `max_connections` are taken, a connection that has sent no
+    /// complete request for this long (since it was accepted or since its last response) is
+    /// closed: the idle and request-head deadlines shorten to this (checked every 100 ms).
+    pub pressure_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -78,6 +98,7 @@ impl Default for Limits {
             request_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
+            pressure_timeout: PRESSURE_TIMEOUT,
         }
     }
 }
@@ -148,10 +169,12 @@ pub fn serve_with(
     limits: Limits,
 ) -> io::Result<()> {
     listener.set_nonblocking(false)?;
+    let stats = Arc::new(Stats::default());
     let state = Arc::new(State {
         web,
         published,
         cache: Mutex::new(Cache::default()),
+        stats: stats.clone(),
     });
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(16));
     let mut queues = Vec::with_capacity(workers);
@@ -166,13 +189,16 @@ pub fn serve_with(
             .spawn(move || runtime.block_on(worker(rx, state, limits)))?;
         queues.push(tx);
     }
-    // Permits travel with the connection: whether its task runs to its end, fails, is dropped
-    // before it ever runs, or never reaches a worker, dropping the permit gives the slot back.
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    // Slots and permits travel with the connection: whether its task runs to its end, fails, is
+    // dropped before it ever runs, or never reaches a worker, dropping them gives them back.
+    let slots = ConnSlots::new(limits.max_connections, limits.pressure_timeout);
+    conn_slots::spawn_reaper(Arc::downgrade(&slots), stats.clone())?;
     let overload = Arc::new(tokio::sync::Semaphore::new(limits.max_overload));
     let per_client = ClientSlots::new(limits.max_per_client);
     static ACCEPT_FAILED: ThrottledLog = ThrottledLog::new(Duration::from_secs(60));
     static CLIENT_FULL: ThrottledLog = ThrottledLog::new(Duration::from_secs(60));
+    static SERVER_FULL: ThrottledLog = ThrottledLog::new(Duration::from_secs(60));
+    static SERVER_BUSY: ThrottledLog = ThrottledLog::new(Duration::from_secs(60));
     let mut next = 0usize;
     let mut backoff = Duration::from_millis(10);
     loop {
@@ -191,6 +217,7 @@ pub fn serve_with(
             }
         };
         let Some(client) = per_client.take(peer.ip()) else {
+            stats.per_client.fetch_add(1, Ordering::Relaxed);
             CLIENT_FULL.warn(|| {
                 format!(
                     "connection from {} refused: that address holds {} connections already",
@@ -200,18 +227,56 @@ pub fn serve_with(
             });
             continue;
         };
-        let (permit, busy) = match slots.clone().try_acquire_owned() {
-            Ok(p) => (p, false),
-            Err(_) => match overload.clone().try_acquire_owned() {
-                Ok(p) => (p, true),
-                Err(_) => continue, // past both limits: closed unanswered
-            },
+        let (slot, permit) = match slots.admit(peer, Instant::now()) {
+            Admission::Free(slot) => (Some(slot), None),
+            Admission::Evicted(slot, gone) => {
+                stats.full.fetch_add(1, Ordering::Relaxed);
+                stats.evicted.fetch_add(1, Ordering::Relaxed);
+                SERVER_FULL.warn(|| {
+                    format!(
+                        "HTTP server full ({} connections): closed the connection from {} that \
+                         had sent no complete request for {:.1?}, to serve one from {} \
+                         (dcgm_exporter_http_connections_evicted_total{{reason=\"server_full\"}})",
+                        limits.max_connections,
+                        gone.peer,
+                        gone.waited,
+                        peer.ip()
+                    )
+                });
+                (Some(slot), None)
+            }
+            Admission::Full => {
+                stats.full.fetch_add(1, Ordering::Relaxed);
+                let permit = overload.clone().try_acquire_owned().ok();
+                let counter = match permit {
+                    Some(_) => &stats.overload_503,
+                    None => &stats.overload_closed,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+                SERVER_BUSY.warn(|| {
+                    format!(
+                        "HTTP server full ({} connections, every one being served): the \
+                         connection from {} {} (dcgm_exporter_http_connections_refused_total)",
+                        limits.max_connections,
+                        peer.ip(),
+                        if permit.is_some() {
+                            "is answered 503"
+                        } else {
+                            "is closed unanswered"
+                        }
+                    )
+                });
+                match permit {
+                    Some(p) => (None, Some(p)),
+                    None => continue, // past both limits: closed unanswered
+                }
+            }
         };
         let accepted = Accepted {
             stream,
             peer,
-            busy,
-            _permit: permit,
+            slot,
+            _overload: permit,
             _client: client,
         };
         if queues[next % workers].send(accepted).is_err() {
@@ -221,12 +286,13 @@ pub fn serve_with(
     }
 }
 
-/// An accepted connection on its way to a worker, with the slots it holds.
+/// An accepted connection on its way to a worker, with the slots it holds: a connection slot,
+/// or (when every slot is being served) an overload permit, and it is answered 503.
 struct Accepted {
     stream: std::net::TcpStream,
     peer: SocketAddr,
-    busy: bool,
-    _permit: tokio::sync::OwnedSemaphorePermit,
+    slot: Option<conn_slots::ConnSlot>,
+    _overload: Option<tokio::sync::OwnedSemaphorePermit>,
     _client: ClientSlot,
 }
 
@@ -234,12 +300,21 @@ struct State {
     web: Arc<WebConfig>,
     published: Arc<Mutex<Published>>,
     cache: Mutex<Cache>,
+    stats: Arc<Stats>,
 }
 
-/// The last exposition as shared bytes, and gzipped once on first demand.
+/// How stale the server's counters at the end of `/metrics` may be: the cached exposition is
+/// rebuilt (copied, and gzipped on demand) for a new collection, or when the counters changed
+/// and it is older than this.
+const STATS_REFRESH: Duration = Duration::from_secs(1);
+
+/// The last exposition with the server's counters as shared bytes, and gzipped once on first
+/// demand.
 #[derive(Default)]
 struct Cache {
     version: Option<u64>,
+    stats: Option<conn_slots::Snapshot>,
+    built: Option<Instant>,
     plain: Bytes,
     gzip: Option<Bytes>,
 }
@@ -256,7 +331,14 @@ async fn worker(
     http.timer(TokioTimer::new())
         .header_read_timeout(None)
         .max_buf_size(MAX_HEAD);
-    while let Some(conn) = queue.recv().await {
+    while let Some(mut conn) = queue.recv().await {
+        // Its slot already taken back while it waited here (a flood of new connections): closed
+        // at the cost of a close, so that a flood cannot outpace the workers with dead ones.
+        if let Some(slot) = &mut conn.slot
+            && let Err(tokio::sync::oneshot::error::TryRecvError::Closed) = slot.closed.try_recv()
+        {
+            continue;
+        }
         let _ = conn.stream.set_nodelay(true);
         let stream = match conn
             .stream
@@ -270,23 +352,47 @@ async fn worker(
             }
         };
         let (state, tls, http) = (state.clone(), tls.clone(), http.clone());
-        let (peer, busy, permit, client) = (conn.peer, conn.busy, conn._permit, conn._client);
+        let (peer, permit, client) = (conn.peer, conn._overload, conn._client);
+        let (slot, closed) = match conn.slot {
+            Some(s) => (Some(s.handle), Some(s.closed)),
+            None => (None, None),
+        };
         let deadlines = limits.deadlines();
         tokio::spawn(async move {
             let _held = (permit, client);
-            let result = match tls {
-                None => {
-                    serve_connection(DeadlineIo::new(stream, deadlines), http, state, busy).await
-                }
-                Some(acceptor) => {
-                    match tokio::time::timeout(deadlines.request, acceptor.accept(stream)).await {
-                        Ok(Ok(s)) => {
-                            serve_connection(DeadlineIo::new(s, deadlines), http, state, busy).await
+            let work = async move {
+                match tls {
+                    None => {
+                        let io = Tracked::new(DeadlineIo::new(stream, deadlines), slot.clone());
+                        serve_connection(io, http, state, slot).await
+                    }
+                    Some(acceptor) => {
+                        match tokio::time::timeout(deadlines.request, acceptor.accept(stream)).await
+                        {
+                            Ok(Ok(s)) => {
+                                let io = Tracked::new(DeadlineIo::new(s, deadlines), slot.clone());
+                                serve_connection(io, http, state, slot).await
+                            }
+                            Ok(Err(e)) => Err(e.to_string()),
+                            Err(_) => Err("TLS handshake timed out".into()),
                         }
-                        Ok(Err(e)) => Err(e.to_string()),
-                        Err(_) => Err("TLS handshake timed out".into()),
                     }
                 }
+            };
+            // The server takes the slot back (eviction, or the deadline under pressure): the
+            // connection is dropped, which closes it.
+            let taken_back = async move {
+                match closed {
+                    Some(rx) => {
+                        let _ = rx.await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            let result = tokio::select! {
+                biased;
+                () = taken_back => Err("closed without a complete request: slot taken back".into()),
+                r = work => r,
             };
             if let Err(e) = result {
                 log::debug!("connection from {peer}: {e}");
@@ -295,17 +401,24 @@ async fn worker(
     }
 }
 
+/// Serves one connection: with `slot`, the application; without, the overload answer (503).
 async fn serve_connection<S>(
-    io: DeadlineIo<S>,
+    io: S,
     mut http: http1::Builder,
     state: Arc<State>,
-    busy: bool,
+    slot: Option<Arc<SlotHandle>>,
 ) -> Result<(), String>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let io = TokioIo::new(io);
-    let result = if busy {
+    let result = if let Some(slot) = slot {
+        http.serve_connection(
+            io,
+            service_fn(move |req| handle(req, state.clone(), slot.clone())),
+        )
+        .await
+    } else {
         // Read the request before answering, so that the client gets the 503 rather than a
         // reset for unread data.
         http.keep_alive(false);
@@ -323,9 +436,6 @@ where
             }),
         )
         .await
-    } else {
-        http.serve_connection(io, service_fn(move |req| handle(req, state.clone())))
-            .await
     };
     result.map_err(|e| e.to_string())
 }
@@ -411,6 +521,7 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
 async fn handle(
     req: Request<Incoming>,
     state: Arc<State>,
+    slot: Arc<SlotHandle>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let web = &state.web;
     let (parts, body) = req.into_parts();
@@ -419,6 +530,11 @@ async fn handle(
         return Ok(closing(reply(web, StatusCode::BAD_REQUEST, TEXT, msg)));
     }
     let has_body = !body.is_end_stream();
+    // The request is whole (head, and no body): from here to its response's last byte, the
+    // connection is served, and its slot is not taken back. With a body, once it is read.
+    if !has_body {
+        slot.serving();
+    }
     // A declared length is known before a byte of the body is read.
     if body.size_hint().lower() > MAX_BODY {
         return Ok(closing(too_large(web)));
@@ -465,6 +581,7 @@ async fn handle(
         };
         return Ok(closing(r));
     }
+    slot.serving();
     if parts.method != Method::GET && parts.method != Method::HEAD {
         let mut r = reply(
             web,
@@ -533,10 +650,23 @@ impl State {
             (None, true) => {}
         }
         let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if c.version != Some(p.version) {
+        let stats = self.stats.snapshot();
+        let now = Instant::now();
+        let stale_stats = c.stats != Some(stats)
+            && c.built
+                .is_none_or(|t| now.saturating_duration_since(t) >= STATS_REFRESH);
+        if c.version != Some(p.version) || stale_stats {
+            let mut text = String::with_capacity(p.text.len() + 2048);
+            text.push_str(&p.text);
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            Stats::write(&stats, &mut text);
             *c = Cache {
                 version: Some(p.version),
-                plain: Bytes::copy_from_slice(p.text.as_bytes()),
+                stats: Some(stats),
+                built: Some(now),
+                plain: Bytes::from(text),
                 gzip: None,
             };
         }

@@ -173,6 +173,17 @@ fn the_request_head_timeout_covers_the_whole_head_not_each_read() {
     );
 }
 
+/// A connection that sends a request for the exposition and reads nothing, with a small receive
+/// buffer: a large enough response stays being written (until the write deadline).
+fn stalled_reader(addr: SocketAddr) -> TcpStream {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(64 * 1024).unwrap();
+    s.connect(&addr.into()).unwrap();
+    let mut s: TcpStream = s.into();
+    s.write_all(get("/metrics", "").as_bytes()).unwrap();
+    s
+}
+
 #[test]
 fn overload_is_answered_with_a_real_503_and_no_slot_leaks() {
     let limits = Limits {
@@ -182,7 +193,9 @@ fn overload_is_answered_with_a_real_503_and_no_slot_leaks() {
         idle_timeout: Duration::from_secs(1),
         ..Limits::default()
     };
-    let (addr, _) = start(WebConfig::none(), limits);
+    // 16 MB, more than the socket buffers hold: a client that does not read keeps its
+    // connection being served.
+    let (addr, _) = start_with(WebConfig::none(), limits, 240_000);
     // Connections that end early (closed at once, garbage, head timeout) give their slots back.
     for _ in 0..10 {
         drop(TcpStream::connect(addr).unwrap());
@@ -196,7 +209,11 @@ fn overload_is_answered_with_a_real_503_and_no_slot_leaks() {
         let r = exchange(h, &get("/metrics", "")).expect("a slot after early endings");
         assert_eq!(r.status, 200);
     }
-    // Both slots held by keep-alive connections: the third is told so, with a full response.
+    drop(holders);
+    // Both slots held by connections being served (an idle keep-alive one would give its slot
+    // to the newcomer): the third is told so, with a full response.
+    let holders: Vec<TcpStream> = (0..2).map(|_| stalled_reader(addr)).collect();
+    std::thread::sleep(Duration::from_millis(200));
     let mut c = connect(addr);
     c.get_mut()
         .write_all(get("/metrics", "").as_bytes())
@@ -330,7 +347,14 @@ fn the_basic_scheme_is_case_insensitive() {
 fn metrics_are_gzipped_when_the_scraper_accepts_gzip() {
     let (addr, _) = start(WebConfig::none(), Limits::default());
     let plain = scrape(addr, "");
-    assert_eq!(plain.body, EXPOSITION.repeat(200).as_bytes());
+    // The exposition, then the server's own counters.
+    assert!(plain.body.starts_with(EXPOSITION.repeat(200).as_bytes()));
+    let rest = String::from_utf8_lossy(&plain.body[EXPOSITION.len() * 200..]).into_owned();
+    assert!(
+        rest.starts_with("# HELP dcgm_exporter_http_server_full_total ")
+            && rest.contains("\ndcgm_exporter_http_server_full_total 0\n"),
+        "{rest}"
+    );
     assert!(!plain.headers.contains_key("content-encoding"));
     for accept in ["gzip", "deflate, gzip;q=0.5", "*", "GZIP"] {
         let r = scrape(addr, &format!("Accept-Encoding: {accept}\r\n"));
@@ -789,7 +813,8 @@ fn only_exporter_toolkits_security_headers_can_be_configured() {
     for _ in 0..2 {
         let r = exchange(&mut c, &get("/metrics", "")).unwrap();
         assert_eq!(r.status, 200);
-        assert_eq!(r.body, EXPOSITION.repeat(200).as_bytes());
+        assert!(r.body.starts_with(EXPOSITION.repeat(200).as_bytes()));
+        assert!(r.body.ends_with(b"{reason=\"overload_closed\"} 0\n"));
         assert_eq!(r.headers["strict-transport-security"], "max-age=31536000");
         assert_eq!(r.headers["x-frame-options"], "deny");
         assert_eq!(r.headers["content-security-policy"], "default-src 'none'");
