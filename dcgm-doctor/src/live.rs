@@ -236,7 +236,7 @@ fn watch_processes(h: &Handle) -> dcgm::Result<Processes> {
     })
 }
 
-/// Each GPU's running processes (pid, GPU memory in bytes): the samples of the latest update
+/// Each GPU's running processes (pid, GPU memory in bytes): every sample of the latest update
 /// of its PID list.
 fn latest_processes(p: &Processes) -> dcgm::Result<BTreeMap<u32, Vec<(u32, u64)>>> {
     let mut samples = p.group.values_since(&p.pids, &mut SinceCursor::default())?;
@@ -245,21 +245,12 @@ fn latest_processes(p: &Processes) -> dcgm::Result<BTreeMap<u32, Vec<(u32, u64)>
         p.handle.update_all_fields(true)?;
         samples = p.group.values_since(&p.pids, &mut SinceCursor::default())?;
     }
-    let mut latest: BTreeMap<u32, i64> = BTreeMap::new();
-    for s in &samples {
-        let t = latest.entry(s.entity.id).or_insert(i64::MIN);
-        *t = (*t).max(s.timestamp_us);
-    }
-    let mut out: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
-    for s in &samples {
-        if latest.get(&s.entity.id) != Some(&s.timestamp_us) {
-            continue;
-        }
-        if let Some(rp) = s.value.running_process() {
-            out.entry(s.entity.id)
-                .or_default()
-                .push((rp.pid, rp.memory_used_bytes));
-        }
-    }
-    Ok(out)
+    // Every sample of the latest update (libdcgm stores them at consecutive microseconds).
+    Ok(dcgm::running_processes_of(&samples)
+        .into_iter()
+        .map(|(e, list)| {
+            let procs = list.iter().map(|p| (p.pid, p.memory_used_bytes)).collect();
+            (e.id, procs)
+        })
+        .collect())
 }

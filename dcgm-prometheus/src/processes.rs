@@ -60,7 +60,8 @@ pub fn memory_by_owner(
 type ListUpdate = (i64, Vec<(u32, u64)>);
 
 /// The latest running-process list of each GPU and list (compute, graphics), from the samples
-/// of one since-read: DCGM records one sample per process, all with the update's time.
+/// of one since-read: DCGM records one sample per process, at consecutive microseconds from the
+/// update's time.
 #[derive(Debug, Default)]
 pub(super) struct ProcessLists {
     /// (gpu, field) → (time of the latest update, its processes).
@@ -70,20 +71,19 @@ pub(super) struct ProcessLists {
 impl ProcessLists {
     /// Takes the samples of a since-read (in any order).
     pub(super) fn take(&mut self, samples: &[dcgm::FieldValue]) {
-        let mut newest: HashMap<(u32, FieldId), i64> = HashMap::new();
-        for v in samples {
-            let t = newest.entry((v.entity.id, v.field)).or_insert(i64::MIN);
-            *t = (*t).max(v.timestamp_us);
+        // Every sample of each list's latest update: libdcgm stores an update's processes at
+        // consecutive microseconds (`dcgm::latest_update`); the update's time is its first.
+        let mut updates: HashMap<(u32, FieldId), ListUpdate> = HashMap::new();
+        for v in dcgm::latest_update(samples) {
+            let u = updates
+                .entry((v.entity.id, v.field))
+                .or_insert((v.timestamp_us, Vec::new()));
+            u.0 = u.0.min(v.timestamp_us);
+            if let Some(p) = v.value.running_process() {
+                u.1.push((p.pid, p.memory_used_bytes));
+            }
         }
-        for (key, ts) in newest {
-            let procs = samples
-                .iter()
-                .filter(|v| (v.entity.id, v.field) == key && v.timestamp_us == ts)
-                .filter_map(|v| v.value.running_process())
-                .map(|p| (p.pid, p.memory_used_bytes))
-                .collect();
-            self.latest.insert(key, (ts, procs));
-        }
+        self.latest.extend(updates);
     }
 
     /// The processes of the lists updated at or after `since_us` (DCGM records nothing for an
@@ -232,5 +232,15 @@ mod tests {
         assert_eq!(mib(lists.current(25)), [(0, 100, 3), (1, 201, 6)]);
         // No update since: no processes (DCGM records nothing for an empty list).
         assert_eq!(mib(lists.current(31)), []);
+        // An update of three processes as libdcgm stores it (40, 41 and 42 µs): all three.
+        lists.take(&[
+            sample(0, compute, 42, 102, 3),
+            sample(0, compute, 40, 100, 1),
+            sample(0, compute, 41, 101, 2),
+        ]);
+        assert_eq!(
+            mib(lists.current(40)),
+            [(0, 100, 1), (0, 101, 2), (0, 102, 3)]
+        );
     }
 }

@@ -27,6 +27,9 @@ pub fn unkey(k: u64) -> (u32, u32, u16) {
 #[derive(Debug, Clone)]
 pub struct Sample {
     pub ts: i64,
+    /// The time of the update this sample belongs to: `ts` less the microseconds it moved to
+    /// stay unique (see [`Watch::push`]).
+    pub update: i64,
     pub value: SimValue,
 }
 
@@ -153,9 +156,15 @@ impl Watch {
     }
 
     /// Stores an injected sample in time order (the latest is the one with the largest time).
+    /// A time already taken moves one microsecond later, as in libdcgm's time series.
     pub fn inject(&mut self, ts: i64, value: SimValue) {
+        let update = ts;
+        let mut ts = ts;
+        while self.samples.iter().any(|s| s.ts == ts) {
+            ts += 1;
+        }
         let at = self.samples.partition_point(|s| s.ts <= ts);
-        self.samples.insert(at, Sample { ts, value });
+        self.samples.insert(at, Sample { ts, update, value });
         self.injected = true;
     }
 
@@ -195,17 +204,26 @@ impl Watch {
             && self
                 .samples
                 .back()
-                .is_none_or(|s| now >= s.ts.saturating_add(self.freq_us))
+                .is_none_or(|s| now >= s.update.saturating_add(self.freq_us))
     }
 
+    /// Appends an update's samples as libdcgm's cache stores them: its time series refuses a
+    /// duplicate time, and `timeseries_insert` (`sdk/nvidia/nvml/common/timeseries.c`) retries
+    /// one microsecond later until the time is free. An update of a multi-sample field (one
+    /// sample per running process, all appended at the same `now`) thus lands at `t`, `t+1`,
+    /// `t+2` µs; the readers group them back (`dcgm::latest_update`).
     fn push(&mut self, ts: i64, value: SimValue) {
-        match value {
-            SimValue::Multi(values) => {
-                for value in values {
-                    self.samples.push_back(Sample { ts, value });
-                }
-            }
-            value => self.samples.push_back(Sample { ts, value }),
+        let update = ts;
+        let values = match value {
+            SimValue::Multi(values) => values,
+            value => vec![value],
+        };
+        for value in values {
+            let ts = match self.samples.back() {
+                Some(last) if last.ts >= update => last.ts + 1,
+                _ => update,
+            };
+            self.samples.push_back(Sample { ts, update, value });
         }
     }
 
@@ -234,9 +252,9 @@ impl Watch {
         let mut n = 0;
         let mut last = None;
         for s in &self.samples {
-            if last != Some(s.ts) {
+            if last != Some(s.update) {
                 n += 1;
-                last = Some(s.ts);
+                last = Some(s.update);
             }
         }
         n
@@ -247,4 +265,39 @@ impl Watch {
 #[derive(Debug, Default)]
 pub struct Cache {
     pub watches: HashMap<u64, Watch>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watch() -> Watch {
+        let mut w = Watch::new(0, 1_000_000, 0, 0);
+        let watcher = Watcher {
+            id: WatcherId::client(0),
+            freq_us: 1_000_000,
+            max_age_us: 0,
+            max_samples: 0,
+        };
+        w.add_watcher(0, watcher);
+        w
+    }
+
+    #[test]
+    fn an_updates_samples_land_at_consecutive_microseconds_as_in_libdcgm() {
+        let mut w = watch();
+        w.force(
+            5_000_000,
+            SimValue::Multi(vec![SimValue::Int(1), SimValue::Int(2), SimValue::Int(3)]),
+        );
+        let ts: Vec<i64> = w.samples.iter().map(|s| s.ts).collect();
+        assert_eq!(ts, [5_000_000, 5_000_001, 5_000_002]);
+        assert!(w.samples.iter().all(|s| s.update == 5_000_000));
+        // Samples of one update count as one against a sample quota.
+        assert_eq!(w.distinct_times(), 1);
+        // An injected value at a time already taken moves one microsecond past it.
+        w.inject(5_000_001, SimValue::Int(9));
+        let ts: Vec<i64> = w.samples.iter().map(|s| s.ts).collect();
+        assert_eq!(ts, [5_000_000, 5_000_001, 5_000_002, 5_000_003]);
+    }
 }

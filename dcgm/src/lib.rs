@@ -74,6 +74,7 @@ mod handle;
 mod health;
 mod id;
 mod introspect;
+mod latest_update;
 mod library;
 mod mig;
 mod modules;
@@ -83,6 +84,7 @@ mod policy;
 #[cfg(feature = "tokio")]
 mod policy_stream;
 mod process;
+mod process_watch;
 mod prof;
 pub mod raw;
 mod reachability;
@@ -105,7 +107,9 @@ pub use handle::{
     ConnectionKind, DCGM_SIM_LIB_ENV, Handle, HandleBuilder, LogSeverity, OperationMode,
     find_simulator,
 };
+pub use latest_update::{latest_update, running_processes_of};
 pub use process::{AccountingStats, RunningProcess};
+pub use process_watch::ProcessWatch;
 pub use system::{DeviceAttributes, System, VersionInfo};
 pub use value::{BlankKind, FieldValue, Value};
 

@@ -253,6 +253,21 @@ impl PySystem {
         ))
     }
 
+    /// Every process running on a GPU now, from DCGM's PID lists (compute and graphics), in
+    /// pid order: all of the latest update, which libdcgm stores at consecutive microseconds.
+    fn running_processes(
+        &self,
+        py: Python<'_>,
+        gpu: u32,
+    ) -> PyResult<Vec<crate::value::PyRunningProcess>> {
+        let s = self.inner.clone();
+        let list = py.detach(move || s.running_processes(gpu)).py(py)?;
+        Ok(list
+            .into_iter()
+            .map(crate::value::PyRunningProcess::wrap)
+            .collect())
+    }
+
     /// A GPU's chip architecture (`"Hopper"`, ...).
     fn chip_architecture(&self, py: Python<'_>, gpu: u32) -> PyResult<String> {
         let s = self.inner.clone();

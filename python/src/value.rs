@@ -130,6 +130,12 @@ pub struct PyRunningProcess {
     inner: RunningProcess,
 }
 
+impl PyRunningProcess {
+    pub fn wrap(inner: RunningProcess) -> Self {
+        Self { inner }
+    }
+}
+
 record_methods! {
     PyRunningProcess as "RunningProcess" {
         /// The process id.
