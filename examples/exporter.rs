@@ -11,8 +11,6 @@
 //!
 //! Exit status: 0 success, 1 DCGM or I/O error, 2 bad arguments.
 
-mod common;
-
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,10 +54,13 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    common::main(run)
+    run(&Cli::parse()).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        ExitCode::FAILURE
+    })
 }
 
-fn run(cli: &Cli) -> common::Result {
+fn run(cli: &Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let counters = match parse_counters(COUNTERS) {
         Ok(c) => c,
         Err(e) => {
@@ -75,7 +76,7 @@ fn run(cli: &Cli) -> common::Result {
     // entity labels; each `collect` is one latest read rendered as exposition text.
     let mut collector = Collector::new(cfg)?;
     if collector.is_simulated() {
-        common::say_simulated();
+        eprintln!("# SIMULATED DATA: reading from dcgm-sim, not from real GPUs");
     }
     let mut text = String::new();
     let to_stdout = cli.out.as_os_str() == "-";

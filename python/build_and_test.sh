@@ -29,7 +29,7 @@ PYTEST_VERSION=9.2.0
 MYPY_VERSION=2.4.1
 
 # The tests choose their library themselves: nothing from the caller's environment.
-unset DCGM_LIB_PATH DCGM_SIM_LIB DCGM_SIM_CONFIG DCGM_SIM_FAULTS
+unset DCGM_LIB_PATH DCGM_SIM_LIB DCGM_SIM_CONFIG DCGM_SIM_FAULTS DCGM_COMPAT_BLANK_SENTINELS
 
 started=$(date +%s)
 step() { echo "== [$(( $(date +%s) - started ))s] $*"; }
@@ -115,6 +115,14 @@ elif [[ $rc -ne 0 ]]; then
     exit "$rc"
 fi
 
+# The tests that read ../shared once more with it hidden, as on a user's fresh clone: each must
+# skip with its reason, none fail (CI always has ../shared, so a break there would go unseen).
+step "pytest with ../shared hidden (DCGM_SHARED_DIR=an empty folder): skips, no failure"
+mkdir -p "$RUN/no-shared"
+env -u DCGM_REQUIRE_REAL -u DCGM_H200_TRACES DCGM_SHARED_DIR="$RUN/no-shared" \
+    "$TEST/bin/python" -m pytest "$ROOT/python/tests/compat" "$ROOT/python/tests/test_doctor.py" \
+    -p no:cacheprovider -q | tail -3 | sed 's/^/without ..\/shared: /'
+
 step "contract pytest on dcgm-sim (python/contract)"
 "$TEST/bin/python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
 
@@ -126,7 +134,7 @@ real_contract() {
     if real=$(bash "$ROOT/scripts/real-dcgm.sh" dir); then
         step "contract pytest on the real libdcgm 4.6.0 ($what)"
         DCGM_CONTRACT_LIB="$real/lib/libdcgm.so.4" NVML_INJECTION_MODE=True \
-            NVML_YAML_FILE="$ROOT/../shared/fixtures/nvml-capture-h200.yaml" \
+            NVML_YAML_FILE="${DCGM_SHARED_DIR:-$ROOT/../shared}/fixtures/nvml-capture-h200.yaml" \
             "$python" -m pytest "$ROOT/python/contract" -p no:cacheprovider -q
     elif [[ "${DCGM_REQUIRE_REAL:-}" == 1 ]]; then
         echo "DCGM_REQUIRE_REAL=1: the real-library contract pass ($what) must run here" >&2

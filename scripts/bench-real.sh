@@ -32,7 +32,7 @@ fi
 flag=(); [ "$profile" = release ] && flag=(--release)
 # BENCH_PREBUILT=1: the binaries are already under $target/$profile (a GPU node without cargo).
 if [ -z "${BENCH_PREBUILT:-}" ]; then
-    cargo build -q "${flag[@]}" --examples
+    cargo build -q "${flag[@]}" -p dcgm-tools
     cargo build -q "${flag[@]}" -p dcgm-exporter
     cargo build -q "${flag[@]}" --bench read_costs
 fi
@@ -74,11 +74,11 @@ none="127.0.0.1:$closed,unix://$scratch/no-engine.sock"
 echo "| One-shot tool | --embedded (s) | automatic, no engine (s) | automatic, nv-hostengine (s) | --host (s) |"
 echo "|---|---|---|---|---|"
 tools=("query --query-gpu=index,name,temperature.gpu,memory.used --format=csv" "discovery" "health -c 1" "topology" "nvlink")
-[ -x "$bin/examples/stat" ] && tools+=("stat")
+[ -x "$bin/dcgm-stat" ] && tools+=("stat")
 for t in "${tools[@]}"; do
     read -r -a words <<<"$t"
     name=${words[0]}
-    run=("$bin/examples/$name" --lib "$DCGM_LIB_PATH")
+    run=("$bin/dcgm-$name" --lib "$DCGM_LIB_PATH")
     emb=$(median "${run[@]}" --embedded "${words[@]:1}")
     alone=$(median env DCGM_HOSTENGINE_ADDRESS="$none" "${run[@]}" "${words[@]:1}")
     auto=n/a via=n/a

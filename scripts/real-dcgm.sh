@@ -11,7 +11,7 @@
 # source is newer than it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-src=${DCGM_REAL_SRC:-$root/../shared/realdcgm-4.6.0}
+src=${DCGM_REAL_SRC:-${DCGM_SHARED_DIR:-$root/../shared}/realdcgm-4.6.0}
 dst=${CARGO_TARGET_DIR:-$root/target}/realdcgm-4.6.0
 
 case "${1:-}" in

@@ -1,8 +1,9 @@
 //! The real H200 traces of `../shared/fixtures/h200-traces/`: each phase, judged alone, gives
 //! the finding its workload is known for; judged whole, each finding covers its phase.
 //!
-//! The fixture lives outside the repository. Where it is absent these tests say so and pass,
-//! unless `DCGM_REQUIRE_REAL=1`, which makes its absence a failure.
+//! The fixture lives outside the repository. Where it is absent these tests are reported
+//! skipped (`dcgm::testing::shared_path`), unless `DCGM_REQUIRE_REAL=1`, which makes its
+//! absence a failure.
 
 use std::path::PathBuf;
 
@@ -12,24 +13,20 @@ use dcgm_doctor::{Kind, Report, Severity};
 /// Where the fixture is: `DCGM_H200_TRACES`, or `shared/fixtures/h200-traces` beside the
 /// checkout.
 fn fixture_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("DCGM_H200_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/h200-traces")
-        });
-    if dir.join("workloads.jsonl").is_file() {
-        return Some(dir);
+    match std::env::var_os("DCGM_H200_TRACES") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.join("workloads.jsonl").is_file() {
+                return Some(dir);
+            }
+            dcgm::testing::skip(&format!("no workloads.jsonl in {}", dir.display()));
+            None
+        }
+        None => {
+            let f = dcgm::testing::shared_path("fixtures/h200-traces/workloads.jsonl")?;
+            f.parent().map(PathBuf::from)
+        }
     }
-    assert!(
-        std::env::var("DCGM_REQUIRE_REAL").as_deref() != Ok("1"),
-        "DCGM_REQUIRE_REAL=1 and the H200 traces are not at {}",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: the H200 traces are not at {} (set DCGM_H200_TRACES)",
-        dir.display()
-    );
-    None
 }
 
 fn load() -> Option<(replay::Trace, Vec<Phase>)> {

@@ -186,6 +186,9 @@ fn pod(name: &str, ns: &str, container: &str, resource: &str, ids: &[&str]) -> P
     }
 }
 
+/// A number for each name [`sim_ids`] gives the shared engine.
+static NAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// GPU UUIDs by id, and the MIG device UUID of each GPU instance by (gpu, GI id), as the
 /// simulator reports them (a watched read of `DCGM_FI_DEV_UUID`).
 fn sim_ids() -> (BTreeMap<u32, String>, BTreeMap<(u32, u32), String>) {
@@ -202,8 +205,14 @@ fn sim_ids() -> (BTreeMap<u32, String>, BTreeMap<(u32, u32), String>) {
     for m in sys.mig_hierarchy().unwrap() {
         for gi in &m.instances {
             let e = dcgm::Entity::new(dcgm::EntityGroup::GpuInstance, gi.entity_id);
-            let group = dcgm::Group::with_entities(&h, "mig-uuid", &[e]).unwrap();
-            let fields = dcgm::FieldGroup::create(&h, "mig-uuid", &[dcgm::FieldId(54)]).unwrap();
+            // Tests of this binary run in parallel in one process and share the simulated
+            // engine's names: each call's group and field group get a name of their own.
+            let name = format!(
+                "mig-uuid-{}",
+                NAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            );
+            let group = dcgm::Group::with_entities(&h, &name, &[e]).unwrap();
+            let fields = dcgm::FieldGroup::create(&h, &name, &[dcgm::FieldId(54)]).unwrap();
             let _w = group.watch(&fields, dcgm::WatchOptions::default()).unwrap();
             h.update_all_fields(true).unwrap();
             let v = group.latest_values(&fields).unwrap();

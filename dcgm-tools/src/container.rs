@@ -92,3 +92,69 @@ fn pod_uid(component: &str) -> Option<String> {
     let uid = uid.replace('_', "-");
     (uid.len() == 36 && uid.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')).then_some(uid)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn container_ids_are_read_from_docker_kubernetes_and_podman_cgroups() {
+        let id = "3f4e2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f";
+        let uid = "0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e";
+        let under = uid.replace('-', "_");
+        let cases = [
+            (format!("12:memory:/docker/{id}\n0::/"), "docker", None),
+            (
+                format!("0::/system.slice/docker-{id}.scope"),
+                "docker",
+                None,
+            ),
+            (
+                format!("0::/kubepods/burstable/pod{uid}/{id}"),
+                "k8s",
+                Some(uid),
+            ),
+            (
+                format!(
+                    "0::/kubepods.slice/kubepods-besteffort.slice/\
+                     kubepods-besteffort-pod{under}.slice/cri-containerd-{id}.scope"
+                ),
+                "containerd",
+                Some(uid),
+            ),
+            (
+                format!("0::/kubepods.slice/kubepods-pod{under}.slice/crio-{id}.scope"),
+                "crio",
+                Some(uid),
+            ),
+            (
+                format!(
+                    "0::/user.slice/user-1000.slice/user@1000.service/app.slice/\
+                     libpod-{id}.scope/container"
+                ),
+                "podman",
+                None,
+            ),
+        ];
+        for (text, runtime, pod) in cases {
+            let c = parse(&text).unwrap_or_else(|| panic!("none in {text}"));
+            assert_eq!(c.runtime, runtime, "{text}");
+            assert_eq!(c.id, id, "{text}");
+            assert_eq!(c.pod_uid.as_deref(), pod, "{text}");
+        }
+        let k8s = parse(&format!("0::/kubepods/pod{uid}/{id}")).unwrap();
+        assert_eq!(k8s.short(), "k8s:0b1c2d3e/3f4e2a1b9c8d");
+        assert_eq!(
+            parse(&format!("0::/docker/{id}")).unwrap().short(),
+            "docker:3f4e2a1b9c8d"
+        );
+        // A user session and a service are not containers.
+        for text in [
+            "0::/user.slice/user-1000.slice/session-3.scope",
+            "0::/system.slice/ssh.service",
+            "0::/",
+        ] {
+            assert_eq!(parse(text), None, "{text}");
+        }
+    }
+}

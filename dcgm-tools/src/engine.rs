@@ -26,11 +26,11 @@ pub const PROBE_DEADLINE: Duration = Duration::from_millis(300);
 /// unix socket (`DCGM_DEFAULT_SOCKET_PATH`), for an engine started with `-d` and no TCP port.
 pub fn default_addresses() -> Vec<String> {
     vec![
-        format!("127.0.0.1:{}", dcgm_sys::DCGM_HE_PORT_NUMBER),
+        format!("127.0.0.1:{}", dcgm::raw::sys::DCGM_HE_PORT_NUMBER),
         format!(
             "{}{}",
-            dcgm_sys::DCGM_UNIX_SOCKET_PREFIX,
-            dcgm_sys::DCGM_DEFAULT_SOCKET_PATH
+            dcgm::raw::sys::DCGM_UNIX_SOCKET_PREFIX,
+            dcgm::raw::sys::DCGM_DEFAULT_SOCKET_PATH
         ),
     ]
 }
@@ -91,16 +91,16 @@ fn too_late(what: &str) -> String {
 /// Whether something accepts connections at `address` before `deadline`. Addresses that
 /// cannot be checked at the socket level (`vsock://`) are left to the handshake.
 fn listens(address: &str, deadline: Instant) -> Result<(), String> {
-    if let Some(path) = address.strip_prefix(dcgm_sys::DCGM_UNIX_SOCKET_PREFIX) {
+    if let Some(path) = address.strip_prefix(dcgm::raw::sys::DCGM_UNIX_SOCKET_PREFIX) {
         return UnixStream::connect(path)
             .map(drop)
             .map_err(|e| e.to_string());
     }
-    if address.starts_with(dcgm_sys::DCGM_VSOCK_SOCKET_PREFIX) {
+    if address.starts_with(dcgm::raw::sys::DCGM_VSOCK_SOCKET_PREFIX) {
         return Ok(());
     }
     let hostport = address
-        .strip_prefix(dcgm_sys::DCGM_TCP_SOCKET_PREFIX)
+        .strip_prefix(dcgm::raw::sys::DCGM_TCP_SOCKET_PREFIX)
         .unwrap_or(address);
     let has_port = hostport
         .rsplit_once(':')
@@ -108,7 +108,7 @@ fn listens(address: &str, deadline: Instant) -> Result<(), String> {
     let with_port = if has_port {
         hostport.to_string()
     } else {
-        format!("{hostport}:{}", dcgm_sys::DCGM_HE_PORT_NUMBER)
+        format!("{hostport}:{}", dcgm::raw::sys::DCGM_HE_PORT_NUMBER)
     };
     let mut last = String::from("the name resolves to no address");
     for a in with_port.to_socket_addrs().map_err(|e| e.to_string())? {

@@ -27,28 +27,46 @@ const FIELDS: [u16; 12] = [
 /// A process on a GPU.
 #[derive(Debug, Clone)]
 pub struct Process {
+    /// The GPU's id.
     pub gpu: u32,
+    /// The process id.
     pub pid: u32,
+    /// Its user, where `/proc` tells (a simulated process: the simulator's).
     pub user: Option<String>,
+    /// Its command name.
     pub name: Option<String>,
+    /// GPU memory it uses, MiB.
     pub memory_mib: u64,
 }
 
 /// One GPU at one moment; `None` where DCGM has no value (shown as `N/A`).
 #[derive(Debug, Clone)]
 pub struct GpuSample {
+    /// The GPU's id.
     pub index: u32,
+    /// Its product name.
     pub name: Option<String>,
+    /// Temperature, °C.
     pub temperature_c: Option<i64>,
+    /// Utilisation, %.
     pub utilization_pct: Option<i64>,
+    /// Framebuffer memory used, MiB.
     pub memory_used_mib: Option<i64>,
+    /// Framebuffer memory in all, MiB.
     pub memory_total_mib: Option<i64>,
+    /// Power draw, W.
     pub power_w: Option<f64>,
+    /// The enforced power limit, W.
     pub power_limit_w: Option<f64>,
+    /// SM clock, MHz.
     pub sm_clock_mhz: Option<i64>,
+    /// Memory clock, MHz.
     pub mem_clock_mhz: Option<i64>,
+    /// PCIe transmit throughput, KB/s.
     pub pcie_tx_kbs: Option<i64>,
+    /// PCIe receive throughput, KB/s.
     pub pcie_rx_kbs: Option<i64>,
+    /// NVLink throughput of all links, MB/s.
     pub nvlink_mbs: Option<i64>,
     /// `None` where the library could not list them (see [`GpuStats::process_error`]).
     pub processes: Option<Vec<Process>>,
@@ -156,25 +174,18 @@ impl<'h> GpuStats<'h> {
             .collect())
     }
 
-    /// The running processes of each GPU: the samples of its latest update of the PID list.
+    /// The running processes of each GPU: every sample of its latest update of the PID list
+    /// (`dcgm::running_processes_of`: libdcgm stores them at consecutive microseconds).
     fn processes(&self) -> dcgm::Result<BTreeMap<u32, Vec<Process>>> {
         let samples = self
             .group
             .values_since(&self.pids, &mut SinceCursor::default())?;
-        let mut latest: BTreeMap<u32, i64> = BTreeMap::new();
-        for s in &samples {
-            let t = latest.entry(s.entity.id).or_insert(i64::MIN);
-            *t = (*t).max(s.timestamp_us);
-        }
         let mut out: BTreeMap<u32, Vec<Process>> = BTreeMap::new();
-        for s in &samples {
-            if latest.get(&s.entity.id) != Some(&s.timestamp_us) {
-                continue;
-            }
-            if let Some(p) = s.value.running_process() {
+        for (entity, list) in dcgm::running_processes_of(&samples) {
+            for p in list {
                 let owner = process::owner(p.pid, self.simulated);
-                out.entry(s.entity.id).or_default().push(Process {
-                    gpu: s.entity.id,
+                out.entry(entity.id).or_default().push(Process {
+                    gpu: entity.id,
                     pid: p.pid,
                     user: owner.user,
                     name: owner.name,

@@ -1,7 +1,9 @@
-//! What every example tool shares: how to reach DCGM (real, remote or simulated) and how to
-//! name entities on the command line.
-
-#![allow(dead_code)]
+//! The command-line tools of dcgm-rs (`dcgm-dmon`, `dcgm-query`, `dcgm-stat`, `dcgm-top`,
+//! `dcgm-discovery`, `dcgm-health`, `dcgm-diag`, `dcgm-policy`, `dcgm-topology`, `dcgm-nvlink`,
+//! `dcgm-doctor`), installed with `cargo install dcgm-tools`. Each binary in `src/bin/` is a
+//! `main` over the modules here: what every tool shares (how to reach DCGM, real, remote or
+//! simulated, and how to name entities on the command line), and the formats the tools share
+//! with NVIDIA's (the nvidia-smi report, gpustat's per-GPU stats, process owners).
 
 pub mod container;
 pub mod engine;
@@ -383,17 +385,15 @@ pub fn write_stdout(args: std::fmt::Arguments<'_>) {
 }
 
 /// `println!` that exits quietly on a closed pipe (see [`write_stdout`]).
-#[allow(unused_macros)]
+#[macro_export]
 macro_rules! outln {
     () => {
-        $crate::common::write_stdout(format_args!("\n"))
+        $crate::write_stdout(format_args!("\n"))
     };
     ($($arg:tt)*) => {
-        $crate::common::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+        $crate::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
-#[allow(unused_imports)]
-pub(crate) use outln;
 
 /// `--help` text of the tools whose only exit statuses are success and error.
 pub const EXIT_STATUS: &str = "Exit status: 0 success, 1 error (the reason on stderr).";

@@ -299,7 +299,7 @@ struct Process {
     used_mib: u64,
 }
 
-/// The processes of each GPU of `group`: the samples of its latest update of the pid list.
+/// The processes of each GPU of `group`: every sample of its latest update of the pid list.
 fn read_processes(handle: &Handle, group: &Group) -> dcgm::Result<BTreeMap<u32, Vec<Process>>> {
     let fg = FieldGroup::create(
         handle,
@@ -314,24 +314,16 @@ fn read_processes(handle: &Handle, group: &Group) -> dcgm::Result<BTreeMap<u32, 
         Ok(s) => s,
         Err(_) => group.latest_values(&fg)?,
     };
-    let mut latest: BTreeMap<u32, i64> = BTreeMap::new();
-    for s in &samples {
-        let t = latest.entry(s.entity.id).or_insert(0);
-        *t = (*t).max(s.timestamp_us);
-    }
+    // Every sample of each GPU's latest update (libdcgm stores them at consecutive µs).
     let mut out: BTreeMap<u32, Vec<Process>> = BTreeMap::new();
-    for s in &samples {
-        if Some(&s.timestamp_us) != latest.get(&s.entity.id) {
-            continue;
+    for (entity, list) in dcgm::running_processes_of(&samples) {
+        for p in list {
+            out.entry(entity.id).or_default().push(Process {
+                pid: p.pid,
+                name: super::process::owner(p.pid, handle.is_simulated()).name,
+                used_mib: p.memory_used_bytes >> 20,
+            });
         }
-        let Some(p) = s.value.running_process() else {
-            continue;
-        };
-        out.entry(s.entity.id).or_default().push(Process {
-            pid: p.pid,
-            name: super::process::owner(p.pid, handle.is_simulated()).name,
-            used_mib: p.memory_used_bytes >> 20,
-        });
     }
     Ok(out)
 }

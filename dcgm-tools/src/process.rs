@@ -7,7 +7,9 @@ use std::os::unix::fs::MetadataExt;
 /// Name and user of a process; `None` where it cannot be found.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessOwner {
+    /// Its command name.
     pub name: Option<String>,
+    /// Its user.
     pub user: Option<String>,
 }
 

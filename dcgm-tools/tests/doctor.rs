@@ -1,5 +1,5 @@
 //! `doctor` end to end: the live path on the simulator, and replays of recordings, through
-//! the built tool (`cargo build --example doctor` first).
+//! the built tool (`dcgm-doctor`, found through `CARGO_BIN_EXE_*`).
 
 mod support;
 
@@ -187,8 +187,7 @@ fn live_on_the_real_library_with_the_h200_capture_gives_no_finding_above_info() 
     let Some(lib) = support::real_libdcgm() else {
         return;
     };
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let yaml = root.join("../shared/fixtures/nvml-capture-h200.yaml");
+    let yaml = dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml");
     let o = support::tool_command("doctor")
         .env("NVML_INJECTION_MODE", "True")
         .env("NVML_YAML_FILE", &yaml)

@@ -18,14 +18,11 @@ const PLOT_FILL: [u8; 3] = [0xfa, 0xfa, 0xfa];
 /// one or two.
 const MIN_CHART_COLOURS: usize = 12;
 
-/// Skips (returning `None`) where a prerequisite is absent, or fails under DCGM_REQUIRE_REAL=1.
+/// Skips (returning `None`, reported as a skip) where a prerequisite is absent, or fails under
+/// DCGM_REQUIRE_REAL=1.
 fn need(what: &str, found: Option<PathBuf>) -> Option<PathBuf> {
     if found.is_none() {
-        assert!(
-            std::env::var("DCGM_REQUIRE_REAL").as_deref() != Ok("1"),
-            "DCGM_REQUIRE_REAL=1 but {what} is absent"
-        );
-        eprintln!("{what} absent, skipped");
+        dcgm::testing::skip(&format!("{what} is absent"));
     }
     found
 }
@@ -39,7 +36,7 @@ fn chromium() -> Option<PathBuf> {
 
 fn recording() -> Option<PathBuf> {
     let dir = std::env::var_os("DCGM_H200_TRACES").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/h200-traces"),
+        || dcgm::testing::shared_dir().join("fixtures/h200-traces"),
         PathBuf::from,
     );
     let f = dir.join("workloads.jsonl");
@@ -67,7 +64,7 @@ fn headless(browser: &Path, args: &[&str], page: &Path) -> std::process::Output 
 
 #[test]
 fn the_html_report_renders_in_chromium_with_its_charts_and_findings() {
-    let Some(browser) = need("chromium", chromium()) else {
+    let Some(browser) = need("chromium (apt-get install chromium)", chromium()) else {
         return;
     };
     let Some(trace) = need(

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use support::{SilentPort, real_libdcgm};
 
 fn nvml_capture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/nvml-capture-h200.yaml")
+    dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml")
 }
 
 /// A port on loopback where nothing listens (a connect is refused).

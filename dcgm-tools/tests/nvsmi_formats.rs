@@ -4,15 +4,14 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Output;
 
 use support::real_libdcgm;
 
-fn fixture() -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/h200-cli/gpustat-nvsmi-reference.txt");
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+/// The H200's nvidia-smi outputs, or `None` (the test reported skipped) without `../shared`.
+fn fixture() -> Option<String> {
+    let p = dcgm::testing::shared_path("fixtures/h200-cli/gpustat-nvsmi-reference.txt")?;
+    Some(std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
 }
 
 /// The lines the fixture holds under `== {command}`, up to the next `== ` line.
@@ -43,7 +42,9 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn dmon_s_groups_print_nvidia_smi_dmon_header_and_units_byte_for_byte() {
-    let fx = fixture();
+    let Some(fx) = fixture() else {
+        return;
+    };
     for group in ["p", "u", "c", "v", "m", "e", "t", "pucvmet"] {
         let want = captured(&fx, &format!("nvidia-smi dmon -s {group} -c 2"));
         let o = run(
@@ -101,7 +102,9 @@ fn dmon_s_prints_a_dash_where_dcgm_has_no_value() {
 
 #[test]
 fn dmon_s_with_e_adds_the_fields_after_the_groups_columns() {
-    let fx = fixture();
+    let Some(fx) = fixture() else {
+        return;
+    };
     let want = captured(&fx, "nvidia-smi dmon -s p -c 2");
     let o = run(
         "dmon",
@@ -270,7 +273,9 @@ fn report_lines(o: &Output) -> Vec<String> {
 
 #[test]
 fn query_q_sections_have_nvidia_smi_q_labels_and_indentation_on_the_simulator() {
-    let fx = fixture();
+    let Some(fx) = fixture() else {
+        return;
+    };
     let sections = [
         "PCIE",
         "PERFORMANCE",
@@ -295,7 +300,9 @@ fn query_q_sections_have_nvidia_smi_q_labels_and_indentation_on_the_simulator() 
 
 #[test]
 fn query_q_d_clock_greps_the_clock_event_reasons_as_nvidia_smi_q_does() {
-    let fx = fixture();
+    let Some(fx) = fixture() else {
+        return;
+    };
     let o = run(
         "query",
         &["--simulate", "-i", "0", "-q", "-d", "clock"],
@@ -322,9 +329,12 @@ fn query_q_on_the_real_library_matches_nvidia_smi_q_on_the_h200_capture() {
     let Some(lib) = real_libdcgm() else {
         return;
     };
-    let fx = fixture();
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let yaml = root.join("../shared/fixtures/nvml-capture-h200.yaml");
+    let Some(fx) = fixture() else {
+        return;
+    };
+    let Some(yaml) = dcgm::testing::shared_path("fixtures/nvml-capture-h200.yaml") else {
+        return;
+    };
     let sections = ["CLOCK", "PERFORMANCE", "PCIE", "POWER"];
     let o = run(
         "query",
@@ -358,10 +368,13 @@ fn dmon_s_on_the_real_library_reads_the_h200_capture_and_measures_violations() {
     let Some(lib) = real_libdcgm() else {
         return;
     };
-    let fx = fixture();
+    let Some(fx) = fixture() else {
+        return;
+    };
     let want = captured(&fx, "nvidia-smi dmon -s pucvmet -c 2");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let yaml = root.join("../shared/fixtures/nvml-capture-h200.yaml");
+    let Some(yaml) = dcgm::testing::shared_path("fixtures/nvml-capture-h200.yaml") else {
+        return;
+    };
     let o = run(
         "dmon",
         &[

@@ -4,14 +4,10 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use support::{real_libdcgm, tool};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn query(args: &[&str]) -> Output {
     support::tool_command("query").args(args).output().unwrap()
@@ -24,20 +20,8 @@ fn stdout(o: &Output) -> String {
 /// A file of nvidia-smi's reference outputs, or `None` (with the reason printed) where the
 /// shared fixtures are absent, which fails the test under `DCGM_REQUIRE_REAL=1` (CI).
 fn fixture(name: &str) -> Option<String> {
-    let p = root().join("../shared/fixtures/h200-cli").join(name);
-    match std::fs::read_to_string(&p) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            assert_ne!(
-                std::env::var("DCGM_REQUIRE_REAL").as_deref(),
-                Ok("1"),
-                "DCGM_REQUIRE_REAL=1 but {} is unreadable: {e}",
-                p.display()
-            );
-            eprintln!("SKIPPED: {} absent ({e})", p.display());
-            None
-        }
-    }
+    let p = dcgm::testing::shared_path(&format!("fixtures/h200-cli/{name}"))?;
+    Some(std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
 }
 
 /// nvidia-smi's `--query-gpu=<all> --format=csv` capture: the header line, the values with
@@ -397,7 +381,7 @@ fn real_query(lib: &Path, props: &str, format: &str) -> Output {
         .env("NVML_INJECTION_MODE", "True")
         .env(
             "NVML_YAML_FILE",
-            root().join("../shared/fixtures/nvml-capture-h200.yaml"),
+            dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml"),
         )
         .output()
         .unwrap()

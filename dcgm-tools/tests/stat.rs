@@ -6,23 +6,14 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use support::tool;
 
-const FIXTURE: &str = "../shared/fixtures/h200-cli/gpustat-nvsmi-reference.txt";
-
 /// The fixture's sections: (the flags after `gpustat`, the lines it printed).
 fn fixture() -> Option<Vec<(String, Vec<String>)>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "{} absent: the gpustat comparison is skipped",
-            path.display()
-        );
-        return None;
-    };
+    let path = dcgm::testing::shared_path("fixtures/h200-cli/gpustat-nvsmi-reference.txt")?;
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
     for line in text.lines() {
         if let Some(head) = line.strip_prefix("== ") {

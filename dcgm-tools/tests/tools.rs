@@ -225,7 +225,10 @@ fn run_with_config(name: &str, args: &[&str], config: &str) -> Output {
 /// Runs a tool on the node that `config` describes, written to a file `file_name` (`.json` or
 /// `.toml`) that `DCGM_SIM_CONFIG` names.
 fn run_with_config_file(name: &str, args: &[&str], file_name: &str, config: &str) -> Output {
-    let dir = std::env::temp_dir().join(format!("dcgm-rs-tools-{}-{name}", std::process::id()));
+    // Tests run in parallel: each call its own folder.
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("dcgm-rs-tools-{}-{name}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(file_name);
     std::fs::write(&path, config).unwrap();
@@ -341,14 +344,17 @@ fn a_bad_simulator_config_is_named_with_its_line_and_key_not_the_driver() {
             .lines()
             .find(|l| l.starts_with("error: "))
             .unwrap_or_else(|| panic!("{name}: no error line in {err}"));
-        let place = format!(
-            "DCGM_SIM_CONFIG={}: line 4, column 1",
-            std::env::temp_dir()
-                .join(format!("dcgm-rs-tools-{}-{name}", std::process::id()))
-                .join("node.toml")
-                .display()
+        // The file's path (a folder of this call's own) and the place in it.
+        let folder =
+            std::env::temp_dir().join(format!("dcgm-rs-tools-{}-{name}-", std::process::id()));
+        assert!(
+            line.contains(&format!("DCGM_SIM_CONFIG={}", folder.display())),
+            "{name}: {line}"
         );
-        assert!(line.contains(&place), "{name}: {line}");
+        assert!(
+            line.contains("node.toml: line 4, column 1"),
+            "{name}: {line}"
+        );
         assert!(line.contains("unknown field `colour`"), "{name}: {line}");
         assert!(!err.contains("driver"), "{name}: {err}");
         assert!(!err.contains("nv-hostengine"), "{name}: {err}");
@@ -428,12 +434,7 @@ fn diag_prints_per_test_per_gpu_results() {
 fn the_simulator_on_the_library_path_is_not_used_unless_asked_for() {
     let dir = std::env::temp_dir().join(format!("dcgm-rs-soname-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let sim = tool("dmon")
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libdcgm_sim.so");
+    let sim = tool("dmon").parent().unwrap().join("libdcgm_sim.so");
     let link = dir.join("libdcgm.so.4");
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink(&sim, &link).unwrap();
@@ -1032,4 +1033,44 @@ fn the_textfile_collector_writes_to_stdout_for_out_dash() {
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
     assert!(left.is_empty(), "no file is written: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Three processes on one GPU (the `workloads` preset's GPU 6 has two; a config adds a third):
+/// libdcgm stores them at consecutive microseconds, and every tool lists all of them.
+#[test]
+fn every_process_of_a_shared_gpu_is_listed_by_query_and_stat() {
+    let config = r#"{"gpus":[{},{}],"processes":[
+        {"pid":7001,"name":"trainer-a","gpus":[1],"memory_mib":1000},
+        {"pid":7002,"name":"trainer-b","gpus":[1],"memory_mib":2000},
+        {"pid":7003,"name":"parent","gpus":[1],"memory_mib":300},
+        {"pid":7004,"name":"other","gpus":[0],"memory_mib":400}]}"#;
+    let o = run_with_config(
+        "query",
+        &[
+            "--simulate",
+            "--query-compute-apps=pid,gpu_index,used_memory",
+            "--format=csv,noheader,nounits",
+        ],
+        config,
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let mut rows: Vec<&str> = out.lines().collect();
+    rows.sort_unstable();
+    assert_eq!(
+        rows,
+        [
+            "7001, 1, 1000",
+            "7002, 1, 2000",
+            "7003, 1, 300",
+            "7004, 0, 400"
+        ],
+        "{out}"
+    );
+    let o = run_with_config("stat", &["--simulate", "-p", "--no-color"], config);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    for pid in ["7001", "7002", "7003", "7004"] {
+        assert!(out.contains(pid), "stat -p lacks {pid}:\n{out}");
+    }
 }

@@ -15,7 +15,7 @@ struct Tmux {
 impl Tmux {
     fn start(width: u16, height: u16, cmd: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("tmux is not installed: `top` cannot be tested in a terminal here");
+            dcgm::testing::skip("tmux is not installed (apt-get install tmux)");
             return None;
         }
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -103,7 +103,7 @@ impl Tmux {
                 continue;
             };
             let ppid = tail.split_whitespace().nth(1);
-            if head.ends_with("(top") && ppid == Some(shell.as_str()) {
+            if head.ends_with("(dcgm-top") && ppid == Some(shell.as_str()) {
                 return entry.file_name().to_str().unwrap().parse().unwrap();
             }
         }
@@ -240,10 +240,10 @@ fn top_on_the_real_library_shows_the_h200_and_na_for_blanks() {
     let Some(lib) = support::real_libdcgm() else {
         return;
     };
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let cmd = format!(
         "env NVML_INJECTION_MODE=True NVML_YAML_FILE={} {} --lib {} -d 200",
-        root.join("../shared/fixtures/nvml-capture-h200.yaml")
+        dcgm::testing::shared_dir()
+            .join("fixtures/nvml-capture-h200.yaml")
             .display(),
         top().display(),
         lib.display()
@@ -561,72 +561,5 @@ fn top_puts_a_process_under_the_mig_instance_its_cuda_visible_devices_names() {
             "{l}\n{s}"
         );
         assert!(l.contains("5151 triton"), "{l}");
-    }
-}
-
-#[allow(dead_code)]
-#[path = "../examples/common/container.rs"]
-mod container;
-
-#[test]
-fn container_ids_are_read_from_docker_kubernetes_and_podman_cgroups() {
-    let id = "3f4e2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f";
-    let uid = "0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e";
-    let under = uid.replace('-', "_");
-    let cases = [
-        (format!("12:memory:/docker/{id}\n0::/"), "docker", None),
-        (
-            format!("0::/system.slice/docker-{id}.scope"),
-            "docker",
-            None,
-        ),
-        (
-            format!("0::/kubepods/burstable/pod{uid}/{id}"),
-            "k8s",
-            Some(uid),
-        ),
-        (
-            format!(
-                "0::/kubepods.slice/kubepods-besteffort.slice/\
-                 kubepods-besteffort-pod{under}.slice/cri-containerd-{id}.scope"
-            ),
-            "containerd",
-            Some(uid),
-        ),
-        (
-            format!("0::/kubepods.slice/kubepods-pod{under}.slice/crio-{id}.scope"),
-            "crio",
-            Some(uid),
-        ),
-        (
-            format!(
-                "0::/user.slice/user-1000.slice/user@1000.service/app.slice/\
-                 libpod-{id}.scope/container"
-            ),
-            "podman",
-            None,
-        ),
-    ];
-    for (text, runtime, pod) in cases {
-        let c = container::parse(&text).unwrap_or_else(|| panic!("none in {text}"));
-        assert_eq!(c.runtime, runtime, "{text}");
-        assert_eq!(c.id, id, "{text}");
-        assert_eq!(c.pod_uid.as_deref(), pod, "{text}");
-    }
-    let k8s = container::parse(&format!("0::/kubepods/pod{uid}/{id}")).unwrap();
-    assert_eq!(k8s.short(), "k8s:0b1c2d3e/3f4e2a1b9c8d");
-    assert_eq!(
-        container::parse(&format!("0::/docker/{id}"))
-            .unwrap()
-            .short(),
-        "docker:3f4e2a1b9c8d"
-    );
-    // A user session and a service are not containers.
-    for text in [
-        "0::/user.slice/user-1000.slice/session-3.scope",
-        "0::/system.slice/ssh.service",
-        "0::/",
-    ] {
-        assert_eq!(container::parse(text), None, "{text}");
     }
 }

@@ -19,7 +19,9 @@ H200 = {"model": "NVIDIA H200", "memory_mib": 143771}
 TRACES = Path(
     os.environ.get(
         "DCGM_H200_TRACES",
-        Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "h200-traces",
+        Path(os.environ.get("DCGM_SHARED_DIR") or Path(__file__).resolve().parents[2] / ".." / "shared")
+        / "fixtures"
+        / "h200-traces",
     )
 )
 

@@ -42,7 +42,7 @@ pub fn repo_root() -> PathBuf {
 
 /// The H200 NVML capture beside the checkout.
 pub fn h200_capture() -> PathBuf {
-    repo_root().join("../shared/fixtures/nvml-capture-h200.yaml")
+    dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml")
 }
 
 /// Stages the real library; `Err` says why it is absent.

@@ -133,7 +133,7 @@ fn record_on(lib: &str, sim: bool, real_env: bool) -> Records {
     if real_env {
         cmd.env("NVML_INJECTION_MODE", "True").env(
             "NVML_YAML_FILE",
-            root().join("../shared/fixtures/nvml-capture-h200.yaml"),
+            dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml"),
         );
     }
     let out = cmd.output().expect("run the battery");

@@ -1,116 +1,23 @@
-//! What the test binaries that run the tools share: where cargo put a tool, the real libdcgm
-//! when it is staged, and a port that never answers. Each binary includes it as
-//! `mod support;` (`tests/contract` with a `#[path]`); not every binary uses every item.
-
-#![allow(dead_code)]
+//! Where cargo put a tool the contract suite runs (`tests/contract` includes this with a
+//! `#[path]`): the tools and the exporter are binaries of other packages of the workspace.
 
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
 
-/// A built tool: an example of this crate, or `dcgm-exporter`, the binary of its own crate.
+/// A built tool of another package of the workspace: `dcgm-exporter`, or a tool of
+/// dcgm-tools by its short name (`dmon` is `dcgm-dmon`). Cargo gives a test the paths of its own
+/// package's binaries only (`CARGO_BIN_EXE_*`), so these are found beside the test's directory.
 pub fn tool(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
-    let p = if name == "dcgm-exporter" {
+    let p = if name.starts_with("dcgm-") {
         dir.join(name)
     } else {
-        dir.join("examples").join(name)
+        dir.join(format!("dcgm-{name}"))
     };
     assert!(
         p.exists(),
-        "{} not built (`cargo build --workspace --bins --examples`)",
+        "{} not built (`cargo build --workspace --bins`)",
         p.display()
     );
     p
-}
-
-/// A built tool as a command, without the environment variables that would change which
-/// library or simulated node it reads (`DCGM_LIB_PATH`, `DCGM_SIM_CONFIG`, `DCGM_SIM_FAULTS`).
-pub fn tool_command(name: &str) -> Command {
-    let mut c = Command::new(tool(name));
-    c.env_remove("DCGM_LIB_PATH")
-        .env_remove("DCGM_SIM_CONFIG")
-        .env_remove("DCGM_SIM_FAULTS");
-    c
-}
-
-/// The real libdcgm staged by `scripts/real-dcgm.sh`, or `None` (with the reason printed) where
-/// it is absent; under `DCGM_REQUIRE_REAL=1` (CI) its absence fails the test.
-pub fn real_libdcgm() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let staged = Command::new("bash")
-        .arg(root.join("scripts/real-dcgm.sh"))
-        .arg("dir")
-        .output()
-        .unwrap();
-    if !staged.status.success() {
-        let why = String::from_utf8_lossy(&staged.stderr);
-        assert_ne!(
-            std::env::var("DCGM_REQUIRE_REAL").as_deref(),
-            Ok("1"),
-            "DCGM_REQUIRE_REAL=1 but the real libdcgm is absent: {why}"
-        );
-        eprintln!("real libdcgm absent, skipped: {why}");
-        return None;
-    }
-    let dir = String::from_utf8_lossy(&staged.stdout).trim().to_string();
-    Some(PathBuf::from(dir).join("lib/libdcgm.so.4"))
-}
-
-/// A loopback port that accepts TCP connections and never writes a byte, open until dropped;
-/// it counts the connections it accepted.
-pub struct SilentPort {
-    pub address: String,
-    accepted: Arc<AtomicUsize>,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl SilentPort {
-    pub fn open() -> SilentPort {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let address = listener.local_addr().unwrap().to_string();
-        let stop = Arc::new(AtomicBool::new(false));
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let (flag, count) = (stop.clone(), accepted.clone());
-        let thread = std::thread::spawn(move || {
-            // Accepted connections are kept open, unread and unanswered, until the end.
-            let mut held = Vec::new();
-            while !flag.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((s, _)) => {
-                        held.push(s);
-                        count.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
-                }
-            }
-        });
-        SilentPort {
-            address,
-            accepted,
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    /// How many connections it has accepted, once those already made have been taken from the
-    /// backlog (it looks every 20 ms).
-    pub fn accepted(&self) -> usize {
-        std::thread::sleep(Duration::from_millis(200));
-        self.accepted.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for SilentPort {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }

@@ -2,12 +2,12 @@
 //! tests people otherwise run gpu-burn for. Exit status: 0 all passed, 3 a test failed, 1 error.
 //!
 //! ```text
-//! cargo run --example diag -- --simulate -r 1
-//! cargo run --example diag -- --simulate -r 3 --json
-//! cargo run --example diag -- --simulate -r memory,pcie -g 0,1
+//! dcgm-diag --simulate -r 1
+//! dcgm-diag --simulate -r 3 --json
+//! dcgm-diag --simulate -r memory,pcie -g 0,1
 //! ```
 
-mod common;
+use dcgm_tools as common;
 
 use std::process::ExitCode;
 

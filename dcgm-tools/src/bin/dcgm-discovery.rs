@@ -1,11 +1,11 @@
 //! `discovery`: the node as a tree, like `dcgmi discovery -l` plus MIG, NvSwitches and CPUs.
 //!
 //! ```text
-//! cargo run --example discovery -- --simulate
-//! cargo run --example discovery -- --simulate --json
+//! dcgm-discovery --simulate
+//! dcgm-discovery --simulate --json
 //! ```
 
-mod common;
+use dcgm_tools as common;
 
 use std::process::ExitCode;
 

@@ -2,12 +2,12 @@
 //! like `dcgmi dmon` / `nvidia-smi dmon`.
 //!
 //! ```text
-//! cargo run --example dmon -- --simulate -e gpu_temp,power_usage,DCGM_FI_DEV_GPU_UTIL -c 5
-//! cargo run --example dmon -- -i 0,gi:1 -e fb_used --csv | tee log.csv
-//! cargo run --example dmon -- --simulate -s pucvmet -c 5
+//! dcgm-dmon --simulate -e gpu_temp,power_usage,DCGM_FI_DEV_GPU_UTIL -c 5
+//! dcgm-dmon -i 0,gi:1 -e fb_used --csv | tee log.csv
+//! dcgm-dmon --simulate -s pucvmet -c 5
 //! ```
 
-mod common;
+use dcgm_tools as common;
 
 use std::collections::HashMap;
 use std::process::ExitCode;

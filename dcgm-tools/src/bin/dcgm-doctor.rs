@@ -3,15 +3,15 @@
 //! time, and what to try.
 //!
 //! ```text
-//! cargo run --example doctor -- --simulate --duration 10
-//! cargo run --example doctor -- --duration 30 -d 100 -i 0,1 --json
-//! cargo run --example doctor -- --pid 4242
-//! cargo run --example doctor -- --replay workloads.jsonl --phase tiny_kernels
-//! cargo run --example doctor -- --replay workloads.jsonl --from 20 --to 30 --json
-//! cargo run --example doctor -- --replay workloads.jsonl --html report.html
+//! dcgm-doctor --simulate --duration 10
+//! dcgm-doctor --duration 30 -d 100 -i 0,1 --json
+//! dcgm-doctor --pid 4242
+//! dcgm-doctor --replay workloads.jsonl --phase tiny_kernels
+//! dcgm-doctor --replay workloads.jsonl --from 20 --to 30 --json
+//! dcgm-doctor --replay workloads.jsonl --html report.html
 //! ```
 
-mod common;
+use dcgm_tools as common;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

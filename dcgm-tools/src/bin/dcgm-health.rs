@@ -2,16 +2,16 @@
 //! Exit status: 0 healthy, 2 warnings, 3 failures, 1 error.
 //!
 //! ```text
-//! cargo run --example health -- --simulate
-//! cargo run --example health -- --simulate -s mem,pcie -c 10 -d 1000 --json
-//! DCGM_SIM_CONFIG=faults cargo run --example health -- --simulate -c 5 -d 1000
+//! dcgm-health --simulate
+//! dcgm-health --simulate -s mem,pcie -c 10 -d 1000 --json
+//! DCGM_SIM_CONFIG=faults dcgm-health --simulate -c 5 -d 1000
 //! ```
 //!
 //! On the simulator's default node every check passes; within four seconds its `faults`
 //! preset fails GPU 5 (a double-bit ECC error) and warns of GPU 1 (thermal slowdown at
 //! 91 °C); its XID 13 on GPU 3, an application's fault, is no health incident (as on DCGM).
 
-mod common;
+use dcgm_tools as common;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -1,10 +1,10 @@
 //! `nvlink`: NVLink link states of every GPU and NvSwitch, like `dcgmi nvlink -s`.
 //!
 //! ```text
-//! cargo run --example nvlink -- --simulate
+//! dcgm-nvlink --simulate
 //! ```
 
-mod common;
+use dcgm_tools as common;
 
 use std::process::ExitCode;
 

@@ -2,13 +2,13 @@
 //! thermal, power, NVLink, PCIe, retired pages) as lines or JSON, like `dcgmi policy`.
 //!
 //! ```text
-//! DCGM_SIM_CONFIG=faults cargo run --example policy -- --simulate --xid --dbe --max-temp 85 --json
+//! DCGM_SIM_CONFIG=faults dcgm-policy --simulate --xid --dbe --max-temp 85 --json
 //! ```
 //!
 //! The simulator's default node is calm; its `faults` preset has an XID, a double-bit ECC
 //! error and a hot GPU within four seconds.
 
-mod common;
+use dcgm_tools as common;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};

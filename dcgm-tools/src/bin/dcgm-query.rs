@@ -6,12 +6,12 @@
 //! says which DCGM field supplies each one.
 //!
 //! ```text
-//! cargo run --example query -- --simulate --query-gpu=index,name,utilization.gpu,memory.used --format=csv
-//! cargo run --example query -- --simulate --query-gpu=pci.bus_id,pstate -i 0,1 -lms 500
-//! cargo run --example query -- --simulate --query-compute-apps=pid,process_name,gpu_uuid,used_memory --format=csv,noheader
+//! dcgm-query --simulate --query-gpu=index,name,utilization.gpu,memory.used --format=csv
+//! dcgm-query --simulate --query-gpu=pci.bus_id,pstate -i 0,1 -lms 500
+//! dcgm-query --simulate --query-compute-apps=pid,process_name,gpu_uuid,used_memory --format=csv,noheader
 //! ```
 
-mod common;
+use dcgm_tools as common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -63,7 +63,7 @@ struct Cli {
     /// List the `--query-compute-apps` properties and exit.
     #[arg(long = "help-query-compute-apps")]
     help_query_apps: bool,
-    /// `-q [-d SECTIONS]`: nvidia-smi's per-GPU report (examples/common/nvsmi_report.rs).
+    /// `-q [-d SECTIONS]`: nvidia-smi's per-GPU report (`dcgm_tools::nvsmi_report`).
     #[command(flatten)]
     report: common::nvsmi_report::ReportArgs,
 }
@@ -453,25 +453,19 @@ fn query_apps(
     handle.update_all_fields(true)?;
     let mut cursor = SinceCursor::default();
     let samples = group.values_since(&fg, &mut cursor)?;
-    // The running processes are the samples of each GPU's latest update.
-    let mut latest_ts: BTreeMap<u32, i64> = BTreeMap::new();
-    for s in &samples {
-        let t = latest_ts.entry(s.entity.id).or_insert(0);
-        *t = (*t).max(s.timestamp_us);
-    }
+    // The running processes are the samples of each GPU's latest update (libdcgm stores them
+    // at consecutive microseconds: `dcgm::running_processes_of` groups them back).
+    let processes = dcgm::running_processes_of(&samples);
     if header && fmt.header {
         let cols: Vec<String> = props.iter().map(|p| p.header()).collect();
         out.line(&cols.join(", "))?;
     }
     let sys = handle.system();
-    for s in &samples {
-        if Some(&s.timestamp_us) != latest_ts.get(&s.entity.id) {
-            continue;
-        }
-        let Some(p) = s.value.running_process() else {
-            continue;
-        };
-        let attrs = sys.device_attributes(s.entity.id)?;
+    for (entity, p) in processes
+        .iter()
+        .flat_map(|(e, list)| list.iter().map(move |p| (e, p)))
+    {
+        let attrs = sys.device_attributes(entity.id)?;
         let now = nvsmi::timestamp(SystemTime::now());
         let cells: Vec<String> = props
             .iter()
@@ -487,7 +481,7 @@ fn query_apps(
                     .serial
                     .clone()
                     .unwrap_or_else(|| nvsmi::NA.to_string()),
-                "gpu_index" => s.entity.id.to_string(),
+                "gpu_index" => entity.id.to_string(),
                 "gpu_name" => attrs.name.clone(),
                 _ => {
                     let mib = p.memory_used_bytes >> 20;

@@ -4,13 +4,13 @@
 //! JSON), as gpustat prints what NVML cannot read.
 //!
 //! ```text
-//! cargo run --example stat -- --simulate
-//! cargo run --example stat -- --simulate -cpuFP
-//! cargo run --example stat -- --simulate -a -i 2
-//! cargo run --example stat -- --simulate --json
+//! dcgm-stat --simulate
+//! dcgm-stat --simulate -cpuFP
+//! dcgm-stat --simulate -a -i 2
+//! dcgm-stat --simulate --json
 //! ```
 
-mod common;
+use dcgm_tools as common;
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};

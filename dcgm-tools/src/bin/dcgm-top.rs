@@ -7,7 +7,7 @@
 //! (a simulated process that is not on this host) shows `-`.
 //!
 //! ```text
-//! cargo run --example top -- --simulate
+//! dcgm-top --simulate
 //! ```
 //!
 //! Keys (nvtop's): ↑/↓ select a GPU, or a process after Tab; F9 or k sends the selected process
@@ -17,7 +17,7 @@
 //! off, the alternate screen left) on every way out: a quit key, SIGINT, SIGTERM or SIGHUP, an
 //! error, a panic.
 
-mod common;
+use dcgm_tools as common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::IsTerminal;
@@ -401,20 +401,14 @@ impl Source {
                 return Ok(());
             }
         };
-        // The latest update of each list (compute, graphics) of each GPU.
-        let mut latest: HashMap<(u32, FieldId), i64> = HashMap::new();
-        for v in &samples {
-            let t = latest.entry((v.entity.id, v.field)).or_default();
-            *t = (*t).max(v.timestamp_us);
-        }
+        // Every sample of the latest update of each list (compute, graphics) of each GPU
+        // (libdcgm stores an update's processes at consecutive microseconds).
+        let latest = dcgm::latest_update(&samples);
         if !latest.is_empty() {
-            let updated: BTreeSet<u32> = latest.keys().map(|(gpu, _)| *gpu).collect();
+            let updated: BTreeSet<u32> = latest.iter().map(|v| v.entity.id).collect();
             s.processes.retain(|p| !updated.contains(&p.gpu));
             let simulated = self.handle.is_simulated();
-            for v in &samples {
-                if Some(&v.timestamp_us) != latest.get(&(v.entity.id, v.field)) {
-                    continue;
-                }
+            for v in &latest {
                 let Some(p) = v.value.running_process() else {
                     continue;
                 };

@@ -1,10 +1,10 @@
 //! `topology`: the GPU-to-GPU link matrix and CPU affinity, like `nvidia-smi topo -m`.
 //!
 //! ```text
-//! cargo run --example topology -- --simulate
+//! dcgm-topology --simulate
 //! ```
 
-mod common;
+use dcgm_tools as common;
 
 use std::process::ExitCode;
 

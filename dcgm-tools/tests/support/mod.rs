@@ -1,6 +1,6 @@
 //! What the test binaries that run the tools share: where cargo put a tool, the real libdcgm
-//! when it is staged, and a port that never answers. Each binary includes it as
-//! `mod support;` (`tests/contract` with a `#[path]`); not every binary uses every item.
+//! when it is staged, and a port that never answers. Each binary includes it as `mod support;`;
+//! not every binary uses every item (hence the `allow` below, for this test support only).
 
 #![allow(dead_code)]
 
@@ -10,21 +10,41 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// A built tool: an example of this crate, or `dcgm-exporter`, the binary of its own crate.
+/// A built tool by its short name (`dmon` is this package's `dcgm-dmon`, found through
+/// `CARGO_BIN_EXE_*`), or a program of another package of the workspace (`dcgm-exporter`, and
+/// the root crate's example `exporter`), found beside the test's directory
+/// (`cargo build --workspace --bins --examples` builds them).
 pub fn tool(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let p = if name == "dcgm-exporter" {
-        dir.join(name)
-    } else {
-        dir.join("examples").join(name)
+    let p = match name {
+        "dmon" => env!("CARGO_BIN_EXE_dcgm-dmon"),
+        "query" => env!("CARGO_BIN_EXE_dcgm-query"),
+        "stat" => env!("CARGO_BIN_EXE_dcgm-stat"),
+        "top" => env!("CARGO_BIN_EXE_dcgm-top"),
+        "discovery" => env!("CARGO_BIN_EXE_dcgm-discovery"),
+        "health" => env!("CARGO_BIN_EXE_dcgm-health"),
+        "diag" => env!("CARGO_BIN_EXE_dcgm-diag"),
+        "policy" => env!("CARGO_BIN_EXE_dcgm-policy"),
+        "topology" => env!("CARGO_BIN_EXE_dcgm-topology"),
+        "nvlink" => env!("CARGO_BIN_EXE_dcgm-nvlink"),
+        "doctor" => env!("CARGO_BIN_EXE_dcgm-doctor"),
+        other => {
+            // `exporter` is the root crate's example of a custom collector.
+            let exe = std::env::current_exe().unwrap();
+            let dir = exe.parent().unwrap().parent().unwrap();
+            let p = if other == "exporter" {
+                dir.join("examples").join(other)
+            } else {
+                dir.join(other)
+            };
+            assert!(
+                p.exists(),
+                "{} not built (`cargo build --workspace --bins --examples`)",
+                p.display()
+            );
+            return p;
+        }
     };
-    assert!(
-        p.exists(),
-        "{} not built (`cargo build --workspace --bins --examples`)",
-        p.display()
-    );
-    p
+    PathBuf::from(p)
 }
 
 /// A built tool as a command, without the environment variables that would change which
@@ -40,7 +60,7 @@ pub fn tool_command(name: &str) -> Command {
 /// The real libdcgm staged by `scripts/real-dcgm.sh`, or `None` (with the reason printed) where
 /// it is absent; under `DCGM_REQUIRE_REAL=1` (CI) its absence fails the test.
 pub fn real_libdcgm() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let staged = Command::new("bash")
         .arg(root.join("scripts/real-dcgm.sh"))
         .arg("dir")

@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+mod shared;
+pub use shared::{shared_dir, shared_path, skip};
+
 /// The dcgm-sim library: [`crate::find_simulator`], or, for doc tests that run from a temporary
 /// directory, the library in this workspace's `target` directory.
 ///

@@ -26,7 +26,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import pytest
 
 REPO = Path(__file__).resolve().parents[4]
-SHARED = REPO.parent / "shared"
+# `DCGM_SHARED_DIR` points elsewhere (.ci/run hides ../shared with it to prove these tests skip).
+SHARED = Path(os.environ.get("DCGM_SHARED_DIR") or REPO.parent / "shared")
 NVIDIA = SHARED / "nvidia-bindings-4.6.0"
 BINDINGS = NVIDIA / "bindings" / "python3"
 SAMPLES = NVIDIA / "sdk_samples" / "scripts"
