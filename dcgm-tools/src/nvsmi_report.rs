@@ -1,9 +1,15 @@
 //! `query -q [-d SECTION,...]`: nvidia-smi's per-GPU report (`nvidia-smi -q`) over DCGM, with
 //! its sections, labels and indentation, so that what scripts grep out of it is found here.
 //! `N/A` wherever DCGM has no value for a line.
+//!
+//! As nvidia-smi, the sample sections (`Power Samples`, `SM Clock Samples`, `Memory Clock
+//! Samples`: how many samples over how long, and their max, min and average) come only with
+//! `-d POWER` / `-d CLOCK`, not in the whole report; they are DCGM's cached samples of the
+//! power and clock fields over the last `--sample-window` seconds.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use dcgm::raw::sys::*;
@@ -18,7 +24,9 @@ pub struct ReportArgs {
     /// With -q, only these sections, comma-separated: MEMORY, UTILIZATION, ECC, TEMPERATURE,
     /// POWER, CLOCK, COMPUTE, PIDS, PERFORMANCE, SUPPORTED_CLOCKS, PAGE_RETIREMENT,
     /// ROW_REMAPPER, PCIE, POWER_SMOOTHING, POWER_PROFILES. CLOCK also prints the clock-event
-    /// reasons. No XML (`-x`) yet.
+    /// reasons. POWER and CLOCK add nvidia-smi's sample sections (Power Samples, SM and Memory
+    /// Clock Samples), read from DCGM's samples of the last --sample-window seconds. No XML
+    /// (`-x`) yet.
     #[arg(
         short = 'd',
         long = "display",
@@ -27,6 +35,33 @@ pub struct ReportArgs {
         value_name = "SECTIONS"
     )]
     pub display: Vec<String>,
+    /// With -q -d POWER or CLOCK: how many seconds back the sample sections look into DCGM's
+    /// samples of the power and clock fields. A host engine that already watches them (an
+    /// exporter does) has them; an embedded engine has the one it takes now.
+    #[arg(
+        long = "sample-window",
+        value_name = "SECONDS",
+        default_value_t = 60.0,
+        requires = "query",
+        value_parser = parse_window
+    )]
+    pub sample_window: f64,
+}
+
+impl ReportArgs {
+    /// The sample window as a duration.
+    pub fn sample_window(&self) -> Duration {
+        Duration::from_secs_f64(self.sample_window)
+    }
+}
+
+fn parse_window(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 7.0 * 86400.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds above 0 (at most a week)"
+        )),
+    }
 }
 
 /// The report's sections, as `-d` names them.
@@ -56,6 +91,7 @@ const BLOCKS: &[(Block, &[&str])] = &[
     (Block::PerformanceState, &["PERFORMANCE"]),
     (Block::EventReasons, &["PERFORMANCE", "CLOCK"]),
     (Block::EventReasonCounters, &["PERFORMANCE", "CLOCK"]),
+    (Block::SparseOperationMode, &["PERFORMANCE"]),
     (Block::Memory, &["MEMORY"]),
     (Block::ComputeMode, &["COMPUTE"]),
     (Block::Utilization, &["UTILIZATION"]),
@@ -77,6 +113,7 @@ enum Block {
     PerformanceState,
     EventReasons,
     EventReasonCounters,
+    SparseOperationMode,
     Memory,
     ComputeMode,
     Utilization,
@@ -188,12 +225,67 @@ const LABEL_WIDTH: usize = 55;
 /// The same for the lines of the process list, which nvidia-smi pads less.
 const PROCESS_LABEL_WIDTH: usize = 42;
 
+/// The fields of the sample sections: nvidia-smi's `Power Samples` (NVML's total power
+/// samples; DCGM's power usage), `SM Clock Samples` and `Memory Clock Samples`.
+const SAMPLED: [u16; 3] = [
+    DCGM_FI_DEV_BOARD_POWER_WATTS,
+    DCGM_FI_DEV_SM_CLOCK,
+    DCGM_FI_DEV_MEM_CLOCK,
+];
+
+/// What nvidia-smi's sample sections say of a field's samples: how many, the time from the
+/// first to the last, and their max, min and average.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SampleStats {
+    /// Number of samples with a value.
+    pub count: usize,
+    /// From the first sample to the last (zero for one sample).
+    pub duration: Duration,
+    /// The largest value.
+    pub max: f64,
+    /// The smallest value.
+    pub min: f64,
+    /// The mean of the values.
+    pub avg: f64,
+}
+
+impl SampleStats {
+    /// The statistics of `samples` (time stamp in µs since the epoch, value), blanks (and
+    /// strings, bytes) left out; `None` when no sample has a number.
+    pub fn of<'a>(samples: impl IntoIterator<Item = (i64, &'a Value)>) -> Option<Self> {
+        let mut n = 0usize;
+        let (mut max, mut min, mut sum) = (f64::NEG_INFINITY, f64::INFINITY, 0.0);
+        let (mut first, mut last) = (i64::MAX, i64::MIN);
+        for (ts, v) in samples {
+            let Some(x) = v.as_f64().filter(|x| x.is_finite()) else {
+                continue;
+            };
+            n += 1;
+            max = max.max(x);
+            min = min.min(x);
+            sum += x;
+            first = first.min(ts);
+            last = last.max(ts);
+        }
+        (n > 0).then(|| SampleStats {
+            count: n,
+            duration: Duration::from_micros(u64::try_from(last - first).unwrap_or(0)),
+            max,
+            min,
+            avg: sum / n as f64,
+        })
+    }
+}
+
 /// Writes nvidia-smi's per-GPU report of `gpus` (every GPU when empty) into `out`: the
-/// sections named in `sections` (nvidia-smi's `-d` names, any case), or all of them.
+/// sections named in `sections` (nvidia-smi's `-d` names, any case), or all of them. The
+/// sample sections of `-d POWER` and `-d CLOCK` cover DCGM's samples of the last
+/// `sample_window`.
 pub fn run_report(
     handle: &Handle,
     gpus: &[u32],
     sections: &[String],
+    sample_window: Duration,
     out: &mut dyn std::io::Write,
 ) -> super::Result<()> {
     let wanted = parse_sections(sections)?;
@@ -202,9 +294,13 @@ pub fn run_report(
         .filter(|(_, s)| s.iter().any(|s| wanted.contains(s)))
         .map(|(b, _)| *b)
         .collect();
+    // nvidia-smi prints its sample sections only for a `-d` that names POWER or CLOCK, never in
+    // the whole report (the H200's `nvidia-smi -q` has none).
+    let window = (!sections.is_empty() && wanted.iter().any(|s| ["POWER", "CLOCK"].contains(s)))
+        .then_some(sample_window);
     let attached = handle.system().gpu_ids()?.len();
     let (group, gpus) = super::gpu_group(handle, "query-q", gpus)?;
-    let values = read_values(handle, &group)?;
+    let (values, samples) = read_values(handle, &group, window)?;
     let processes = if blocks.contains(&Block::Processes) {
         read_processes(handle, &group)?
     } else {
@@ -245,6 +341,7 @@ pub fn run_report(
         let g = Gpu {
             id: gpu,
             values: &values,
+            samples: window.map(|_| &samples),
             attrs: &attrs,
         };
         for b in &blocks {
@@ -279,17 +376,82 @@ fn parse_sections(given: &[String]) -> Result<Vec<&'static str>, String> {
         .collect()
 }
 
-/// The latest value of every report field of every GPU of `group`.
-fn read_values(handle: &Handle, group: &Group) -> dcgm::Result<BTreeMap<(u32, u16), Value>> {
+/// Each GPU's latest value of each report field, and with a sample window the statistics of
+/// each GPU's samples of the [`SAMPLED`] fields over it.
+type Readings = (
+    BTreeMap<(u32, u16), Value>,
+    BTreeMap<(u32, u16), SampleStats>,
+);
+
+/// The latest value of every report field of every GPU of `group`; with `window`, the
+/// statistics of the sampled fields' samples of that long ago to now.
+fn read_values(handle: &Handle, group: &Group, window: Option<Duration>) -> dcgm::Result<Readings> {
     let ids: Vec<FieldId> = FIELDS.iter().map(|f| FieldId(*f)).collect();
     let mut m = BTreeMap::new();
     let fg = FieldGroup::create(handle, &format!("query-q-{}", std::process::id()), &ids)?;
-    let _w = group.watch(&fg, WatchOptions::default())?;
+    let defaults = WatchOptions::default();
+    // Samples are kept at least as long as the window, so that a host engine keeps them for
+    // the next report (one that watched them already keeps its own longer history).
+    let options = WatchOptions {
+        max_keep_age: defaults.max_keep_age.max(window.unwrap_or_default()),
+        ..defaults
+    };
+    let _w = group.watch(&fg, options)?;
     handle.update_all_fields(true)?;
     for v in group.latest_values(&fg)? {
         m.insert((v.entity.id, v.field.0), v.value);
     }
-    Ok(m)
+    let samples = match window {
+        Some(window) => read_samples(handle, group, window, &m)?,
+        None => BTreeMap::new(),
+    };
+    Ok((m, samples))
+}
+
+/// The statistics of each GPU's cached samples of the [`SAMPLED`] fields from `window` ago to
+/// now (watched by the caller). Where DCGM cannot give a field's history, the latest value
+/// (in `latest`) is the one sample there is.
+fn read_samples(
+    handle: &Handle,
+    group: &Group,
+    window: Duration,
+    latest: &BTreeMap<(u32, u16), Value>,
+) -> dcgm::Result<BTreeMap<(u32, u16), SampleStats>> {
+    let ids: Vec<FieldId> = SAMPLED.iter().map(|f| FieldId(*f)).collect();
+    let fg = FieldGroup::create(
+        handle,
+        &format!("query-q-samples-{}", std::process::id()),
+        &ids,
+    )?;
+    let now_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let since = now_us.saturating_sub(i64::try_from(window.as_micros()).unwrap_or(i64::MAX));
+    let mut by_key: BTreeMap<(u32, u16), Vec<(i64, Value)>> = BTreeMap::new();
+    match group.values_since(&fg, &mut SinceCursor(since)) {
+        Ok(samples) => {
+            for s in samples.into_iter().filter(|s| s.timestamp_us >= since) {
+                by_key
+                    .entry((s.entity.id, s.field.0))
+                    .or_default()
+                    .push((s.timestamp_us, s.value));
+            }
+        }
+        Err(_) => {
+            for ((gpu, field), v) in latest.iter().filter(|((_, f), _)| SAMPLED.contains(f)) {
+                by_key
+                    .entry((*gpu, *field))
+                    .or_default()
+                    .push((now_us, v.clone()));
+            }
+        }
+    }
+    Ok(by_key
+        .into_iter()
+        .filter_map(|(k, list)| {
+            SampleStats::of(list.iter().map(|(ts, v)| (*ts, v))).map(|s| (k, s))
+        })
+        .collect())
 }
 
 /// A running process: pid, name and GPU memory in MiB.
@@ -362,6 +524,8 @@ impl Report {
 struct Gpu<'a> {
     id: u32,
     values: &'a BTreeMap<(u32, u16), Value>,
+    /// The sample statistics, when the report prints the sample sections.
+    samples: Option<&'a BTreeMap<(u32, u16), SampleStats>>,
     attrs: &'a dcgm::DeviceAttributes,
 }
 
@@ -424,6 +588,14 @@ impl Gpu<'_> {
             .unwrap_or_else(|| NA.into())
     }
 
+    /// nvidia-smi's sample section `heading` of `field`, when the report prints them (see
+    /// [`sample_section`]).
+    fn samples(&self, r: &mut Report, heading: &str, field: u16, value: impl Fn(f64) -> String) {
+        if let Some(samples) = self.samples {
+            sample_section(r, heading, samples.get(&(self.id, field)), value);
+        }
+    }
+
     fn block(&self, block: Block, r: &mut Report, processes: Option<&[Process]>) {
         match block {
             Block::Pci => self.pci(r),
@@ -483,6 +655,12 @@ impl Gpu<'_> {
                     r.kv(2, label, self.ns_as_us(f));
                 }
             }
+            // DCGM cannot read the sparse operation mode: DCGM 4.6's field registry (dcgm-sys's
+            // data/fields.tsv, as the real libdcgm 4.6.0 lists it) has no field for it and no
+            // DCGM call returns it, so the line is always N/A. nvidia-smi prints it between the
+            // clock-event counters and the memory; it goes with PERFORMANCE, the section of the
+            // lines before it.
+            Block::SparseOperationMode => r.kv(1, "Sparse Operation Mode", NA),
             Block::Memory => {
                 r.head(1, "FB Memory Usage");
                 r.kv(2, "Total", self.with(DCGM_FI_DEV_FB_TOTAL, "MiB"));
@@ -627,6 +805,9 @@ impl Gpu<'_> {
                 for (label, f) in limits {
                     r.kv(2, label, self.watts(f));
                 }
+                self.samples(r, "Power Samples", DCGM_FI_DEV_BOARD_POWER_WATTS, |w| {
+                    format!("{w:.2} W")
+                });
                 // nvidia-smi's own heading ends with a space.
                 r.head(1, "GPU Memory Power Readings ");
                 r.kv(2, "Average Power Draw", NA);
@@ -855,6 +1036,9 @@ impl Gpu<'_> {
         r.kv(2, "Video", mhz(DCGM_FI_DEV_MAX_VIDEO_CLOCK));
         r.head(1, "Max Customer Boost Clocks");
         r.kv(2, "Graphics", NA);
+        let mhz_of = |v: f64| format!("{} MHz", v.round() as i64);
+        self.samples(r, "SM Clock Samples", DCGM_FI_DEV_SM_CLOCK, mhz_of);
+        self.samples(r, "Memory Clock Samples", DCGM_FI_DEV_MEM_CLOCK, mhz_of);
         r.head(1, "Clock Policy");
         r.kv(
             2,
@@ -869,7 +1053,107 @@ impl Gpu<'_> {
     }
 }
 
+/// A sample section: `heading`, then the duration of the samples, their number, max, min and
+/// average as `value` writes them; every line `N/A` where DCGM has no sample in the window (a
+/// field the GPU does not support, or none sampled yet).
+fn sample_section(
+    r: &mut Report,
+    heading: &str,
+    stats: Option<&SampleStats>,
+    value: impl Fn(f64) -> String,
+) {
+    r.head(1, heading);
+    match stats {
+        Some(s) => {
+            r.kv(
+                2,
+                "Duration",
+                format!("{:.2} sec", s.duration.as_secs_f64()),
+            );
+            r.kv(2, "Number of Samples", s.count);
+            r.kv(2, "Max", value(s.max));
+            r.kv(2, "Min", value(s.min));
+            r.kv(2, "Avg", value(s.avg));
+        }
+        None => {
+            for label in ["Duration", "Number of Samples", "Max", "Min", "Avg"] {
+                r.kv(2, label, NA);
+            }
+        }
+    }
+}
+
 /// Now as nvidia-smi's header has it (`Tue Dec  1 07:57:44 2026`), in local time.
 fn ctime_now() -> String {
     super::local_time::LocalTime::now().c_locale()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcgm::BlankKind;
+
+    #[test]
+    fn sample_stats_are_max_min_avg_count_and_span_with_blanks_left_out() {
+        let samples = [
+            (1_000_000, Value::Double(650.0)),
+            (1_500_000, Value::Blank(BlankKind::Blank)),
+            (2_000_000, Value::Double(700.0)),
+            (3_360_000, Value::Int(600)),
+            (3_400_000, Value::String("not a number".into())),
+        ];
+        let s = SampleStats::of(samples.iter().map(|(t, v)| (*t, v))).unwrap();
+        assert_eq!(s.count, 3);
+        assert_eq!(s.max, 700.0);
+        assert_eq!(s.min, 600.0);
+        assert_eq!(s.avg, 650.0);
+        // From the first sample with a value to the last: 2.36 s, as nvidia-smi's `2.36 sec`.
+        assert_eq!(s.duration, Duration::from_micros(2_360_000));
+        assert_eq!(format!("{:.2} sec", s.duration.as_secs_f64()), "2.36 sec");
+    }
+
+    #[test]
+    fn one_sample_spans_no_time_and_none_is_no_statistics() {
+        let one = [(5, Value::Int(1980))];
+        let s = SampleStats::of(one.iter().map(|(t, v)| (*t, v))).unwrap();
+        assert_eq!((s.count, s.duration), (1, Duration::ZERO));
+        assert_eq!((s.max, s.min, s.avg), (1980.0, 1980.0, 1980.0));
+        assert_eq!(SampleStats::of(std::iter::empty()), None);
+        let blanks = [
+            (1, Value::Blank(BlankKind::NotSupported)),
+            (2, Value::Blank(BlankKind::Blank)),
+        ];
+        assert_eq!(SampleStats::of(blanks.iter().map(|(t, v)| (*t, v))), None);
+    }
+
+    #[test]
+    fn a_sample_section_has_nvidia_smis_lines_or_na_without_samples() {
+        let stats = SampleStats {
+            count: 2,
+            duration: Duration::from_millis(1500),
+            max: 1980.0,
+            min: 1455.0,
+            avg: 1717.5,
+        };
+        let mut r = Report::default();
+        let mhz = |v: f64| format!("{} MHz", v.round() as i64);
+        sample_section(&mut r, "SM Clock Samples", Some(&stats), mhz);
+        sample_section(&mut r, "Power Samples", None, |w| format!("{w:.2} W"));
+        let pad = |label: &str| format!("{label:<LABEL_WIDTH$}");
+        let want = [
+            "    SM Clock Samples".to_string(),
+            format!("{}: 1.50 sec", pad("        Duration")),
+            format!("{}: 2", pad("        Number of Samples")),
+            format!("{}: 1980 MHz", pad("        Max")),
+            format!("{}: 1455 MHz", pad("        Min")),
+            format!("{}: 1718 MHz", pad("        Avg")),
+            "    Power Samples".to_string(),
+            format!("{}: N/A", pad("        Duration")),
+            format!("{}: N/A", pad("        Number of Samples")),
+            format!("{}: N/A", pad("        Max")),
+            format!("{}: N/A", pad("        Min")),
+            format!("{}: N/A", pad("        Avg")),
+        ];
+        assert_eq!(r.text.lines().collect::<Vec<_>>(), want);
+    }
 }

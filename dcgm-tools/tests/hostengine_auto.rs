@@ -153,6 +153,69 @@ fn a_running_nv_hostengine_is_found_used_and_named_by_verbose() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The five values under a sample section's heading of a `query -q` report.
+fn sample_values(report: &str, heading: &str) -> Vec<String> {
+    let lines: Vec<&str> = report.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == format!("    {heading}"))
+        .unwrap_or_else(|| panic!("no {heading:?} in {report}"));
+    lines[at + 1..at + 6]
+        .iter()
+        .map(|l| l.split_once(": ").map_or("", |(_, v)| v).to_string())
+        .collect()
+}
+
+#[test]
+fn query_q_sample_sections_read_the_samples_a_host_engine_keeps() {
+    let Some(lib) = real_libdcgm() else {
+        return;
+    };
+    let dir = scratch("samples");
+    let engine = HostEngine::start(&lib, &dir.join("nv-hostengine.log"));
+    let lib = lib.to_str().unwrap();
+    // Another client watches the power and the clocks every 100 ms (as an exporter would): the
+    // engine keeps their samples, and the report's window finds them.
+    let mut watcher = support::tool_command("dmon");
+    watcher
+        .args(["--lib", lib, "-s", "pc", "-d", "100", "-c", "40"])
+        .env("DCGM_HOSTENGINE_ADDRESS", &engine.address)
+        .env_remove("NVML_INJECTION_MODE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut watcher = watcher.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let o = run(
+        "query",
+        &["--lib", lib, "-q", "-d", "POWER,CLOCK"],
+        &engine.address,
+        false,
+    );
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    let report = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for (heading, unit) in [
+        ("Power Samples", " W"),
+        ("SM Clock Samples", " MHz"),
+        ("Memory Clock Samples", " MHz"),
+    ] {
+        let v = sample_values(&report, heading);
+        let secs: f64 = v[0].strip_suffix(" sec").unwrap().parse().unwrap();
+        let n: usize = v[1].parse().unwrap();
+        assert!(n >= 3 && secs > 0.0, "{heading}: {v:?}\n{report}");
+        assert!(v[2..].iter().all(|x| x.ends_with(unit)), "{v:?}");
+    }
+    // The capture's memory clock, every sample of it.
+    assert_eq!(
+        sample_values(&report, "Memory Clock Samples")[2..],
+        ["3201 MHz", "3201 MHz", "3201 MHz"]
+    );
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn with_no_engine_answering_the_embedded_engine_starts_and_verbose_says_why() {
     let Some(lib) = real_libdcgm() else {

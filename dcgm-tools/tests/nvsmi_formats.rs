@@ -154,6 +154,7 @@ fn section_blocks(section: &str) -> &'static [&'static str] {
             "Performance State",
             "Clocks Event Reasons",
             "Clocks Event Reasons Counters",
+            "Sparse Operation Mode",
         ],
         "CLOCK" => &[
             "Clocks Event Reasons",
@@ -186,9 +187,40 @@ fn section_blocks(section: &str) -> &'static [&'static str] {
     }
 }
 
+/// nvidia-smi's sample sections, which it prints only for `-d POWER` / `-d CLOCK` (so the
+/// fixture's whole `nvidia-smi -q` has none): (the block they follow, their headings). Each
+/// has the same five lines, as nvidia-smi prints them (driver 580/595 `-q -d POWER,CLOCK`):
+///
+/// ```text
+///     Power Samples
+///         Duration                                       : 2.36 sec
+///         Number of Samples                              : 119
+///         Max                                            : 16.48 W
+///         Min                                            : 10.43 W
+///         Avg                                            : 11.93 W
+/// ```
+const SAMPLE_SECTIONS: &[(&str, &str, &[&str])] = &[
+    ("POWER", "GPU Power Readings", &["Power Samples"]),
+    (
+        "CLOCK",
+        "Max Customer Boost Clocks",
+        &["SM Clock Samples", "Memory Clock Samples"],
+    ),
+];
+
+/// The lines of a sample section, `value` on each.
+fn sample_section(heading: &str, value: &str) -> Vec<String> {
+    let mut out = vec![format!("    {heading}")];
+    for label in ["Duration", "Number of Samples", "Max", "Min", "Avg"] {
+        out.push(format!("{:<55}: {value}", format!("        {label}")));
+    }
+    out
+}
+
 /// The fixture's `nvidia-smi -q` cut to what `-d sections` prints: its header up to the GPU's
 /// heading, then the GPU's blocks (a line at four spaces and what is indented under it) that
-/// those sections name, in the report's order.
+/// those sections name, in the report's order; with POWER or CLOCK, nvidia-smi's sample
+/// sections where `-d` puts them.
 fn expected_report(fx: &str, sections: &[&str]) -> Vec<String> {
     let all = captured(fx, "nvidia-smi -q");
     let gpu = all.iter().position(|l| l.starts_with("GPU ")).unwrap();
@@ -199,9 +231,19 @@ fn expected_report(fx: &str, sections: &[&str]) -> Vec<String> {
         .copied()
         .collect();
     let mut keep = false;
+    let mut after: Option<&[&str]> = None;
     for line in &all[gpu + 1..] {
         if line.starts_with("    ") && !line.starts_with("     ") {
-            keep = wanted.contains(&label(line).trim());
+            // The block a sample section follows has ended: the samples come first.
+            for heading in after.take().into_iter().flatten() {
+                out.extend(sample_section(heading, "N/A"));
+            }
+            let name = label(line);
+            keep = wanted.contains(&name.trim());
+            after = SAMPLE_SECTIONS
+                .iter()
+                .find(|(s, block, _)| keep && sections.contains(s) && *block == name.trim())
+                .map(|(_, _, headings)| *headings);
         }
         if keep {
             out.push(line.clone());
@@ -317,6 +359,133 @@ fn query_q_d_clock_greps_the_clock_event_reasons_as_nvidia_smi_q_does() {
     assert!(got[0].ends_with("Clocks Event Reasons"), "{got:?}");
 }
 
+/// The five lines under a sample section's heading.
+fn sample_lines<'a>(lines: &'a [String], heading: &str) -> &'a [String] {
+    let at = lines
+        .iter()
+        .position(|l| l.as_str() == format!("    {heading}"))
+        .unwrap_or_else(|| panic!("no {heading:?} in {lines:#?}"));
+    &lines[at + 1..at + 6]
+}
+
+fn value_of(line: &str) -> &str {
+    line.split_once(": ").map_or("", |(_, v)| v)
+}
+
+#[test]
+fn query_q_d_power_clock_prints_the_sample_sections_from_dcgms_samples() {
+    let o = run(
+        "query",
+        &["--simulate", "-i", "0", "-q", "-d", "POWER,CLOCK"],
+        &[],
+    );
+    let got = report_lines(&o);
+    for (heading, unit) in [
+        ("Power Samples", " W"),
+        ("SM Clock Samples", " MHz"),
+        ("Memory Clock Samples", " MHz"),
+    ] {
+        let lines = sample_lines(&got, heading);
+        let labels: Vec<String> = lines.iter().map(|l| label(l)).collect();
+        assert_eq!(
+            labels,
+            [
+                "        Duration",
+                "        Number of Samples",
+                "        Max",
+                "        Min",
+                "        Avg"
+            ]
+            .map(|l| format!("{l:<55}")),
+            "{got:#?}"
+        );
+        // nvidia-smi's `2.36 sec`: seconds with two decimals.
+        let duration = value_of(&lines[0]);
+        let secs = duration
+            .strip_suffix(" sec")
+            .unwrap_or_else(|| panic!("{duration}"));
+        assert_eq!(
+            secs.split_once('.').map(|(_, d)| d.len()),
+            Some(2),
+            "{duration}"
+        );
+        // The embedded engine has at least the sample it took for the report.
+        let n: usize = value_of(&lines[1]).parse().unwrap();
+        assert!(n >= 1, "{lines:?}");
+        let num = |l: &str| -> f64 {
+            let v = value_of(l);
+            v.strip_suffix(unit)
+                .unwrap_or_else(|| panic!("{v:?} has no {unit:?}"))
+                .parse()
+                .unwrap()
+        };
+        let (max, min, avg) = (num(&lines[2]), num(&lines[3]), num(&lines[4]));
+        assert!(min <= avg && avg <= max, "{lines:?}");
+        if unit == " W" {
+            // Watts with two decimals, as nvidia-smi's `691.32 W`.
+            let v = value_of(&lines[2]).trim_end_matches(unit);
+            assert_eq!(v.split_once('.').map(|(_, d)| d.len()), Some(2), "{v}");
+        }
+    }
+}
+
+#[test]
+fn query_q_whole_report_has_sparse_operation_mode_and_no_sample_sections() {
+    let Some(fx) = fixture() else {
+        return;
+    };
+    let o = run("query", &["--simulate", "-i", "0", "-q"], &[]);
+    let got = report_lines(&o);
+    // nvidia-smi prints the samples only for `-d POWER` / `-d CLOCK`: its whole report (the
+    // H200's) has none, and neither has ours.
+    let full = captured(&fx, "nvidia-smi -q");
+    assert!(!full.iter().any(|l| l.contains("Samples")));
+    assert!(!got.iter().any(|l| l.contains("Samples")), "{got:#?}");
+    // Sparse Operation Mode: between the clock-event counters and the memory, as nvidia-smi's.
+    let around = |lines: &[String]| -> Vec<String> {
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("    Sparse Operation Mode"))
+            .unwrap_or_else(|| panic!("no Sparse Operation Mode in {lines:#?}"));
+        labels(&lines[at - 1..=at + 1])
+    };
+    assert_eq!(around(&got), around(&full));
+    let line = got
+        .iter()
+        .find(|l| l.starts_with("    Sparse Operation Mode"))
+        .unwrap();
+    // DCGM has no field for it.
+    assert_eq!(value_of(line), "N/A");
+}
+
+#[test]
+fn query_q_sample_window_must_be_a_positive_number_of_seconds() {
+    for bad in ["0", "-1", "soon"] {
+        let o = run(
+            "query",
+            &["--simulate", "-q", "-d", "POWER", "--sample-window", bad],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(2), "{bad}: {o:?}");
+    }
+    let o = run(
+        "query",
+        &[
+            "--simulate",
+            "-i",
+            "0",
+            "-q",
+            "-d",
+            "POWER",
+            "--sample-window",
+            "0.5",
+        ],
+        &[],
+    );
+    let got = report_lines(&o);
+    sample_lines(&got, "Power Samples");
+}
+
 #[test]
 fn query_q_rejects_an_unknown_section() {
     let o = run("query", &["--simulate", "-q", "-d", "CLOCKS"], &[]);
@@ -361,6 +530,18 @@ fn query_q_on_the_real_library_matches_nvidia_smi_q_on_the_h200_capture() {
     let line = |l: &str| got.iter().find(|g| g.trim_start().starts_with(l)).unwrap();
     assert!(line("Performance State").ends_with(": P0"), "{got:?}");
     assert!(line("Max Power Limit").ends_with(" W"), "{got:?}");
+    // The real library's samples of the power and clocks, not N/A; the capture's memory clock.
+    assert!(
+        sample_lines(&got, "Power Samples")[2].ends_with(" W"),
+        "{got:?}"
+    );
+    let mem = sample_lines(&got, "Memory Clock Samples");
+    assert!(value_of(&mem[1]).parse::<usize>().unwrap() >= 1, "{mem:?}");
+    assert_eq!(value_of(&mem[2]), "3201 MHz", "{mem:?}");
+    assert!(
+        sample_lines(&got, "SM Clock Samples")[4].ends_with(" MHz"),
+        "{got:?}"
+    );
 }
 
 #[test]

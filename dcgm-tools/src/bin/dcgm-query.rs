@@ -146,7 +146,13 @@ fn run(cli: &Cli) -> common::Result {
         let all = handle.system().gpu_ids()?;
         let ids = select_gpus(&handle, &all, &cli.ids)?;
         let sections = &cli.report.display;
-        common::nvsmi_report::run_report(&handle, &ids, sections, &mut std::io::stdout())?;
+        common::nvsmi_report::run_report(
+            &handle,
+            &ids,
+            sections,
+            cli.report.sample_window(),
+            &mut std::io::stdout(),
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     if cli.query_gpu.is_empty() && cli.query_apps.is_empty() {
