@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The real libdcgm 4.6.0 beside the checkout (../shared/realdcgm-4.6.0), made loadable.
+# A real libdcgm release beside the checkout (../shared/realdcgm-VERSION), made loadable.
 #
-#   scripts/real-dcgm.sh dir     prints the staged directory (bin/, lib/); exit 3 when the real
-#                                library is absent (a user's fresh clone), with the reason on stderr
+#   scripts/real-dcgm.sh dir [VERSION]   prints the staged directory (bin/, lib/) of VERSION
+#                                        (4.6.0 by default; 4.5.3, 4.1.1 and 3.3.9 too); exit 3
+#                                        when it is absent (a user's fresh clone), with the
+#                                        reason on stderr. Its library is lib/libdcgm.so.4
+#                                        (lib/libdcgm.so.3 for 3.x).
 #
 # Why a staged copy: in ../shared the library's version links (libdcgm.so.4 -> libdcgm.so.4.6.0,
 # and the same for every module) are stored as small text files holding the target's name, which
@@ -11,15 +14,23 @@
 # source is newer than it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-src=${DCGM_REAL_SRC:-${DCGM_SHARED_DIR:-$root/../shared}/realdcgm-4.6.0}
-dst=${CARGO_TARGET_DIR:-$root/target}/realdcgm-4.6.0
-
 case "${1:-}" in
 dir) ;;
-*) echo "usage: $0 dir" >&2; exit 2 ;;
+*) echo "usage: $0 dir [VERSION]" >&2; exit 2 ;;
 esac
+version=${2:-4.6.0}
+case "$version" in
+[0-9]*.[0-9]*.[0-9]*) ;;
+*) echo "usage: $0 dir [VERSION] (a release number such as 4.5.3, not $version)" >&2; exit 2 ;;
+esac
+if [ "$version" = 4.6.0 ]; then
+    src=${DCGM_REAL_SRC:-${DCGM_SHARED_DIR:-$root/../shared}/realdcgm-4.6.0}
+else
+    src=${DCGM_SHARED_DIR:-$root/../shared}/realdcgm-$version
+fi
+dst=${CARGO_TARGET_DIR:-$root/target}/realdcgm-$version
 
-if [ ! -f "$src/lib/libdcgm.so.4.6.0" ] || [ ! -x "$src/bin/nv-hostengine" ]; then
+if [ ! -f "$src/lib/libdcgm.so.$version" ] || [ ! -x "$src/bin/nv-hostengine" ]; then
     echo "real DCGM not found at $src (a fresh clone has none): the real-library tier is skipped" >&2
     exit 3
 fi
@@ -27,7 +38,7 @@ src=$(cd "$src" && pwd)
 mkdir -p "$(dirname "$dst")"
 exec 9>"$dst.lock"
 flock 9
-if [ ! -f "$dst/.staged" ] || [ "$src/lib/libdcgm.so.4.6.0" -nt "$dst/.staged" ]; then
+if [ ! -f "$dst/.staged" ] || [ "$src/lib/libdcgm.so.$version" -nt "$dst/.staged" ]; then
     rm -rf "$dst"
     mkdir -p "$dst/lib" "$dst/bin"
     for f in "$src"/lib/*; do

@@ -32,10 +32,30 @@ pub type Result<T = ExitCode, E = Box<dyn std::error::Error>> = std::result::Res
 /// line (clap exits with status 2 on a bad one), runs the tool and returns its exit status, or
 /// reports the error that ended it (status 1).
 pub fn main<C: clap::Parser>(run: impl FnOnce(&C) -> Result) -> ExitCode {
-    match run(&parse_from(std::env::args_os())) {
+    finish(match run(&parse_from(std::env::args_os())) {
         Ok(code) => code,
         Err(e) => report(e),
-    }
+    })
+}
+
+/// Ends the process with `code` once its output is flushed, without running the C++ static
+/// destructors of libdcgm. The tools keep the embedded engine until exit
+/// ([`dcgm::HandleBuilder::keep_engine_until_exit`]: stopping it costs seconds); at `exit`
+/// libdcgm's destructors free what its still-running threads use, and about one run in
+/// twenty crashed there after printing everything (SIGSEGV or "corrupted size vs.
+/// prev_size", seen with the real 4.1.1, 4.5.3 and 4.6.0 under load). `_exit` ends those
+/// threads with the process instead; nothing of the engine outlives it.
+pub fn finish(code: ExitCode) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // `ExitCode` does not give its number back on stable Rust: find it.
+    let n = (0..=255u8)
+        .find(|n| ExitCode::from(*n) == code)
+        .unwrap_or(1);
+    // SAFETY: `_exit` takes a plain status and does not return; the output is flushed above,
+    // and nothing of this process needs its exit handlers (the OS reclaims everything).
+    unsafe { libc::_exit(i32::from(n)) }
 }
 
 /// Parses a tool's command line as `C::parse_from` does, and gives `--verbose` the short `-v`
@@ -51,10 +71,36 @@ pub fn parse_from<C: clap::Parser>(args: impl IntoIterator<Item = OsString>) -> 
     C::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
 }
 
-/// Says why the tool failed on stderr and gives its exit status, 1.
-pub fn report(e: impl std::fmt::Display) -> ExitCode {
+/// Says why the tool failed on stderr and gives its exit status: [`EXIT_NOT_IN_RELEASE`] for
+/// a feature the DCGM release lacks (one line saying which release it needs), 1 otherwise.
+pub fn report(e: Box<dyn std::error::Error>) -> ExitCode {
+    if let Some(e @ dcgm::Error::NotInRelease { .. }) = e.downcast_ref::<dcgm::Error>() {
+        eprintln!("{e}");
+        return ExitCode::from(EXIT_NOT_IN_RELEASE);
+    }
     eprintln!("error: {e}");
     ExitCode::FAILURE
+}
+
+/// The exit status of a tool asked for a feature the loaded DCGM release does not have.
+pub const EXIT_NOT_IN_RELEASE: u8 = 4;
+
+/// The `--verbose` line naming the DCGM release and what it lacks: `DCGM 4.1.1 (library
+/// /path/libdcgm.so.4); not in this release: diagnostics, ...`.
+pub fn release_line(h: &Handle) -> String {
+    let Some(v) = h.dcgm_version() else {
+        return "DCGM release: unknown (the library reports no version)".into();
+    };
+    let missing: Vec<String> = dcgm::Capability::ALL
+        .iter()
+        .filter(|c| !h.supports(**c))
+        .map(|c| format!("{c} ({})", c.since()))
+        .collect();
+    if missing.is_empty() {
+        format!("DCGM {v}: every capability this SDK uses")
+    } else {
+        format!("DCGM {v}; not in this release: {}", missing.join(", "))
+    }
 }
 
 /// Says on stderr, once in the process however often it is called, that the data comes from
@@ -234,6 +280,9 @@ impl ConnectArgs {
         if h.is_simulated() {
             say_simulated();
         }
+        if self.verbose {
+            eprintln!("{}", release_line(&h));
+        }
         Ok(h)
     }
 
@@ -347,7 +396,7 @@ pub fn entity_label(e: &Entity) -> String {
 /// it back to `main` (a thread's deadline, a write to stdout deep in a loop).
 pub fn fail(e: impl std::fmt::Display) -> ! {
     eprintln!("error: {e}");
-    std::process::exit(1)
+    finish(ExitCode::FAILURE)
 }
 
 /// Formats sorted ids as ranges: `0-55,60,62-63`.
@@ -378,7 +427,7 @@ pub fn write_stdout(args: std::fmt::Arguments<'_>) {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_fmt(args) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+            finish(ExitCode::SUCCESS);
         }
         fail(format_args!("cannot write to stdout: {e}"));
     }
@@ -396,8 +445,9 @@ macro_rules! outln {
 }
 
 /// `--help` text of the tools whose only exit statuses are success and error.
-pub const EXIT_STATUS: &str = "Exit status: 0 success, 1 error (the reason on stderr).";
+pub const EXIT_STATUS: &str = "Exit status: 0 success, 1 error (the reason on stderr), 4 a feature \
+     this DCGM release lacks (the release it needs on stderr).";
 
 /// `--help` text of the tools that grade GPUs (`health`, `diag`).
-pub const EXIT_STATUS_GRADED: &str =
-    "Exit status: 0 pass, 2 warn, 3 fail (the worst result seen), 1 error (the reason on stderr).";
+pub const EXIT_STATUS_GRADED: &str = "Exit status: 0 pass, 2 warn, 3 fail (the worst result seen), 1 error (the reason on stderr), \
+     4 not in this DCGM release.";

@@ -69,8 +69,26 @@ impl System {
             // An older library (no `_v2`) or host engine (v2 struct unknown): ask for v1.
             Err(e)
                 if matches!(e, Error::SymbolNotAvailable { .. })
-                    || e.code() == Some(ReturnCode::from_raw(DCGM_ST_VER_MISMATCH)) => {}
+                    || e.code() == ReturnCode::from_raw(DCGM_ST_VER_MISMATCH) => {}
             Err(e) => return Err(e),
+        }
+        // DCGM 3.x's sysmon module lists /sys/class/hwmon without checking that the folder
+        // opened: where it is absent (containers and VMs without hardware monitors) the
+        // embedded engine calls readdir(NULL) and takes this process down (seen with 3.3.9).
+        // Not calling it is the only way to keep the process alive.
+        if matches!(self.handle().kind(), crate::ConnectionKind::Embedded)
+            && lib.release().is_some_and(|v| v.major < 4)
+            && !std::path::Path::new("/sys/class/hwmon").is_dir()
+        {
+            return Err(Error::Dcgm {
+                code: ReturnCode::from_raw(DCGM_ST_NOT_SUPPORTED),
+                call: "dcgmGetCpuHierarchy",
+                message: Some(
+                    "not asked: DCGM 3.x's sysmon module crashes on a machine without \
+                     /sys/class/hwmon"
+                        .into(),
+                ),
+            });
         }
         let mut h1 = dcgmCpuHierarchy_v1::boxed_versioned();
         // SAFETY: a versioned struct valid for the call.

@@ -15,6 +15,8 @@ use crate::library::{c_buf, ffi};
 struct Members {
     name: String,
     fields: Vec<FieldId>,
+    /// Fields asked for that the loaded DCGM release does not know, left out.
+    left_out: Vec<FieldId>,
 }
 
 /// A set of fields (at most 127, a DCGM limit). Destroyed in DCGM when the last clone drops.
@@ -68,8 +70,14 @@ impl FieldGroup {
     ///
     /// # Errors
     ///
-    /// `InvalidArgument` for no fields or more than [`MAX_FIELDS_PER_FIELD_GROUP`], or an unknown
-    /// field id; `DCGM_ST_DUPLICATE_KEY` for a name already in use; `DCGM_ST_MAX_LIMIT` past the
+    /// A field this SDK knows but the loaded DCGM release does not (added in a later release)
+    /// is left out, so that one field never fails the whole group (libdcgm refuses a group
+    /// with one id it does not know); [`FieldGroup::left_out`] lists them, and reads give no
+    /// value for them.
+    ///
+    /// `InvalidArgument` for no fields or more than [`MAX_FIELDS_PER_FIELD_GROUP`], an
+    /// unknown field id, or fields none of which the loaded release knows;
+    /// `DCGM_ST_DUPLICATE_KEY` for a name already in use; `DCGM_ST_MAX_LIMIT` past the
     /// engine's field-group limit.
     #[doc(alias = "dcgmFieldGroupCreate")]
     pub fn create(handle: &Handle, name: &str, fields: &[FieldId]) -> Result<Self> {
@@ -91,7 +99,22 @@ impl FieldGroup {
                 bad.0
             )));
         }
-        let ids: Vec<u16> = fields.iter().map(|f| f.0).collect();
+        let (known, left_out): (Vec<FieldId>, Vec<FieldId>) =
+            fields.iter().partition(|f| handle.knows_field(**f));
+        if known.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "none of the fields {} is in this DCGM release ({}): they were added later",
+                left_out
+                    .iter()
+                    .map(|f| f.0.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                handle
+                    .dcgm_version()
+                    .map_or_else(|| "version unknown".to_string(), |v| v.to_string())
+            )));
+        }
+        let ids: Vec<u16> = known.iter().map(|f| f.0).collect();
         let cname = cstring(name)?;
         let lib = handle.lib();
         let mut id = 0;
@@ -110,7 +133,8 @@ impl FieldGroup {
         }?;
         let members = Members {
             name: name.to_string(),
-            fields: fields.to_vec(),
+            fields: known,
+            left_out,
         };
         Ok(Self {
             inner: EngineObject::created(handle, FieldGroupId::from_raw(id), members),
@@ -135,6 +159,7 @@ impl FieldGroup {
         let members = Members {
             name: c_buf(&info.fieldGroupName),
             fields: info.fieldIds[..n].iter().map(|f| FieldId(*f)).collect(),
+            left_out: Vec::new(),
         };
         Ok(Self {
             inner: EngineObject::borrowed(handle, FieldGroupId::from_raw(id), members),
@@ -158,6 +183,12 @@ impl FieldGroup {
     /// The fields, in creation order.
     pub fn fields(&self) -> &[FieldId] {
         &self.inner.data().fields
+    }
+
+    /// The fields asked for at creation that the loaded DCGM release does not know, left out
+    /// of the group (see [`FieldGroup::create`]).
+    pub fn left_out(&self) -> &[FieldId] {
+        &self.inner.data().left_out
     }
 
     /// The handle it belongs to.

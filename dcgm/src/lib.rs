@@ -88,6 +88,7 @@ mod process_watch;
 mod prof;
 pub mod raw;
 mod reachability;
+mod release;
 mod stats;
 mod status;
 mod system;
@@ -110,6 +111,7 @@ pub use handle::{
 pub use latest_update::{latest_update, running_processes_of};
 pub use process::{AccountingStats, RunningProcess};
 pub use process_watch::ProcessWatch;
+pub use release::{Capability, DcgmVersion};
 pub use system::{DeviceAttributes, System, VersionInfo};
 pub use value::{BlankKind, FieldValue, Value};
 

@@ -5,18 +5,25 @@ use std::ffi::CStr;
 use dcgm_sys::*;
 
 use crate::error::{Error, Result, ReturnCode};
+use crate::release::{Capability, DcgmVersion};
 
 /// A loaded libdcgm.
 #[derive(Debug)]
 pub(crate) struct Lib {
     pub raw: DcgmLibrary,
     version: Option<String>,
+    release: Option<DcgmVersion>,
 }
 
 impl Lib {
     pub fn new(raw: DcgmLibrary) -> Self {
         let version = raw.version_string();
-        Self { raw, version }
+        let release = version.as_deref().and_then(DcgmVersion::parse);
+        Self {
+            raw,
+            version,
+            release,
+        }
     }
 
     /// The library's version string, if it reports one.
@@ -24,11 +31,31 @@ impl Lib {
         self.version.as_deref()
     }
 
-    /// A function pointer, or `SymbolNotAvailable`.
+    /// The library's release, if it reports a version.
+    pub fn release(&self) -> Option<DcgmVersion> {
+        self.release
+    }
+
+    /// `NotInRelease` when `call` needs a newer release than the loaded one.
+    fn not_in_release(&self, call: &str) -> Option<Error> {
+        let capability = Capability::of_call(call)?;
+        let have = self.release?;
+        (have < capability.since()).then_some(Error::NotInRelease {
+            capability,
+            needs: capability.since(),
+            have,
+        })
+    }
+
+    /// A function pointer, or `SymbolNotAvailable` (`NotInRelease` for a function the loaded
+    /// release is too old to have).
     pub fn sym<T>(&self, r: std::result::Result<T, SymbolError>) -> Result<T> {
-        r.map_err(|e| Error::SymbolNotAvailable {
-            symbol: e.symbol,
-            library_version: self.version.clone(),
+        r.map_err(|e| {
+            self.not_in_release(e.symbol)
+                .unwrap_or_else(|| Error::SymbolNotAvailable {
+                    symbol: e.symbol,
+                    library_version: self.version.clone(),
+                })
         })
     }
 
@@ -39,6 +66,11 @@ impl Lib {
         }
         if rc == DCGM_ST_CONNECTION_NOT_VALID {
             return Err(Error::ConnectionLost { call });
+        }
+        if rc == DCGM_ST_VER_MISMATCH
+            && let Some(e) = self.not_in_release(call)
+        {
+            return Err(e);
         }
         let message = self.raw.errorString().ok().and_then(|f| {
             // SAFETY: errorString takes a plain code and returns NULL or a static C string.

@@ -4,8 +4,9 @@ use std::fmt;
 
 use dcgm_sys::*;
 
-use crate::error::Result;
+use crate::error::{Error, Result, ReturnCode};
 use crate::library::ffi;
+use crate::release::{Capability, DcgmVersion};
 use crate::system::System;
 
 /// The state of one NVLink.
@@ -140,15 +141,80 @@ pub struct GpuP2pStatus {
 impl System {
     /// The state of every NVLink of every GPU and NvSwitch.
     ///
+    /// Asks in the loaded release's own version: `dcgmNvLinkStatus_v5` (36 links per GPU) from
+    /// DCGM 4.6.0, `_v4` (18 links per GPU) from 4.0 to 4.5.3 (also after a `VER_MISMATCH`
+    /// from a release that did not say its version, or an older remote engine).
+    ///
     /// # Errors
     ///
-    /// `ConnectionLost` when the host engine went away.
+    /// `NotInRelease` before DCGM 4.0; `UnknownLayout` for a version word this SDK cannot
+    /// decode; `ConnectionLost` when the host engine went away.
     #[doc(alias = "dcgmGetNvLinkLinkStatus")]
     pub fn nvlink_status(&self) -> Result<NvLinkStatus> {
+        let lib = self.handle().lib();
+        let v5_first = lib.release().is_none_or(|v| v >= DcgmVersion::new(4, 6, 0));
+        if v5_first {
+            match self.nvlink_status_v5() {
+                Err(e) if e.code() == ReturnCode::from_raw(DCGM_ST_VER_MISMATCH) => {}
+                r => return r,
+            }
+        }
+        self.nvlink_status_v4()
+    }
+
+    fn nvlink_status_v5(&self) -> Result<NvLinkStatus> {
         let mut s = dcgmNvLinkStatus_v5::boxed_versioned();
         let lib = self.handle().lib();
         // SAFETY: a versioned struct valid for the call.
         unsafe { ffi!(lib, dcgmGetNvLinkLinkStatus(self.handle().raw(), &mut *s)) }?;
+        if s.version != dcgmNvLinkStatus_version5 {
+            return Err(Error::UnknownLayout {
+                call: "dcgmGetNvLinkLinkStatus",
+                version: s.version,
+            });
+        }
+        let ng = (s.numGpus as usize).min(s.gpus.len());
+        let ns = (s.numNvSwitches as usize).min(s.nvSwitches.len());
+        Ok(NvLinkStatus {
+            gpus: s.gpus[..ng]
+                .iter()
+                .map(|g| (g.entityId, trimmed(&g.linkState)))
+                .collect(),
+            switches: s.nvSwitches[..ns]
+                .iter()
+                .map(|w| (w.entityId, trimmed(&w.linkState)))
+                .collect(),
+        })
+    }
+
+    /// DCGM 4.0 to 4.5.3's layout: 18 links per GPU.
+    fn nvlink_status_v4(&self) -> Result<NvLinkStatus> {
+        let mut s = dcgmNvLinkStatus_v4::boxed_versioned();
+        let lib = self.handle().lib();
+        // The C prototype names the current struct; the library reads the version word and
+        // writes the layout of that version.
+        let out = (&mut *s as *mut dcgmNvLinkStatus_v4).cast::<dcgmNvLinkStatus_v5>();
+        // SAFETY: a versioned version-4 struct valid for the call: the library checks the word
+        // and writes at most `size_of::<dcgmNvLinkStatus_v4>()` bytes for it.
+        unsafe { ffi!(lib, dcgmGetNvLinkLinkStatus(self.handle().raw(), out)) }.map_err(
+            |e| match e {
+                // 3.3.9 knows only version 3.
+                Error::Dcgm { code, .. } if code.raw() == DCGM_ST_VER_MISMATCH => {
+                    lib.release().map_or(e.clone(), |have| Error::NotInRelease {
+                        capability: Capability::NvLinkStatus,
+                        needs: Capability::NvLinkStatus.since(),
+                        have,
+                    })
+                }
+                e => e,
+            },
+        )?;
+        if s.version != dcgmNvLinkStatus_version4 {
+            return Err(Error::UnknownLayout {
+                call: "dcgmGetNvLinkLinkStatus",
+                version: s.version,
+            });
+        }
         let ng = (s.numGpus as usize).min(s.gpus.len());
         let ns = (s.numNvSwitches as usize).min(s.nvSwitches.len());
         Ok(NvLinkStatus {

@@ -139,26 +139,19 @@ impl System {
     /// # Errors
     ///
     /// `DCGM_ST_NOT_SUPPORTED` on a node with a single GPU, which has no path to report (libdcgm
-    /// 4.6.0 answers so for every GPU id there, unknown ones included); `ConnectionLost`.
+    /// 4.6.0 answers so for every GPU id there, unknown ones included); `UnknownLayout` when the
+    /// library writes back a version this SDK cannot decode; `ConnectionLost`.
+    ///
+    /// DCGM releases before 4.6.0 do not check the version asked for: they write the
+    /// version-1 layout (12-byte path entries from offset 76) and `version = 1`. The version
+    /// word written back chooses the decoding, so every release gives the same answer.
     #[doc(alias = "dcgmGetDeviceTopology")]
     pub fn device_topology(&self, gpu: u32) -> Result<DeviceTopology> {
         let mut t = dcgmDeviceTopology_v2::new_versioned();
         let lib = self.handle().lib();
         // SAFETY: a versioned struct valid for the call.
         unsafe { ffi!(lib, dcgmGetDeviceTopology(self.handle().raw(), gpu, &mut t)) }?;
-        let n = (t.numGpus as usize).min(t.gpuPaths.len());
-        Ok(DeviceTopology {
-            cpu_affinity: cpus(&t.cpuAffinityMask),
-            paths: t.gpuPaths[..n]
-                .iter()
-                .map(|p| GpuPath {
-                    gpu: p.gpuId,
-                    pci: PciPath::from_path(p.path),
-                    nvlinks: nvlink_count(p.path),
-                    local_links: p.localNvLinkIds,
-                })
-                .collect(),
-        })
+        decode_device(&t)
     }
 
     /// Picks `count` of `candidates` (GPU ids below 64; empty: every GPU) with the best
@@ -224,13 +217,86 @@ impl Group {
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a versioned struct valid for the call.
         unsafe { ffi!(lib, dcgmGetGroupTopology(h.raw(), self.raw_id(), &mut t)) }?;
-        Ok(GroupTopology {
-            cpu_affinity: cpus(&t.groupCpuAffinityMask),
-            numa_optimal: t.numaOptimalFlag != 0,
-            slowest_pci: PciPath::from_path(t.slowestPath),
-            slowest_nvlinks: nvlink_count(t.slowestPath),
-        })
+        decode_group(&t)
     }
+}
+
+/// The first `size_of::<T>()` bytes of `from`, as a `T`: the older, smaller layout a library
+/// wrote into the newer struct's buffer.
+fn older_layout<T: Zeroable + Copy, U: Copy>(from: &U) -> T {
+    const { assert!(size_of::<T>() <= size_of::<U>()) };
+    // SAFETY: `T` is a plain C struct valid for any bytes (`Zeroable`), `from` holds at least
+    // `size_of::<T>()` initialised bytes (asserted above), and the read is unaligned-safe.
+    unsafe { std::ptr::read_unaligned((from as *const U).cast::<T>()) }
+}
+
+/// A device topology as the library wrote it: version 2, or version 1 (releases before 4.6.0).
+fn decode_device(t: &dcgmDeviceTopology_v2) -> Result<DeviceTopology> {
+    let path = |gpu, word: dcgmGpuTopologyLevel_t, links| GpuPath {
+        gpu,
+        pci: PciPath::from_path(word),
+        nvlinks: nvlink_count(word),
+        local_links: links,
+    };
+    match t.version {
+        v if v == dcgmDeviceTopology_version2 => {
+            let n = (t.numGpus as usize).min(t.gpuPaths.len());
+            Ok(DeviceTopology {
+                cpu_affinity: cpus(&t.cpuAffinityMask),
+                paths: t.gpuPaths[..n]
+                    .iter()
+                    .map(|p| path(p.gpuId, p.path, p.localNvLinkIds))
+                    .collect(),
+            })
+        }
+        v if v == dcgmDeviceTopology_version1 => {
+            let v1: dcgmDeviceTopology_v1 = older_layout(t);
+            let n = (v1.numGpus as usize).min(v1.gpuPaths.len());
+            Ok(DeviceTopology {
+                cpu_affinity: cpus(&v1.cpuAffinityMask),
+                paths: v1.gpuPaths[..n]
+                    .iter()
+                    .map(|p| {
+                        let word = dcgmGpuTopologyLevel_t::from(p.path);
+                        path(p.gpuId, word, u64::from(p.localNvLinkIds))
+                    })
+                    .collect(),
+            })
+        }
+        version => Err(Error::UnknownLayout {
+            call: "dcgmGetDeviceTopology",
+            version,
+        }),
+    }
+}
+
+/// A group topology as the library wrote it: version 2, or version 1 (before 4.6.0).
+fn decode_group(t: &dcgmGroupTopology_v2) -> Result<GroupTopology> {
+    let (mask, numa, slowest) = match t.version {
+        v if v == dcgmGroupTopology_version2 => {
+            (t.groupCpuAffinityMask, t.numaOptimalFlag, t.slowestPath)
+        }
+        v if v == dcgmGroupTopology_version1 => {
+            let v1: dcgmGroupTopology_v1 = older_layout(t);
+            (
+                v1.groupCpuAffinityMask,
+                v1.numaOptimalFlag,
+                dcgmGpuTopologyLevel_t::from(v1.slowestPath),
+            )
+        }
+        version => {
+            return Err(Error::UnknownLayout {
+                call: "dcgmGetGroupTopology",
+                version,
+            });
+        }
+    };
+    Ok(GroupTopology {
+        cpu_affinity: cpus(&mask),
+        numa_optimal: numa != 0,
+        slowest_pci: PciPath::from_path(slowest),
+        slowest_nvlinks: nvlink_count(slowest),
+    })
 }
 
 #[cfg(test)]
@@ -248,5 +314,61 @@ mod tests {
         );
         assert_eq!(PciPath::from_path(0), PciPath::Unknown);
         assert_eq!(cpus(&[0b101, 1]), vec![0, 2, c_ulong::BITS]);
+    }
+
+    /// What DCGM 4.5.3 and older write into a version-2 buffer: the version-1 layout.
+    #[test]
+    fn a_version_1_answer_decodes_and_an_unknown_version_is_an_error() {
+        let mut v1 = dcgmDeviceTopology_v1::new_versioned();
+        v1.cpuAffinityMask[0] = 0b11;
+        v1.numGpus = 2;
+        v1.gpuPaths[0].gpuId = 1;
+        v1.gpuPaths[0].path = (DCGM_TOPOLOGY_MULTIPLE | DCGM_TOPOLOGY_NVLINK4) as u32;
+        v1.gpuPaths[0].localNvLinkIds = 0b1111;
+        v1.gpuPaths[1].gpuId = 2;
+        v1.gpuPaths[1].path = DCGM_TOPOLOGY_SYSTEM as u32;
+        let mut t = dcgmDeviceTopology_v2::new_versioned();
+        // SAFETY: both are plain C structs; the smaller one is copied into the larger one's
+        // first bytes, as the library does.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (&v1 as *const dcgmDeviceTopology_v1).cast::<u8>(),
+                (&mut t as *mut dcgmDeviceTopology_v2).cast::<u8>(),
+                size_of::<dcgmDeviceTopology_v1>(),
+            );
+        }
+        let d = decode_device(&t).unwrap();
+        assert_eq!(d.cpu_affinity, [0, 1]);
+        assert_eq!(
+            d.paths,
+            [
+                GpuPath {
+                    gpu: 1,
+                    pci: PciPath::MultipleSwitches,
+                    nvlinks: 4,
+                    local_links: 0b1111
+                },
+                GpuPath {
+                    gpu: 2,
+                    pci: PciPath::System,
+                    nvlinks: 0,
+                    local_links: 0
+                }
+            ]
+        );
+        // Read as version 2, the same bytes would be garbage: the word decides.
+        t.version = 0x0300_0338;
+        assert!(matches!(
+            decode_device(&t),
+            Err(Error::UnknownLayout {
+                version: 0x0300_0338,
+                ..
+            })
+        ));
+        let mut g = dcgmGroupTopology_v2::new_versioned();
+        g.version = dcgmGroupTopology_version1;
+        assert!(decode_group(&g).is_ok());
+        g.version = 7;
+        assert!(decode_group(&g).is_err());
     }
 }

@@ -107,10 +107,10 @@ fn nvsmi_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
 
 fn main() -> ExitCode {
     let cli: Cli = common::parse_from(nvsmi_args(std::env::args_os()));
-    match run(&cli) {
+    common::finish(match run(&cli) {
         Ok(code) => code,
         Err(e) => common::report(e),
-    }
+    })
 }
 
 /// Where the lines go: standard output (quiet exit when its reader goes away) or `-f FILE`.

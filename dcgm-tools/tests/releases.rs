@@ -1,0 +1,125 @@
+//! Every tool on every real DCGM release beside the checkout (`../shared/realdcgm-*`, replaying
+//! the H200 capture through DCGM's injection NVML): the output is whole and sentinel-free, and a
+//! feature the release lacks says so in one line with exit status 4 (`NotInRelease`).
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The releases, and the library file of each once staged.
+const RELEASES: [&str; 4] = ["3.3.9", "4.1.1", "4.5.3", "4.6.0"];
+
+fn staged(version: &str) -> Option<PathBuf> {
+    dcgm::testing::shared_path(&format!("realdcgm-{version}"))?;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let o = Command::new("bash")
+        .arg(root.join("scripts/real-dcgm.sh"))
+        .args(["dir", version])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let dir = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+    let major = version.split('.').next().unwrap();
+    Some(dir.join(format!("lib/libdcgm.so.{major}")))
+}
+
+fn run(lib: &PathBuf, capture: &str, tool: &str, args: &[&str]) -> Output {
+    Command::new(support::tool(tool))
+        .args(args)
+        .arg("--lib")
+        .arg(lib)
+        .env_remove("DCGM_LIB_PATH")
+        .env("NVML_INJECTION_MODE", "True")
+        .env(
+            "NVML_YAML_FILE",
+            dcgm::testing::shared_dir().join("fixtures").join(capture),
+        )
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `true` when `version` is older than `than`.
+fn older(version: &str, than: &str) -> bool {
+    dcgm::DcgmVersion::parse(version) < dcgm::DcgmVersion::parse(than)
+}
+
+#[test]
+fn topology_of_two_gpus_behind_one_switch_is_pxb_on_every_release() {
+    for v in RELEASES {
+        let Some(lib) = staged(v) else { continue };
+        let o = run(&lib, "nvml-capture-2xh200.yaml", "topology", &[]);
+        let out = text(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{v}: {o:?}");
+        let row = out
+            .lines()
+            .find(|l| l.starts_with("GPU0"))
+            .unwrap_or_else(|| panic!("{v}: no GPU0 row in\n{out}"));
+        assert!(row.contains("PXB"), "{v}: {row}");
+        assert!(!out.contains(" ? "), "{v}: an unknown path in\n{out}");
+    }
+}
+
+#[test]
+fn a_feature_the_release_lacks_is_one_line_and_exit_status_4() {
+    for v in RELEASES {
+        let Some(lib) = staged(v) else { continue };
+        let cases: [(&str, &[&str], &str); 3] = [
+            ("nvlink", &[], "4.0.0"),
+            ("health", &["-c", "1"], "4.0.0"),
+            ("diag", &["-r", "1"], "4.2.0"),
+        ];
+        for (tool, args, needs) in cases {
+            let o = run(&lib, "nvml-capture-h200.yaml", tool, args);
+            let err = text(&o.stderr);
+            if older(v, needs) {
+                assert_eq!(o.status.code(), Some(4), "{v} {tool}: {o:?}");
+                let line = err
+                    .lines()
+                    .find(|l| l.contains("not in this DCGM release"))
+                    .unwrap_or_else(|| panic!("{v} {tool}: {err}"));
+                assert!(
+                    line.contains(&format!("needs DCGM {needs} or later; this is {v}")),
+                    "{v} {tool}: {line}"
+                );
+            } else if tool == "diag" {
+                // Built without nvvs: its own clear error, not a version problem.
+                assert_eq!(o.status.code(), Some(1), "{v} {tool}: {o:?}");
+                assert!(err.contains("NVVS"), "{v} {tool}: {err}");
+            } else {
+                assert_eq!(o.status.code(), Some(0), "{v} {tool}: {o:?}");
+            }
+            dcgm::testing::assert_no_sentinel(&text(&o.stdout));
+        }
+    }
+}
+
+#[test]
+fn the_everyday_tools_are_whole_on_every_release_and_verbose_names_it() {
+    for v in RELEASES {
+        let Some(lib) = staged(v) else { continue };
+        for (tool, args) in [
+            ("query", &["-q", "-d", "CLOCK,PERFORMANCE,POWER"][..]),
+            (
+                "query",
+                &["--query-gpu=index,name,temperature.gpu", "--format=csv"],
+            ),
+            ("dmon", &["-c", "1"]),
+            ("discovery", &[]),
+            ("stat", &[]),
+        ] {
+            let o = run(&lib, "nvml-capture-h200.yaml", tool, args);
+            assert_eq!(o.status.code(), Some(0), "{v} {tool} {args:?}: {o:?}");
+            let out = text(&o.stdout);
+            assert!(!out.trim().is_empty(), "{v} {tool}: no output");
+            dcgm::testing::assert_no_sentinel(&out);
+        }
+        let o = run(&lib, "nvml-capture-h200.yaml", "discovery", &["--verbose"]);
+        let err = text(&o.stderr);
+        assert!(err.contains(&format!("DCGM {v}")), "{v}: {err}");
+    }
+}

@@ -1,0 +1,258 @@
+//! Which DCGM release a handle talks to, and what that release can do.
+//!
+//! A fleet runs whatever DCGM its operators installed (Ubuntu 24.04 ships 3.3.9; NVIDIA's
+//! repositories went 4.0 → 4.6 in 2025–2026). Each release accepts the struct versions and
+//! symbols of its own headers and refuses newer ones with `DCGM_ST_VER_MISMATCH`, or lacks the
+//! symbol. The facts here are read from NVIDIA's public DCGM source at each release tag (the
+//! version checks of `dcgmlib/src/DcgmApi.cpp`, `dcgm_structs.h`, `dcgm_agent.h`) and checked
+//! on the real libraries 3.3.9, 4.1.1, 4.5.3 and 4.6.0: a call the loaded release cannot
+//! answer is [`Error::NotInRelease`](crate::Error::NotInRelease), which names the release
+//! it needs, never a bare `VER_MISMATCH`.
+
+use std::fmt;
+
+use crate::{ConnectionKind, FieldId, Handle};
+
+/// A DCGM release number, `major.minor.patch`.
+///
+/// ```
+/// use dcgm::DcgmVersion;
+/// let v = DcgmVersion::parse("4.5.3").unwrap();
+/// assert!(v < DcgmVersion::new(4, 6, 0));
+/// assert_eq!(v.to_string(), "4.5.3");
+/// assert_eq!(DcgmVersion::parse("3.3"), Some(DcgmVersion::new(3, 3, 0)));
+/// assert_eq!(DcgmVersion::parse("unknown"), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DcgmVersion {
+    /// 4 in 4.6.0.
+    pub major: u32,
+    /// 6 in 4.6.0.
+    pub minor: u32,
+    /// 0 in 4.6.0.
+    pub patch: u32,
+}
+
+impl DcgmVersion {
+    /// `major.minor.patch`.
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
+        Self {
+            major,
+            minor,
+            patch,
+        }
+    }
+
+    /// From a version string as `dcgmVersionInfo` reports it (`4.6.0`, `3.3.9`, `4.2`); a
+    /// suffix after the numbers (`4.6.0-1`, `4.6.0rc1`) is ignored.
+    pub fn parse(s: &str) -> Option<Self> {
+        let mut parts = s.trim().split('.').map(|p| {
+            let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u32>().ok()
+        });
+        let major = parts.next()??;
+        let minor = parts.next().flatten().unwrap_or(0);
+        let patch = parts.next().flatten().unwrap_or(0);
+        Some(Self::new(major, minor, patch))
+    }
+}
+
+impl fmt::Display for DcgmVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// Something a DCGM release may or may not do; [`Handle::supports`](crate::Handle::supports)
+/// says whether the loaded one does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capability {
+    /// Group information with entity lists (`dcgmGroupGetInfo`, `dcgmGroupInfo_v3`): 4.0.
+    GroupInfo,
+    /// Health checks (`dcgmHealthCheck` with `dcgmHealthResponse_v5`): 4.0.
+    HealthCheck,
+    /// GPU configuration get and set (`dcgmConfig_v2`): 4.0.
+    Config,
+    /// Policy violation callbacks (`dcgmPolicyRegister_v2`): 4.0.
+    PolicyCallbacks,
+    /// Diagnostics (`dcgmRunDiag_v10` with `dcgmDiagResponse_v12`): 4.2.
+    Diagnostics,
+    /// The GPU chip architecture (`dcgmGetGpuChipArchitecture`): 4.2.
+    ChipArchitecture,
+    /// NVLink peer-to-peer status (`dcgmGetNvLinkP2PStatus`): 4.3.1.
+    NvLinkP2pStatus,
+    /// Connections by URL (`tcp://`, `unix://`, `vsock://`: `dcgmConnect_v3`): 4.5.
+    ConnectUrl,
+    /// Emptying the field cache (`dcgmEmptyCache`): 4.5.
+    EmptyCache,
+    /// NVLink link states (`dcgmNvLinkStatus_v4` from 4.0, `_v5` with 36 links from 4.6).
+    NvLinkStatus,
+    /// Topology with 64-bit paths (NVLink 19–36) and link masks (`dcgmDeviceTopology_v2`):
+    /// 4.6. Older releases answer in the version-1 layout, which this crate decodes.
+    TopologyV2,
+}
+
+impl Capability {
+    /// Every capability.
+    pub const ALL: [Capability; 11] = [
+        Capability::GroupInfo,
+        Capability::HealthCheck,
+        Capability::Config,
+        Capability::PolicyCallbacks,
+        Capability::Diagnostics,
+        Capability::ChipArchitecture,
+        Capability::NvLinkP2pStatus,
+        Capability::ConnectUrl,
+        Capability::EmptyCache,
+        Capability::NvLinkStatus,
+        Capability::TopologyV2,
+    ];
+
+    /// The first release that has it.
+    pub const fn since(self) -> DcgmVersion {
+        match self {
+            Capability::GroupInfo
+            | Capability::HealthCheck
+            | Capability::Config
+            | Capability::PolicyCallbacks
+            | Capability::NvLinkStatus => DcgmVersion::new(4, 0, 0),
+            Capability::Diagnostics | Capability::ChipArchitecture => DcgmVersion::new(4, 2, 0),
+            Capability::NvLinkP2pStatus => DcgmVersion::new(4, 3, 1),
+            Capability::ConnectUrl | Capability::EmptyCache => DcgmVersion::new(4, 5, 0),
+            Capability::TopologyV2 => DcgmVersion::new(4, 6, 0),
+        }
+    }
+
+    /// What it is, in words (`"diagnostics"`).
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Capability::GroupInfo => "group information",
+            Capability::HealthCheck => "health checks",
+            Capability::Config => "GPU configuration",
+            Capability::PolicyCallbacks => "policy callbacks",
+            Capability::Diagnostics => "diagnostics",
+            Capability::ChipArchitecture => "the GPU chip architecture",
+            Capability::NvLinkP2pStatus => "NVLink peer-to-peer status",
+            Capability::ConnectUrl => "tcp://, unix:// and vsock:// addresses",
+            Capability::EmptyCache => "emptying the field cache",
+            Capability::NvLinkStatus => "NVLink link status",
+            Capability::TopologyV2 => "topology with 64-bit NVLink paths",
+        }
+    }
+
+    /// The capability a libdcgm call needs, for the calls whose struct versions or symbols
+    /// are newer than the oldest release supported (3.3.9).
+    pub(crate) fn of_call(call: &str) -> Option<Self> {
+        Some(match call {
+            "dcgmGroupGetInfo" => Capability::GroupInfo,
+            "dcgmHealthCheck" => Capability::HealthCheck,
+            "dcgmConfigGet" | "dcgmConfigSet" | "dcgmConfigEnforce" => Capability::Config,
+            "dcgmPolicyRegister_v2" | "dcgmPolicyUnregister" => Capability::PolicyCallbacks,
+            "dcgmActionValidate_v2" | "dcgmRunDiagnostic" => Capability::Diagnostics,
+            "dcgmGetGpuChipArchitecture" => Capability::ChipArchitecture,
+            "dcgmGetNvLinkP2PStatus" => Capability::NvLinkP2pStatus,
+            "dcgmConnect_v3" => Capability::ConnectUrl,
+            "dcgmEmptyCache" => Capability::EmptyCache,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+impl Handle {
+    /// The DCGM release answering this handle: the loaded library's, or for a connection to
+    /// an nv-hostengine the older of the library and the engine (a call the engine is too old
+    /// for fails there). `None` when neither reports a version (an old or unusual build).
+    ///
+    /// ```
+    /// # let h = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded().unwrap();
+    /// if let Some(v) = h.dcgm_version() {
+    ///     println!("DCGM {v}");
+    /// }
+    /// ```
+    pub fn dcgm_version(&self) -> Option<DcgmVersion> {
+        let lib = self.lib().release();
+        let engine = match self.kind() {
+            ConnectionKind::Embedded => None,
+            ConnectionKind::Standalone(_) => self
+                .system()
+                .hostengine_version()
+                .ok()
+                .and_then(|v| v.version)
+                .and_then(|v| DcgmVersion::parse(&v)),
+        };
+        match (lib, engine) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether the release answering this handle has `capability` (true where the release is
+    /// unknown: the call then says so itself if it cannot be answered).
+    ///
+    /// ```
+    /// # let h = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded().unwrap();
+    /// if !h.supports(dcgm::Capability::Diagnostics) {
+    ///     eprintln!("diagnostics need DCGM {} or later", dcgm::Capability::Diagnostics.since());
+    /// }
+    /// ```
+    pub fn supports(&self, capability: Capability) -> bool {
+        self.dcgm_version().is_none_or(|v| v >= capability.since())
+    }
+
+    /// Whether the loaded library knows field `id` (`DcgmFieldGetById`): a field added in a
+    /// later release is unknown to an older one, which refuses a whole field group holding it.
+    /// True where the library cannot be asked.
+    pub fn knows_field(&self, id: FieldId) -> bool {
+        let Ok(get) = self.lib().raw.DcgmFieldGetById() else {
+            return true;
+        };
+        // SAFETY: a plain id; the library returns NULL or a pointer into its own field table,
+        // which is only compared with NULL here.
+        !unsafe { get(id.0) }.is_null()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_and_order() {
+        assert_eq!(
+            DcgmVersion::parse("4.6.0-1"),
+            Some(DcgmVersion::new(4, 6, 0))
+        );
+        assert_eq!(
+            DcgmVersion::parse(" 3.3.9 "),
+            Some(DcgmVersion::new(3, 3, 9))
+        );
+        assert!(DcgmVersion::new(4, 1, 1) < DcgmVersion::new(4, 2, 0));
+        assert!(DcgmVersion::new(3, 3, 9) < Capability::GroupInfo.since());
+        assert_eq!(DcgmVersion::parse(""), None);
+    }
+
+    #[test]
+    fn every_gated_call_names_a_capability_newer_than_the_oldest_release() {
+        for call in [
+            "dcgmGroupGetInfo",
+            "dcgmHealthCheck",
+            "dcgmConfigGet",
+            "dcgmPolicyRegister_v2",
+            "dcgmActionValidate_v2",
+            "dcgmGetNvLinkLinkStatus",
+            "dcgmConnect_v3",
+        ] {
+            let c = Capability::of_call(call).unwrap();
+            assert!(c.since() > DcgmVersion::new(3, 3, 9), "{call}");
+            assert!(Capability::ALL.contains(&c));
+        }
+        assert_eq!(Capability::of_call("dcgmGroupCreate"), None);
+    }
+}
