@@ -61,6 +61,10 @@ pub struct SimConfig {
     pub hostengines: Vec<String>,
     /// Faults to inject.
     pub faults: FaultConfig,
+    /// The DCGM release to speak (`"4.5.3"`; 3.3.9 and 4.0.0 to 4.6.x): its version string,
+    /// struct versions, functions and field ids ([`crate::personality`]). Left out: 4.6.0.
+    /// `DCGM_SIM_VERSION` wins over it.
+    pub dcgm_version: Option<String>,
 }
 
 /// One GPU.
@@ -404,6 +408,7 @@ impl Default for SimConfig {
                 "unix:///tmp/nv-hostengine".into(),
             ],
             faults: FaultConfig::default(),
+            dcgm_version: None,
         }
     }
 }
@@ -529,6 +534,9 @@ impl SimConfig {
         };
         cfg.fill_defaults();
         cfg.check_events()?;
+        if let Some(v) = &cfg.dcgm_version {
+            crate::personality::Release::parse(v).map_err(|e| format!("dcgm_version: {e}"))?;
+        }
         Ok(cfg)
     }
 

@@ -5,7 +5,9 @@
 //! it: point `DCGM_LIB_PATH` at it, or put a `libdcgm.so.4` link to it on the library path.
 //!
 //! The simulated node comes from `DCGM_SIM_CONFIG` (TOML or JSON), or is a default 8-GPU H100
-//! training node with NvSwitches, one GPU in MIG mode and two CPU sockets. Faults come from the
+//! training node with NvSwitches, one GPU in MIG mode and two CPU sockets. It speaks DCGM 4.6.0,
+//! or an older release from 3.3.9 on (`DCGM_SIM_VERSION=4.5.3`, or `dcgm_version` in the
+//! config): that release's version, struct versions, functions and field ids. Faults come from the
 //! config or `DCGM_SIM_FAULTS`. Every value is a pure function of the seed, the entity, the
 //! field and the time.
 //!
@@ -44,6 +46,8 @@ pub mod mig;
 pub mod model;
 #[doc(hidden)]
 pub mod module_state;
+#[doc(hidden)]
+pub mod personality;
 #[doc(hidden)]
 pub mod policy_feed;
 #[doc(hidden)]

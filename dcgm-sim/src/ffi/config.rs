@@ -7,8 +7,9 @@ use dcgm_sys::*;
 
 use super::health::group_gpus;
 use super::modules::module_ok;
-use super::{guard, out, versioned};
+use super::{guard, guard_symbol, out, version_word, versioned};
 use crate::engine::{Engine, lock, with_engine};
+use crate::personality::Struct;
 
 /// Lowest power limit the simulated GPUs accept, in watts.
 pub const MIN_POWER_LIMIT_W: u32 = 200;
@@ -118,9 +119,36 @@ fn record(status: dcgmStatus_t, errors: &[dcgmErrorInfo_t]) {
     }
 }
 
+/// A version-1 configuration as version 2, without workload power profiles (blank).
+fn from_v1(c: &dcgmConfig_v1) -> dcgmConfig_v2 {
+    dcgmConfig_v2 {
+        version: dcgmConfig_version2,
+        gpuId: c.gpuId,
+        eccMode: c.eccMode,
+        computeMode: c.computeMode,
+        perfState: c.perfState,
+        powerLimit: c.powerLimit,
+        workloadPowerProfiles: [BLANK; DCGM_POWER_PROFILE_ARRAY_SIZE],
+    }
+}
+
+/// A configuration in the version-1 layout (DCGM 3.3.9's): version 2 without the workload
+/// power profiles.
+fn to_v1(c: &dcgmConfig_v2) -> dcgmConfig_v1 {
+    dcgmConfig_v1 {
+        version: dcgmConfig_version1,
+        gpuId: c.gpuId,
+        eccMode: c.eccMode,
+        computeMode: c.computeMode,
+        perfState: c.perfState,
+        powerLimit: c.powerLimit,
+    }
+}
+
 /// # Safety
 ///
-/// `pDeviceConfig` must be NULL or a versioned `dcgmConfig_v2`.
+/// `pDeviceConfig` must be NULL or a versioned `dcgmConfig_v2`, or (for DCGM 3.3.9, when the
+/// simulator speaks it) `_v1`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcgmConfigSet(
     pDcgmHandle: dcgmHandle_t,
@@ -130,7 +158,15 @@ pub unsafe extern "C" fn dcgmConfigSet(
 ) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
-        let req = *unsafe { versioned(pDeviceConfig, &[dcgmConfig_version2]) }?;
+        let version = unsafe { version_word(pDeviceConfig, Struct::Config) }?;
+        // SAFETY: the version word names the layout, which the caller allocated.
+        let req = unsafe {
+            if version == dcgmConfig_version2 {
+                *pDeviceConfig
+            } else {
+                from_v1(&*pDeviceConfig.cast::<dcgmConfig_v1>())
+            }
+        };
         if !is_blank(req.powerLimit.val)
             && req.powerLimit.type_ != DCGM_CONFIG_POWER_CAP_INDIVIDUAL
             && req.powerLimit.type_ != DCGM_CONFIG_POWER_BUDGET_GROUP
@@ -228,7 +264,8 @@ pub unsafe extern "C" fn dcgmConfigSet(
 /// # Safety
 ///
 /// `deviceConfigList` must be NULL or point to `count` configurations, the first with its
-/// version set.
+/// version set (2, or 1 for DCGM 3.3.9 when the simulator speaks it: the list is then one of
+/// `dcgmConfig_v1`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcgmConfigGet(
     pDcgmHandle: dcgmHandle_t,
@@ -244,24 +281,42 @@ pub unsafe extern "C" fn dcgmConfigGet(
             return Err(DCGM_ST_BADPARAM);
         }
         // SAFETY: per this function's contract.
-        unsafe { versioned(deviceConfigList, &[dcgmConfig_version2]) }?;
-        // SAFETY: `count` configurations per the contract.
-        let list = unsafe { std::slice::from_raw_parts_mut(deviceConfigList, count as usize) };
-        with_engine(pDcgmHandle, |e| {
+        let version = unsafe { version_word(deviceConfigList, Struct::Config) }?;
+        let configs = with_engine(pDcgmHandle, |e| {
             module_ok(e, DcgmModuleIdConfig)?;
             let gpus = group_gpus(e, groupId)?;
-            for (dst, &gpu) in list.iter_mut().zip(&gpus) {
-                *dst = if type_ == DCGM_CONFIG_TARGET_STATE {
-                    e.config_targets
-                        .get(&gpu)
-                        .copied()
-                        .unwrap_or_else(|| blank_config(gpu))
-                } else {
-                    current_config(e, gpu)
-                };
+            Ok(gpus
+                .iter()
+                .take(count as usize)
+                .map(|&gpu| {
+                    if type_ == DCGM_CONFIG_TARGET_STATE {
+                        e.config_targets
+                            .get(&gpu)
+                            .copied()
+                            .unwrap_or_else(|| blank_config(gpu))
+                    } else {
+                        current_config(e, gpu)
+                    }
+                })
+                .collect::<Vec<_>>())
+        })?;
+        // SAFETY: `count` configurations of the layout the version word names, per the
+        // contract.
+        unsafe {
+            if version == dcgmConfig_version2 {
+                let list = std::slice::from_raw_parts_mut(deviceConfigList, count as usize);
+                list[..configs.len()].copy_from_slice(&configs);
+            } else {
+                let list = std::slice::from_raw_parts_mut(
+                    deviceConfigList.cast::<dcgmConfig_v1>(),
+                    count as usize,
+                );
+                for (dst, c) in list.iter_mut().zip(&configs) {
+                    *dst = to_v1(c);
+                }
             }
-            Ok(())
-        })
+        }
+        Ok(())
     })
 }
 
@@ -377,7 +432,7 @@ pub unsafe extern "C" fn dcgmConfigSetWorkloadPowerProfile(
     pDcgmHandle: dcgmHandle_t,
     workloadPowerProfile: *mut dcgmWorkloadPowerProfile_t,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmConfigSetWorkloadPowerProfile", || {
         // SAFETY: per this function's contract.
         let p = unsafe { versioned(workloadPowerProfile, &[dcgmWorkloadPowerProfile_version1]) }?;
         let group = p.groupId;
@@ -401,7 +456,7 @@ pub unsafe extern "C" fn dcgmGetDeviceWorkloadPowerProfileInfo(
     profilesInfo: *mut dcgmWorkloadPowerProfileProfilesInfo_v1,
     profilesStatus: *mut dcgmDeviceWorkloadPowerProfilesStatus_v1,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmGetDeviceWorkloadPowerProfileInfo", || {
         // SAFETY: per this function's contract.
         unsafe {
             versioned(
@@ -449,7 +504,7 @@ pub unsafe extern "C" fn dcgmPowerProfileIdToName(
     id: dcgmPowerProfileType_t,
     name: *mut *const c_char,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmPowerProfileIdToName", || {
         // SAFETY: per this function's contract.
         let n = unsafe { out(name) }?;
         *n = PROFILE_NAMES

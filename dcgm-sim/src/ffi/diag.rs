@@ -14,9 +14,9 @@ use dcgm_sys::*;
 use super::failure_reasons::recorded_class;
 use super::health::group_gpus;
 use super::modules::module_ok;
-use super::{guard, read_str, versioned, write_str};
+use super::{guard, guard_symbol, read_str, version_word, write_str};
 use crate::engine::{Engine, now_us, with_engine};
-use crate::ffi::lifecycle::SIM_DCGM_VERSION;
+use crate::personality::{self, Struct};
 
 /// Tests in run order, with their category.
 const TESTS: [(&str, &str); 9] = [
@@ -280,12 +280,6 @@ fn execute(
     })
 }
 
-const RESPONSE_VERSIONS: [u32; 3] = [
-    dcgmDiagResponse_version12,
-    dcgmDiagResponse_version11,
-    dcgmDiagResponse_version10,
-];
-
 /// SKU device id of the simulated GPUs (H100 SXM).
 const SKU_DEVICE_ID: &str = "2330";
 
@@ -378,7 +372,7 @@ macro_rules! fill_current {
                 write_str(dst, c);
             }
             r.numCategories = nc as u8;
-            write_str(&mut r.dcgmVersion, SIM_DCGM_VERSION);
+            write_str(&mut r.dcgmVersion, &personality::current().to_string());
             write_str(&mut r.driverVersion, &p.driver);
         }
     };
@@ -460,7 +454,7 @@ fn fill_v10(r: &mut dcgmDiagResponse_v10, p: &Plan) {
     }
     r.systemError.code = DCGM_FR_OK;
     write_str(&mut r.systemError.msg, "");
-    write_str(&mut r.dcgmVersion, SIM_DCGM_VERSION);
+    write_str(&mut r.dcgmVersion, &personality::current().to_string());
     write_str(&mut r.driverVersion, &p.driver);
     for aux in r.auxDataPerTest.iter_mut() {
         aux.version = dcgmDiagTestAuxData_version1;
@@ -468,15 +462,15 @@ fn fill_v10(r: &mut dcgmDiagResponse_v10, p: &Plan) {
     }
 }
 
-/// Checks a response's version before the run.
+/// Checks a response's version before the run: v10 to v12, as far as the release the
+/// simulator speaks has them (v11 from 4.0, v12 from 4.2).
 ///
 /// # Safety
 ///
 /// `resp` must be NULL or point to a diagnostic response of the size of the v10–v12 layouts.
 unsafe fn check_response(resp: *mut dcgmDiagResponse_v12) -> Result<u32, dcgmReturn_t> {
     // SAFETY: per this function's contract.
-    let r = unsafe { versioned(resp, &RESPONSE_VERSIONS) }?;
-    Ok(r.version)
+    unsafe { version_word(resp, Struct::DiagResponse) }
 }
 
 /// Writes a plan in the layout the response's version names.
@@ -595,17 +589,9 @@ pub unsafe extern "C" fn dcgmActionValidate_v2(
         if drd.is_null() {
             return Err(DCGM_ST_BADPARAM);
         }
-        // SAFETY: every run-request layout starts with the version word.
-        let rv = unsafe { drd.cast::<u32>().read() };
-        let accepted = [
-            dcgmRunDiag_version10,
-            dcgmRunDiag_version9,
-            dcgmRunDiag_version8,
-            dcgmRunDiag_version7,
-        ];
-        if !accepted.contains(&rv) {
-            return Err(DCGM_ST_VER_MISMATCH);
-        }
+        // SAFETY: every run-request layout starts with the version word. v7 to v10, as far
+        // as the release has them (v9 from 4.0, v10 from 4.1).
+        let rv = unsafe { version_word(drd, Struct::RunDiag) }?;
         // SAFETY: per this function's contract.
         let version = unsafe { check_response(response) }?;
         // Only members at the same offset in every layout are read (through raw pointers, as
@@ -656,7 +642,9 @@ pub extern "C" fn dcgmStopDiagnostic(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t 
 
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmDiagSendHeartbeat(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
-    guard(|| with_engine(pDcgmHandle, |e| module_ok(e, DcgmModuleIdDiag)))
+    guard_symbol("dcgmDiagSendHeartbeat", || {
+        with_engine(pDcgmHandle, |e| module_ok(e, DcgmModuleIdDiag))
+    })
 }
 
 /// Multi-node diagnostics need several real hosts: not supported.
@@ -671,14 +659,14 @@ pub unsafe extern "C" fn dcgmRunMnDiagnostic(
     response: *mut dcgmMnDiagResponse_v1,
 ) -> dcgmReturn_t {
     let _ = (pDcgmHandle, drmnd, response);
-    DCGM_ST_NOT_SUPPORTED
+    guard_symbol("dcgmRunMnDiagnostic", || Err(DCGM_ST_NOT_SUPPORTED))
 }
 
 /// Multi-node diagnostics are not supported.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmStopMnDiagnostic(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     let _ = pDcgmHandle;
-    DCGM_ST_NOT_SUPPORTED
+    guard_symbol("dcgmStopMnDiagnostic", || Err(DCGM_ST_NOT_SUPPORTED))
 }
 
 #[cfg(test)]

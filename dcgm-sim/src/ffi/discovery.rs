@@ -5,7 +5,7 @@ use std::ffi::c_int;
 
 use dcgm_sys::*;
 
-use super::{guard, out, versioned, write_str};
+use super::{guard, guard_symbol, out, versioned, write_str};
 use crate::engine::with_engine;
 use crate::machine::Machine;
 
@@ -274,7 +274,7 @@ pub unsafe extern "C" fn dcgmGetGpuChipArchitecture(
     gpuId: u32,
     chipArchitecture: *mut dcgmChipArchitecture_t,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmGetGpuChipArchitecture", || {
         // SAFETY: per this function's contract.
         let a = unsafe { out(chipArchitecture) }?;
         with_engine(dcgmHandle, |e| {
@@ -456,7 +456,7 @@ pub unsafe extern "C" fn dcgmGetCpuHierarchy_v2(
     dcgmHandle: dcgmHandle_t,
     cpuHierarchy: *mut dcgmCpuHierarchy_v2,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmGetCpuHierarchy_v2", || {
         // SAFETY: per this function's contract.
         let h = unsafe { versioned(cpuHierarchy, &[dcgmCpuHierarchy_version2]) }?;
         with_engine(dcgmHandle, |e| {

@@ -11,7 +11,7 @@
 
 use dcgm_sys::*;
 
-use super::{guard, write_str};
+use super::{guard_symbol, write_str};
 use crate::cache::{Watch, key};
 use crate::config::GpuConfig;
 use crate::engine::{Engine, now_us, with_engine};
@@ -41,7 +41,7 @@ pub fn record_bind_event(e: &mut Engine, state: dcgmBindUnbindEventState_t, now:
 /// Makes the host engine let go of the driver.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmDetachDriver(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmDetachDriver", || {
         with_engine(pDcgmHandle, |e| {
             let now = now_us();
             record_bind_event(e, DcgmBUEventStateSystemReinitializing, now);
@@ -54,7 +54,7 @@ pub extern "C" fn dcgmDetachDriver(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
 /// Makes the host engine take the driver back after a detach.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmAttachDriver(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmAttachDriver", || {
         with_engine(pDcgmHandle, |e| {
             let now = now_us();
             let fake: Vec<u32> = e.machine.fake_gpus.iter().copied().collect();

@@ -68,10 +68,11 @@ pub extern "C" fn DcgmFieldsTerm() -> c_int {
     0
 }
 
-/// Metadata of a field id, or NULL (unknown id, or fields not initialised).
+/// Metadata of a field id, or NULL (unknown id, one the release the simulator speaks does not
+/// have, or fields not initialised).
 #[unsafe(no_mangle)]
 pub extern "C" fn DcgmFieldGetById(fieldId: u16) -> dcgm_field_meta_p {
-    if !INITIALIZED.load(Ordering::SeqCst) {
+    if !INITIALIZED.load(Ordering::SeqCst) || !crate::personality::knows_field(fieldId) {
         return std::ptr::null();
     }
     match table().by_id.get(fieldId as usize) {

@@ -4,8 +4,9 @@ use std::ffi::{c_char, c_int};
 
 use dcgm_sys::*;
 
-use super::{c_str, guard, out, versioned, write_str};
+use super::{c_str, guard, out, version_word, versioned, write_str};
 use crate::engine::{Engine, FieldGroup, Group, with_engine};
+use crate::personality::{self, Struct};
 
 fn user_group(e: &mut Engine, g: dcgmGpuGrp_t) -> Result<&mut Group, dcgmReturn_t> {
     e.groups.get_mut(&g).ok_or(DCGM_ST_NOT_CONFIGURED)
@@ -172,9 +173,21 @@ pub extern "C" fn dcgmGroupRemoveEntity(
     guard(|| remove_entity(pDcgmHandle, groupId, entityGroupId, entityId))
 }
 
+/// Fills a group's information in either layout (they differ in the room for entities only).
+macro_rules! fill_group_info {
+    ($info:expr, $name:expr, $entities:expr) => {{
+        let (info, entities) = ($info, $entities);
+        write_str(&mut info.groupName, $name);
+        let n = entities.len().min(info.entityList.len());
+        info.entityList[..n].copy_from_slice(&entities[..n]);
+        info.count = n as u32;
+    }};
+}
+
 /// # Safety
 ///
-/// `pDcgmGroupInfo` must be NULL or a versioned `dcgmGroupInfo_v3`.
+/// `pDcgmGroupInfo` must be NULL or a versioned `dcgmGroupInfo_v3`, or (for DCGM 3.3.9, when
+/// the simulator speaks it) `_v2`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcgmGroupGetInfo(
     pDcgmHandle: dcgmHandle_t,
@@ -183,21 +196,29 @@ pub unsafe extern "C" fn dcgmGroupGetInfo(
 ) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
-        let info = unsafe { versioned(pDcgmGroupInfo, &[dcgmGroupInfo_version3]) }?;
-        with_engine(pDcgmHandle, |e| {
-            let (name, entities) = match e.groups.get(&groupId) {
+        let version = unsafe { version_word(pDcgmGroupInfo, Struct::GroupInfo) }?;
+        let (name, entities) = with_engine(pDcgmHandle, |e| {
+            Ok(match e.groups.get(&groupId) {
                 Some(g) => (g.name.clone(), g.entities.clone()),
                 None => {
                     let ents = e.group_entities(groupId)?;
                     ("DCGM_ALL_SUPPORTED_GPUS".to_string(), ents)
                 }
-            };
-            write_str(&mut info.groupName, &name);
-            let n = entities.len().min(info.entityList.len());
-            info.entityList[..n].copy_from_slice(&entities[..n]);
-            info.count = n as u32;
-            Ok(())
-        })
+            })
+        })?;
+        // SAFETY: the version word names the layout, which the caller allocated.
+        unsafe {
+            if version == dcgmGroupInfo_version3 {
+                fill_group_info!(&mut *pDcgmGroupInfo, &name, &entities);
+            } else {
+                fill_group_info!(
+                    &mut *pDcgmGroupInfo.cast::<dcgmGroupInfo_v2>(),
+                    &name,
+                    &entities
+                );
+            }
+        }
+        Ok(())
     })
 }
 
@@ -258,7 +279,11 @@ pub unsafe extern "C" fn dcgmFieldGroupCreate(
         }
         // SAFETY: `numFieldIds` readable ids per the contract.
         let ids = unsafe { std::slice::from_raw_parts(fieldIds, numFieldIds as usize) }.to_vec();
-        if ids.iter().any(|f| field_by_id(*f).is_none()) {
+        // As libdcgm (DcgmFieldGroup.cpp): one id the release does not know refuses the group.
+        if ids
+            .iter()
+            .any(|f| field_by_id(*f).is_none() || !personality::knows_field(*f))
+        {
             return Err(DCGM_ST_BADPARAM);
         }
         with_engine(dcgmHandle, |e| {

@@ -3,10 +3,12 @@
 
 use dcgm_sys::*;
 
+use super::legacy_layouts::dcgmHealthResponse_v4;
 use super::modules::module_ok;
-use super::{guard, out, versioned, write_str};
+use super::{guard, out, version_word, versioned, write_str};
 use crate::engine::{Engine, now_us, with_engine};
 use crate::health;
+use crate::personality::Struct;
 
 /// The GPUs behind a group's entities (MIG instances count as their GPU), in order, once each.
 pub fn group_gpus(e: &Engine, group: usize) -> Result<Vec<u32>, dcgmReturn_t> {
@@ -130,27 +132,13 @@ pub unsafe extern "C" fn dcgmHealthGet(
     })
 }
 
-/// # Safety
-///
-/// `results` must be NULL or a versioned `dcgmHealthResponse_v5`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dcgmHealthCheck(
-    pDcgmHandle: dcgmHandle_t,
-    groupId: dcgmGpuGrp_t,
-    results: *mut dcgmHealthResponse_t,
-) -> dcgmReturn_t {
-    guard(|| {
-        // SAFETY: per this function's contract.
-        let r = unsafe { versioned(results, &[dcgmHealthResponse_version5]) }?;
-        let found = with_engine(pDcgmHandle, |e| {
-            module_ok(e, DcgmModuleIdHealth)?;
-            let entities = e.group_entities(groupId)?;
-            let systems = e.health.get(&groupId).copied().unwrap_or(0);
-            Ok(health::check(e, &entities, systems, now_us()))
-        })?;
+/// Fills a health response of either layout (they differ in the room for incidents only).
+macro_rules! fill_health_response {
+    ($r:expr, $found:expr) => {{
+        let (r, found) = ($r, $found);
         let n = found.len().min(r.incidents.len());
         let mut overall = DCGM_HEALTH_RESULT_PASS;
-        for (dst, inc) in r.incidents.iter_mut().zip(&found) {
+        for (dst, inc) in r.incidents.iter_mut().zip(found) {
             dst.system = inc.system;
             dst.health = inc.health;
             dst.error.code = inc.code;
@@ -160,6 +148,36 @@ pub unsafe extern "C" fn dcgmHealthCheck(
         }
         r.incidentCount = n as u32;
         r.overallHealth = overall;
+    }};
+}
+
+/// # Safety
+///
+/// `results` must be NULL or a versioned `dcgmHealthResponse_v5`, or (for DCGM 3.3.9, when the
+/// simulator speaks it) `_v4`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dcgmHealthCheck(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    results: *mut dcgmHealthResponse_t,
+) -> dcgmReturn_t {
+    guard(|| {
+        // SAFETY: per this function's contract.
+        let version = unsafe { version_word(results, Struct::HealthResponse) }?;
+        let found = with_engine(pDcgmHandle, |e| {
+            module_ok(e, DcgmModuleIdHealth)?;
+            let entities = e.group_entities(groupId)?;
+            let systems = e.health.get(&groupId).copied().unwrap_or(0);
+            Ok(health::check(e, &entities, systems, now_us()))
+        })?;
+        // SAFETY: the version word names the layout, which the caller allocated.
+        unsafe {
+            if version == dcgmHealthResponse_version5 {
+                fill_health_response!(&mut *results, &found);
+            } else {
+                fill_health_response!(&mut *results.cast::<dcgmHealthResponse_v4>(), &found);
+            }
+        }
         Ok(())
     })
 }

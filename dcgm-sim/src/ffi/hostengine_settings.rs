@@ -2,7 +2,7 @@
 
 use dcgm_sys::*;
 
-use super::{guard, read_str, versioned, write_str};
+use super::{guard, guard_symbol, read_str, versioned, write_str};
 use crate::engine::{lock, with_engine};
 
 /// # Safety
@@ -59,7 +59,7 @@ pub unsafe extern "C" fn dcgmHostengineEnvironmentVariableInfo(
     pDcgmHandle: dcgmHandle_t,
     pEnvVarInfo: *mut dcgmEnvVarInfo_t,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmHostengineEnvironmentVariableInfo", || {
         // SAFETY: per this function's contract.
         let info = unsafe { versioned(pEnvVarInfo, &[dcgmEnvVarInfo_version1]) }?;
         let name = read_str(&info.envVarName);

@@ -4,12 +4,10 @@ use std::ffi::{c_char, c_int};
 
 use dcgm_sys::*;
 
-use super::{c_str, guard, out, versioned, write_str};
+use super::{c_str, guard, guard_symbol, out, version_word, versioned, write_str};
 use crate::config::SimConfig;
 use crate::engine::{ConnectOptions, Connection, Engine, connect, lock};
-
-/// Version string the simulator reports (the DCGM release whose ABI it implements).
-pub const SIM_DCGM_VERSION: &str = "4.6.0";
+use crate::personality::{self, Release, Struct};
 
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmInit() -> dcgmReturn_t {
@@ -26,10 +24,16 @@ pub extern "C" fn dcgmInit() -> dcgmReturn_t {
                 DCGM_ST_INIT_ERROR
             })?,
         };
+        let release = personality::choose(cfg.dcgm_version.as_deref()).map_err(|e| {
+            eprintln!("dcgm-sim: {e}");
+            crate::set_init_error(Some(&e));
+            DCGM_ST_INIT_ERROR
+        })?;
         crate::set_init_error(None);
         if cfg.faults.init_fails {
             return Err(DCGM_ST_INIT_ERROR);
         }
+        personality::activate(release);
         s.cfg = Some(cfg);
         s.initialized = true;
         crate::ffi::fields::DcgmFieldsInit();
@@ -52,6 +56,7 @@ pub extern "C" fn dcgmShutdown() -> dcgmReturn_t {
         }
         crate::policy_thread::stop();
         crate::ffi::fields::DcgmFieldsTerm();
+        personality::deactivate();
         Ok(())
     })
 }
@@ -102,17 +107,11 @@ pub unsafe extern "C" fn dcgmStartEmbedded_v2(
     params: *mut dcgmStartEmbeddedV2Params_v1,
 ) -> dcgmReturn_t {
     guard(|| {
-        // SAFETY: per this function's contract; the version is checked before use.
-        let p = unsafe {
-            versioned(
-                params,
-                &[
-                    dcgmStartEmbeddedV2Params_version1,
-                    dcgmStartEmbeddedV2Params_version2,
-                    dcgmStartEmbeddedV2Params_version3,
-                ],
-            )
-        }?;
+        // SAFETY: per this function's contract.
+        unsafe { version_word(params, Struct::StartEmbeddedParams) }?;
+        // SAFETY: a version the release accepts; `opMode` and `dcgmHandle` lie at the same
+        // place in every layout, within the smallest.
+        let p = unsafe { &mut *params };
         p.dcgmHandle = start_embedded(p.opMode)?;
         Ok(())
     })
@@ -213,7 +212,7 @@ pub unsafe extern "C" fn dcgmConnect_v3(
     connectParams: *mut dcgmConnectV3Params_t,
     pDcgmHandle: *mut dcgmHandle_t,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmConnect_v3", || {
         // SAFETY: per this function's contract.
         let (addr, h) = unsafe { (c_str(connectionString)?, out(pDcgmHandle)?) };
         if addr.is_empty() || connectParams.is_null() {
@@ -241,9 +240,23 @@ pub extern "C" fn dcgmDisconnect(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     })
 }
 
+/// The release `dcgmVersionInfo` reports: the one in force, or before `dcgmInit` the one it
+/// would choose (a client reads the version before it initialises, to know what to send).
+fn reported_release() -> Release {
+    if let Some(r) = personality::active() {
+        return r;
+    }
+    let key = match lock().override_cfg.as_ref() {
+        Some(cfg) => cfg.dcgm_version.clone(),
+        None => SimConfig::from_env().ok().and_then(|c| c.dcgm_version),
+    };
+    personality::choose(key.as_deref()).unwrap_or(Release::LATEST)
+}
+
 fn fill_version(info: &mut dcgmVersionInfo_v2, hostengine: bool) {
     let s = format!(
-        "version:{SIM_DCGM_VERSION};arch:{};buildid:sim;commit:dcgm-sim-{};branch:dcgm-sim;buildtype:{}",
+        "version:{};arch:{};buildid:sim;commit:dcgm-sim-{};branch:dcgm-sim;buildtype:{}",
+        reported_release(),
         std::env::consts::ARCH,
         env!("CARGO_PKG_VERSION"),
         if hostengine {

@@ -12,6 +12,7 @@ pub mod groups;
 pub mod health;
 pub mod hostengine_settings;
 pub mod introspection;
+pub mod legacy_layouts;
 pub mod lifecycle;
 pub mod modules;
 pub mod nvlink;
@@ -37,6 +38,43 @@ pub fn guard(f: impl FnOnce() -> Result<(), dcgmReturn_t>) -> dcgmReturn_t {
         Ok(Ok(())) => DCGM_ST_OK,
         Ok(Err(e)) => e,
         Err(_) => DCGM_ST_GENERIC_ERROR,
+    }
+}
+
+/// Runs the body of the exported function `symbol` as [`guard`] does, or answers
+/// `DCGM_ST_FUNCTION_NOT_FOUND` when the release the simulator speaks does not export it
+/// ([`crate::personality::SYMBOLS`]): the simulator cannot hide a symbol from `dlsym`.
+pub fn guard_symbol(
+    symbol: &'static str,
+    f: impl FnOnce() -> Result<(), dcgmReturn_t>,
+) -> dcgmReturn_t {
+    if !crate::personality::has_symbol(symbol) {
+        return DCGM_ST_FUNCTION_NOT_FOUND;
+    }
+    guard(f)
+}
+
+/// The version word of a versioned struct from a client pointer: `DCGM_ST_BADPARAM` for NULL,
+/// `DCGM_ST_VER_MISMATCH` unless the release the simulator speaks accepts it for `s`. The
+/// caller then reads the struct in the layout the word names.
+///
+/// # Safety
+///
+/// `p` must be NULL or valid for reads of the u32 version word every versioned struct starts
+/// with.
+pub unsafe fn version_word<T>(
+    p: *const T,
+    s: crate::personality::Struct,
+) -> Result<u32, dcgmReturn_t> {
+    if p.is_null() {
+        return Err(DCGM_ST_BADPARAM);
+    }
+    // SAFETY: non-null, and valid for the version word per the contract.
+    let word = unsafe { p.cast::<u32>().read() };
+    if crate::personality::accepts(s, word) {
+        Ok(word)
+    } else {
+        Err(DCGM_ST_VER_MISMATCH)
     }
 }
 

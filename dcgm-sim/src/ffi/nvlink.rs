@@ -2,12 +2,40 @@
 
 use dcgm_sys::*;
 
-use super::{guard, versioned};
+use super::legacy_layouts::dcgmNvLinkStatus_v3;
+use super::{guard, guard_symbol, version_word, versioned};
 use crate::engine::with_engine;
+use crate::personality::Struct;
+
+/// Fills an NVLink status struct of any layout (they differ in their array sizes only): the
+/// node's GPUs and NvSwitches, each with the state of as many links as the layout has room
+/// for.
+macro_rules! fill_link_status {
+    ($s:expr, $m:expr) => {{
+        let (s, m) = ($s, $m);
+        let gpus = (m.gpu_count() as usize).min(s.gpus.len());
+        s.numGpus = gpus as u32;
+        for (i, g) in s.gpus.iter_mut().enumerate().take(gpus) {
+            g.entityId = i as u32;
+            for (l, st) in g.linkState.iter_mut().enumerate() {
+                *st = m.link_state(DCGM_FE_GPU, i as u32, l as u32);
+            }
+        }
+        let switches = (m.cfg.nvswitches as usize).min(s.nvSwitches.len());
+        s.numNvSwitches = switches as u32;
+        for (i, w) in s.nvSwitches.iter_mut().enumerate().take(switches) {
+            w.entityId = i as u32;
+            for (l, st) in w.linkState.iter_mut().enumerate() {
+                *st = m.link_state(DCGM_FE_SWITCH, i as u32, l as u32);
+            }
+        }
+    }};
+}
 
 /// # Safety
 ///
-/// `linkStatus` must be NULL or a versioned `dcgmNvLinkStatus_v5`.
+/// `linkStatus` must be NULL or a versioned `dcgmNvLinkStatus_v5`, or (for an older release
+/// the simulator speaks) `_v4` or `_v3`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcgmGetNvLinkLinkStatus(
     dcgmHandle: dcgmHandle_t,
@@ -15,21 +43,17 @@ pub unsafe extern "C" fn dcgmGetNvLinkLinkStatus(
 ) -> dcgmReturn_t {
     guard(|| {
         // SAFETY: per this function's contract.
-        let s = unsafe { versioned(linkStatus, &[dcgmNvLinkStatus_version5]) }?;
+        let version = unsafe { version_word(linkStatus, Struct::NvLinkStatus) }?;
         with_engine(dcgmHandle, |e| {
             let m = &e.machine;
-            s.numGpus = m.gpu_count().min(DCGM_MAX_NUM_DEVICES as u32);
-            for i in 0..(m.gpu_count() as usize).min(DCGM_MAX_NUM_DEVICES) {
-                s.gpus[i].entityId = i as u32;
-                for (l, st) in s.gpus[i].linkState.iter_mut().enumerate() {
-                    *st = m.link_state(DCGM_FE_GPU, i as u32, l as u32);
-                }
-            }
-            s.numNvSwitches = m.cfg.nvswitches.min(DCGM_MAX_NUM_SWITCHES as u32);
-            for i in 0..s.numNvSwitches as usize {
-                s.nvSwitches[i].entityId = i as u32;
-                for (l, st) in s.nvSwitches[i].linkState.iter_mut().enumerate() {
-                    *st = m.link_state(DCGM_FE_SWITCH, i as u32, l as u32);
+            // SAFETY: the version word names the layout, which the caller allocated.
+            unsafe {
+                if version == dcgmNvLinkStatus_version5 {
+                    fill_link_status!(&mut *linkStatus, m);
+                } else if version == dcgmNvLinkStatus_version4 {
+                    fill_link_status!(&mut *linkStatus.cast::<dcgmNvLinkStatus_v4>(), m);
+                } else {
+                    fill_link_status!(&mut *linkStatus.cast::<dcgmNvLinkStatus_v3>(), m);
                 }
             }
             Ok(())
@@ -53,7 +77,7 @@ pub unsafe extern "C" fn dcgmGetNvLinkP2PStatus(
     dcgmHandle: dcgmHandle_t,
     linkStatus: *mut dcgmNvLinkP2PStatus_v1,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmGetNvLinkP2PStatus", || {
         // SAFETY: per this function's contract.
         let st = unsafe { versioned(linkStatus, &[dcgmNvLinkP2PStatus_version1]) }?;
         with_engine(dcgmHandle, |e| {

@@ -5,7 +5,7 @@ use dcgm_sys::*;
 
 use super::health::group_gpus;
 use super::modules::module_ok;
-use super::{guard, versioned};
+use super::{guard, guard_symbol, versioned};
 use crate::engine::{PolicyRegistration, now_us, with_engine};
 use crate::violations::policy_for;
 use crate::{policy_feed, policy_thread};
@@ -82,7 +82,7 @@ pub extern "C" fn dcgmPolicyRegister_v2(
     callback: fpRecvUpdates,
     userData: u64,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmPolicyRegister_v2", || {
         if callback.is_none() || condition == 0 || condition & !DCGM_POLICY_COND_ALL != 0 {
             return Err(DCGM_ST_BADPARAM);
         }

@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 use dcgm_sys::*;
 
 use super::values::{Read, fill_v1, since_outputs};
-use super::{guard, out, versioned};
+use super::{guard, guard_symbol, out, versioned};
 use crate::cache::{Watch, Watcher, WatcherId, key};
 use crate::engine::{Engine, now_us, with_engine};
 use crate::model::{Event, SimValue};
@@ -280,7 +280,7 @@ pub unsafe extern "C" fn dcgmGetCacheManagerFieldInfo(
 /// Injected XIDs stay in the incident history.
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmEmptyCache(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmEmptyCache", || {
         with_engine(pDcgmHandle, |e| {
             for w in e.cache.watches.values_mut() {
                 w.samples.clear();
@@ -327,7 +327,7 @@ pub unsafe extern "C" fn dcgmMarkModulesReloadable(
     pDcgmHandle: dcgmHandle_t,
     msg: *mut dcgmModulesReloadable_v1,
 ) -> dcgmReturn_t {
-    guard(|| {
+    guard_symbol("dcgmMarkModulesReloadable", || {
         // SAFETY: per this function's contract.
         let m = unsafe { versioned(msg, &[dcgmModulesReloadable_version1]) }?;
         m.moduleMask = with_engine(pDcgmHandle, |e| Ok(e.modules.mark_reloadable(m.moduleMask)))?;

@@ -8,6 +8,7 @@ use super::discovery::gpu_cfg;
 use super::{guard, out, versioned};
 use crate::engine::with_engine;
 use crate::machine::Machine;
+use crate::personality;
 
 /// # Safety
 ///
@@ -88,9 +89,87 @@ pub fn gpu_path(m: &Machine, a: u32, b: u32) -> (dcgmGpuTopologyLevel_t, u64) {
     (pci | nv, (1u64 << links) - 1)
 }
 
+/// A GPU's topology, whatever the layout it is written in.
+struct DeviceTopology {
+    /// CPUs close to the GPU.
+    mask: Vec<c_ulong>,
+    /// Every other GPU: its id, the path to it and the local NVLinks leading there.
+    paths: Vec<(u32, dcgmGpuTopologyLevel_t, u64)>,
+}
+
+/// A group's topology, whatever the layout it is written in.
+struct GroupTopology {
+    /// CPUs close to every GPU of the group.
+    mask: Vec<c_ulong>,
+    /// 1 when the group's GPUs share a NUMA node.
+    numa_optimal: u32,
+    slowest: dcgmGpuTopologyLevel_t,
+}
+
+/// A GPU's topology: its CPU affinity and the path to every other GPU.
+fn device_topology(m: &Machine, gpu: u32) -> Result<DeviceTopology, dcgmReturn_t> {
+    // libdcgm 4.6.0 has no topology for an unknown GPU, nor for a node's only GPU.
+    gpu_cfg(m, gpu).map_err(|_| DCGM_ST_NOT_SUPPORTED)?;
+    if m.gpu_count() < 2 {
+        return Err(DCGM_ST_NOT_SUPPORTED);
+    }
+    let mut mask = vec![0; DCGM_AFFINITY_BITMASK_ARRAY_SIZE];
+    affinity(m, gpu_socket(m, gpu), &mut mask);
+    let paths = (0..m.gpu_count())
+        .filter(|other| *other != gpu)
+        .map(|other| {
+            let (path, links) = gpu_path(m, gpu, other);
+            (other, path, links)
+        })
+        .collect();
+    Ok(DeviceTopology { mask, paths })
+}
+
+/// A group's topology: its common CPU affinity, whether its GPUs share a NUMA node, and the
+/// slowest path between two of them.
+fn group_topology(
+    e: &crate::engine::Engine,
+    group: dcgmGpuGrp_t,
+) -> Result<GroupTopology, dcgmReturn_t> {
+    let gpus: Vec<u32> = e
+        .group_entities(group)?
+        .iter()
+        .filter(|p| p.entityGroupId == DCGM_FE_GPU)
+        .map(|p| p.entityId)
+        .collect();
+    if gpus.is_empty() {
+        return Err(DCGM_ST_GROUP_IS_EMPTY);
+    }
+    let m = &e.machine;
+    let sockets: std::collections::BTreeSet<u32> = gpus.iter().map(|g| gpu_socket(m, *g)).collect();
+    let mut mask = vec![0; DCGM_AFFINITY_BITMASK_ARRAY_SIZE];
+    for s in &sockets {
+        affinity(m, *s, &mut mask);
+    }
+    let mut slowest: dcgmGpuTopologyLevel_t = 0;
+    for a in &gpus {
+        for b in &gpus {
+            if a != b {
+                let (p, _) = gpu_path(m, *a, *b);
+                let pci = p & 0xff;
+                if pci > (slowest & 0xff) {
+                    slowest = p;
+                }
+            }
+        }
+    }
+    Ok(GroupTopology {
+        mask,
+        numa_optimal: u32::from(sockets.len() == 1),
+        slowest,
+    })
+}
+
 /// # Safety
 ///
-/// `pDcgmDeviceTopology` must be NULL or a versioned `dcgmDeviceTopology_v1` or `_v2`.
+/// `pDcgmDeviceTopology` must be NULL or a versioned `dcgmDeviceTopology_v2`. Speaking a
+/// release before 4.6.0, the simulator does as those do: it writes a `dcgmDeviceTopology_v1`
+/// (version word 1 and its layout) whatever the version word, and succeeds.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcgmGetDeviceTopology(
     pDcgmHandle: dcgmHandle_t,
@@ -98,28 +177,35 @@ pub unsafe extern "C" fn dcgmGetDeviceTopology(
     pDcgmDeviceTopology: *mut dcgmDeviceTopology_t,
 ) -> dcgmReturn_t {
     guard(|| {
+        if personality::writes_topology_v1() {
+            // SAFETY: per this function's contract (a v2 has room for the smaller v1).
+            let t = unsafe { out(pDcgmDeviceTopology.cast::<dcgmDeviceTopology_v1>()) }?;
+            let DeviceTopology { mask, paths } =
+                with_engine(pDcgmHandle, |e| device_topology(&e.machine, gpuId))?;
+            let mut v1 = dcgmDeviceTopology_v1::new_versioned();
+            v1.cpuAffinityMask.copy_from_slice(&mask);
+            for (dst, (gpu, path, links)) in v1.gpuPaths.iter_mut().zip(&paths) {
+                dst.gpuId = *gpu;
+                dst.path = *path as dcgmGpuTopologyLevel_v1_t;
+                dst.localNvLinkIds = *links as u32;
+            }
+            v1.numGpus = paths.len().min(v1.gpuPaths.len()) as u32;
+            *t = v1;
+            return Ok(());
+        }
         // SAFETY: per this function's contract.
         let t = unsafe { versioned(pDcgmDeviceTopology, &[dcgmDeviceTopology_version2]) }?;
         with_engine(pDcgmHandle, |e| {
-            let m = &e.machine;
-            // libdcgm 4.6.0 has no topology for an unknown GPU, nor for a node's only GPU.
-            gpu_cfg(m, gpuId).map_err(|_| DCGM_ST_NOT_SUPPORTED)?;
-            if m.gpu_count() < 2 {
-                return Err(DCGM_ST_NOT_SUPPORTED);
+            let DeviceTopology { mask, paths } = device_topology(&e.machine, gpuId)?;
+            for (dst, src) in t.cpuAffinityMask.iter_mut().zip(&mask) {
+                *dst |= *src;
             }
-            affinity(m, gpu_socket(m, gpuId), &mut t.cpuAffinityMask);
-            let mut n = 0;
-            for other in 0..m.gpu_count() {
-                if other == gpuId || n >= t.gpuPaths.len() {
-                    continue;
-                }
-                let (path, links) = gpu_path(m, gpuId, other);
-                t.gpuPaths[n].gpuId = other;
-                t.gpuPaths[n].path = path;
-                t.gpuPaths[n].localNvLinkIds = links;
-                n += 1;
+            for (dst, (gpu, path, links)) in t.gpuPaths.iter_mut().zip(&paths) {
+                dst.gpuId = *gpu;
+                dst.path = *path;
+                dst.localNvLinkIds = *links;
             }
-            t.numGpus = n as u32;
+            t.numGpus = paths.len().min(t.gpuPaths.len()) as u32;
             Ok(())
         })
     })
@@ -127,7 +213,9 @@ pub unsafe extern "C" fn dcgmGetDeviceTopology(
 
 /// # Safety
 ///
-/// `pDcgmGroupTopology` must be NULL or a versioned `dcgmGroupTopology_v2`.
+/// `pDcgmGroupTopology` must be NULL or a versioned `dcgmGroupTopology_v2`. Speaking a
+/// release before 4.6.0, the simulator writes a `dcgmGroupTopology_v1` whatever the version
+/// word, as those do.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dcgmGetGroupTopology(
     pDcgmHandle: dcgmHandle_t,
@@ -135,37 +223,33 @@ pub unsafe extern "C" fn dcgmGetGroupTopology(
     pDcgmGroupTopology: *mut dcgmGroupTopology_t,
 ) -> dcgmReturn_t {
     guard(|| {
+        if personality::writes_topology_v1() {
+            // SAFETY: per this function's contract (a v2 has room for the smaller v1).
+            let t = unsafe { out(pDcgmGroupTopology.cast::<dcgmGroupTopology_v1>()) }?;
+            let GroupTopology {
+                mask,
+                numa_optimal,
+                slowest,
+            } = with_engine(pDcgmHandle, |e| group_topology(e, groupId))?;
+            let mut v1 = dcgmGroupTopology_v1::new_versioned();
+            v1.groupCpuAffinityMask.copy_from_slice(&mask);
+            v1.numaOptimalFlag = numa_optimal;
+            v1.slowestPath = slowest as dcgmGpuTopologyLevel_v1_t;
+            *t = v1;
+            return Ok(());
+        }
         // SAFETY: per this function's contract.
         let t = unsafe { versioned(pDcgmGroupTopology, &[dcgmGroupTopology_version2]) }?;
         with_engine(pDcgmHandle, |e| {
-            let gpus: Vec<u32> = e
-                .group_entities(groupId)?
-                .iter()
-                .filter(|p| p.entityGroupId == DCGM_FE_GPU)
-                .map(|p| p.entityId)
-                .collect();
-            if gpus.is_empty() {
-                return Err(DCGM_ST_GROUP_IS_EMPTY);
+            let GroupTopology {
+                mask,
+                numa_optimal,
+                slowest,
+            } = group_topology(e, groupId)?;
+            for (dst, src) in t.groupCpuAffinityMask.iter_mut().zip(&mask) {
+                *dst |= *src;
             }
-            let m = &e.machine;
-            let sockets: std::collections::BTreeSet<u32> =
-                gpus.iter().map(|g| gpu_socket(m, *g)).collect();
-            for s in &sockets {
-                affinity(m, *s, &mut t.groupCpuAffinityMask);
-            }
-            t.numaOptimalFlag = u32::from(sockets.len() == 1);
-            let mut slowest: dcgmGpuTopologyLevel_t = 0;
-            for a in &gpus {
-                for b in &gpus {
-                    if a != b {
-                        let (p, _) = gpu_path(m, *a, *b);
-                        let pci = p & 0xff;
-                        if pci > (slowest & 0xff) {
-                            slowest = p;
-                        }
-                    }
-                }
-            }
+            t.numaOptimalFlag = numa_optimal;
             t.slowestPath = slowest;
             Ok(())
         })
