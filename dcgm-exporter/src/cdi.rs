@@ -7,12 +7,28 @@
 //! Only the parts of the spec the mapping needs are read (unknown keys are ignored, as CDI
 //! allows newer versions to add them). A device is found by its fully qualified name,
 //! `vendor/class=name` (what the kubelet's pod-resources API reports in `cdi_devices`).
+//!
+//! Whoever can write the directory can feed the exporter anything, so what a pass over it may
+//! cost is bounded ([`SpecCache`]): a file is parsed only when its version (device, inode,
+//! size, modification time) changed since the last pass, and only when its text passes
+//! [`crate::yaml_guard`] (collections nested at most [`MAX_DEPTH`] deep, at most
+//! [`MAX_TOKENS`] tokens; libyaml's cost grows with the square of the nesting, and every token
+//! is held in memory while a file is parsed); a pass reads at most [`MAX_PASS_BYTES`] of
+//! changed files and stops starting new ones after [`PASS_BUDGET`] (the rest keep their last
+//! good parse and are read in the next passes); the specs kept hold at most
+//! [`MAX_RETAINED_BYTES`]; the directory's listing is looked at for at most [`MAX_LISTED`]
+//! entries and taken again only when the directory changed (or every [`RELIST_EVERY`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::ErrorKind;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
+
+use crate::yaml_guard;
 
 /// The default directory of dynamically generated specs (the NVIDIA DRA driver's `cdiRoot`).
 pub const DEFAULT_DIR: &str = "/var/run/cdi";
@@ -22,8 +38,33 @@ pub const DEFAULT_DIR: &str = "/var/run/cdi";
 pub const MAX_SPEC_BYTES: u64 = 4 << 20;
 
 /// The most spec files read from the directory (one per prepared claim, plus the drivers'
-/// own): past it the rest are skipped.
+/// own): past it the rest are skipped, and the log and `/health` say how many.
 pub const MAX_SPECS: usize = 4096;
+
+/// The deepest nesting of collections (flow and block) a spec may have. A CDI spec nests
+/// about 6 deep.
+pub const MAX_DEPTH: usize = 64;
+
+/// The most YAML tokens a spec may have (a claim's spec of 200 mounts has about 5,000).
+pub const MAX_TOKENS: usize = 200_000;
+
+/// The most bytes of changed spec files one pass reads; the rest wait for the next passes.
+pub const MAX_PASS_BYTES: u64 = 16 << 20;
+
+/// Time after which a pass starts reading no more changed files (the one being parsed is
+/// finished); the rest wait for the next passes.
+pub const PASS_BUDGET: Duration = Duration::from_millis(500);
+
+/// What the specs kept may hold, in bytes (their strings and a share for each item); a spec
+/// past it is not kept, and its devices are not mapped.
+pub const MAX_RETAINED_BYTES: usize = 64 << 20;
+
+/// Directory entries looked at when listing it; past it the rest are not seen.
+pub const MAX_LISTED: usize = 65_536;
+
+/// An unchanged directory is listed again this often anyway (a file created within the
+/// timestamp granularity of the last listing leaves the directory's time unchanged).
+pub const RELIST_EVERY: Duration = Duration::from_secs(10);
 
 /// A CDI spec (the keys read).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -123,6 +164,15 @@ pub enum SpecError {
         #[source]
         source: serde_yaml::Error,
     },
+    /// Text whose nesting or size would make the YAML parser too costly (not parsed).
+    #[error("the CDI spec {} is not parsed: {source}", path.display())]
+    Refused {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: yaml_guard::Refused,
+    },
     /// A spec without `kind`, or whose kind is not `vendor/class`.
     #[error("the CDI spec {} has no valid kind (\"vendor/class\"): {kind:?}", path.display())]
     Kind {
@@ -148,6 +198,14 @@ pub enum SpecError {
 ///
 /// The text does not parse, or the spec has no `vendor/class` kind.
 pub fn parse(path: &Path, text: &str) -> Result<Spec, SpecError> {
+    let limits = yaml_guard::Limits {
+        depth: MAX_DEPTH,
+        tokens: MAX_TOKENS,
+    };
+    yaml_guard::check(text, limits).map_err(|source| SpecError::Refused {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let spec: Spec = if path.extension().is_some_and(|e| e == "json") {
         serde_json::from_str(text).map_err(|source| SpecError::Json {
             path: path.to_path_buf(),
@@ -183,10 +241,10 @@ pub struct Found<'a> {
     pub device: &'a Device,
 }
 
-/// The specs of one directory, read once (a refresh reads them again).
+/// The specs of one directory.
 #[derive(Debug, Default)]
 pub struct Registry {
-    specs: Vec<(PathBuf, Spec)>,
+    specs: Vec<(PathBuf, Arc<Spec>)>,
     /// Fully qualified device name → (spec index, device index).
     by_name: HashMap<String, (usize, usize)>,
 }
@@ -197,61 +255,51 @@ pub struct Loaded {
     /// The specs.
     pub registry: Registry,
     /// The files that could not be used.
-    pub errors: Vec<SpecError>,
+    pub errors: Vec<String>,
 }
 
 impl Registry {
     /// Reads the `.json`, `.yaml` and `.yml` files of `dir` (not its subdirectories), in name
-    /// order. A file that cannot be used is reported in [`Loaded::errors`] and the others are
-    /// kept. When two specs name the same device, the first (by file name) wins, as in CDI's
-    /// own registry within one directory.
+    /// order, once and without a pass's budget (see [`SpecCache`] for the bounded, cached
+    /// reading a running exporter does). A file that cannot be used is reported in
+    /// [`Loaded::errors`] and the others are kept. When two specs name the same device, the
+    /// first (by file name) wins, as in CDI's own registry within one directory.
     ///
     /// # Errors
     ///
     /// The directory cannot be listed (missing, not a directory, not readable).
     pub fn load(dir: &Path) -> std::io::Result<Loaded> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.extension()
-                    .is_some_and(|e| e == "json" || e == "yaml" || e == "yml")
-            })
-            .collect();
-        files.sort();
-        files.truncate(MAX_SPECS);
-        let mut registry = Registry::default();
-        let mut errors = Vec::new();
-        for path in files {
-            let text = match crate::regular_file::read_capped(&path, MAX_SPEC_BYTES) {
-                Ok(bytes) => String::from_utf8(bytes)
-                    .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e)),
-                Err(e) => Err(e),
-            };
-            let spec = match text {
-                Ok(t) => parse(&path, &t),
-                // A claim's spec deleted between listing and reading: its claim is gone.
-                Err(e) if e.kind() == ErrorKind::NotFound => continue,
-                Err(source) => Err(SpecError::Read {
-                    path: path.clone(),
-                    source,
-                }),
-            };
-            match spec {
-                Ok(s) => registry.add(path, s),
-                Err(e) => errors.push(e),
-            }
-        }
-        Ok(Loaded { registry, errors })
+        let mut cache = SpecCache::new(dir.to_path_buf());
+        cache.budget = Budget {
+            bytes: u64::MAX,
+            time: Duration::MAX,
+        };
+        let pass = cache.pass()?;
+        let registry = Registry::build(cache.files.iter().filter_map(|(p, f)| match &f.entry {
+            Entry::Spec(s, _) => Some((p.clone(), s.clone())),
+            Entry::Bad(_) => None,
+        }));
+        Ok(Loaded {
+            registry,
+            errors: pass.rejected.into_iter().map(|(_, why)| why).collect(),
+        })
     }
 
-    fn add(&mut self, path: PathBuf, spec: Spec) {
-        let i = self.specs.len();
-        for (j, d) in spec.devices.iter().enumerate() {
-            self.by_name
-                .entry(format!("{}={}", spec.kind, d.name))
-                .or_insert((i, j));
+    /// A registry of `specs`, taken in path order.
+    fn build(specs: impl Iterator<Item = (PathBuf, Arc<Spec>)>) -> Self {
+        let mut all: Vec<(PathBuf, Arc<Spec>)> = specs.collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut me = Registry::default();
+        for (path, spec) in all {
+            let i = me.specs.len();
+            for (j, d) in spec.devices.iter().enumerate() {
+                me.by_name
+                    .entry(format!("{}={}", spec.kind, d.name))
+                    .or_insert((i, j));
+            }
+            me.specs.push((path, spec));
         }
-        self.specs.push((path, spec));
+        me
     }
 
     /// The device of a fully qualified name (`vendor/class=name`).
@@ -273,6 +321,432 @@ impl Registry {
     /// Whether none was.
     pub fn is_empty(&self) -> bool {
         self.specs.is_empty()
+    }
+}
+
+/// A version of a file: when any of these changes, it is read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Version {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+}
+
+impl Version {
+    fn of(m: &std::fs::Metadata) -> Self {
+        Self {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+        }
+    }
+}
+
+/// What a file's last read gave.
+#[derive(Debug, Clone)]
+enum Entry {
+    /// A spec, and what keeping it holds (bytes).
+    Spec(Arc<Spec>, usize),
+    /// Why it cannot be used.
+    Bad(String),
+}
+
+#[derive(Debug, Clone)]
+struct File {
+    version: Version,
+    entry: Entry,
+}
+
+/// What a pass may read of changed files.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Bytes of changed files.
+    pub bytes: u64,
+    /// Time after which no more changed files are started.
+    pub time: Duration,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            bytes: MAX_PASS_BYTES,
+            time: PASS_BUDGET,
+        }
+    }
+}
+
+/// What one pass over the directory did and found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassReport {
+    /// Spec files in the directory (`.json`, `.yaml`, `.yml`), as far as it was listed.
+    pub files: usize,
+    /// Of them, past [`MAX_SPECS`] by name: not read.
+    pub over_limit: usize,
+    /// Whether the listing stopped at [`MAX_LISTED`] entries.
+    pub listing_cut: bool,
+    /// Specs usable now.
+    pub specs: usize,
+    /// Files that cannot be used (file name → why), newest reading.
+    pub rejected: Vec<(PathBuf, String)>,
+    /// Changed files this pass left for the next ones (past its budget); those read before
+    /// keep their last good spec meanwhile.
+    pub deferred: usize,
+    /// Files read (and parsed) in this pass.
+    pub read: usize,
+    /// Bytes read in this pass.
+    pub bytes: u64,
+    /// How long the pass took.
+    pub took: Duration,
+}
+
+impl PassReport {
+    /// `(3 skipped: 1 rejected, 2 deferred to the next pass)`, or nothing when none was.
+    pub fn skipped(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.rejected.is_empty() {
+            parts.push(format!("{} rejected", self.rejected.len()));
+        }
+        if self.deferred > 0 {
+            parts.push(format!("{} deferred to the next pass", self.deferred));
+        }
+        if self.over_limit > 0 {
+            parts.push(format!(
+                "{} past the {MAX_SPECS}-file limit",
+                self.over_limit
+            ));
+        }
+        if self.listing_cut {
+            parts.push(format!(
+                "the directory has more than {MAX_LISTED} entries, the rest were not looked at"
+            ));
+        }
+        let n = self.rejected.len() + self.deferred + self.over_limit;
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({n} skipped: {})", parts.join(", "))
+        }
+    }
+}
+
+/// The directory's specs kept across passes: each pass looks at what changed and reads only
+/// that, within a [`Budget`]; see the [module docs](self).
+#[derive(Debug)]
+pub struct SpecCache {
+    dir: PathBuf,
+    /// The directory's version and the spec files listed then (sorted, at most
+    /// [`MAX_SPECS`]), with the count of all and whether the listing was cut.
+    listing: Option<(Version, Instant, Vec<PathBuf>, usize, bool)>,
+    files: HashMap<PathBuf, File>,
+    retained: usize,
+    registry: Arc<Registry>,
+    dirty: bool,
+    /// What a pass may read.
+    pub budget: Budget,
+    /// Files read since the start.
+    reads: u64,
+}
+
+/// What a spec keeps in memory, roughly: its strings and a share for each item.
+fn retained(spec: &Spec) -> usize {
+    let edits = |e: &ContainerEdits| {
+        e.env.iter().map(|v| v.len() + 32).sum::<usize>()
+            + e.device_nodes
+                .iter()
+                .map(|n| n.path.len() + n.host_path.as_ref().map_or(0, String::len) + 64)
+                .sum::<usize>()
+    };
+    let ann =
+        |a: &BTreeMap<String, String>| a.iter().map(|(k, v)| k.len() + v.len() + 64).sum::<usize>();
+    let devices: usize = spec
+        .devices
+        .iter()
+        .map(|d| d.name.len() + 128 + edits(&d.container_edits) + ann(&d.annotations))
+        .sum();
+    256 + spec.kind.len() + devices + edits(&spec.container_edits) + ann(&spec.annotations)
+}
+
+fn is_spec_file(p: &Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e == "json" || e == "yaml" || e == "yml")
+}
+
+impl SpecCache {
+    /// An empty cache of `dir`, with the default [`Budget`].
+    pub fn new(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            listing: None,
+            files: HashMap::new(),
+            retained: 0,
+            registry: Arc::default(),
+            dirty: false,
+            budget: Budget::default(),
+            reads: 0,
+        }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The specs usable now (as of the last pass).
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.clone()
+    }
+
+    /// Spec files read (and parsed) since the cache was made.
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    /// Lists the directory again if it changed (or every [`RELIST_EVERY`]).
+    fn list(&mut self, now: Instant) -> std::io::Result<()> {
+        let meta = std::fs::metadata(&self.dir)?;
+        if !meta.is_dir() {
+            return Err(std::io::Error::new(
+                ErrorKind::NotADirectory,
+                "it is not a directory",
+            ));
+        }
+        let version = Version::of(&meta);
+        if let Some((v, at, ..)) = &self.listing
+            && *v == version
+            && now.saturating_duration_since(*at) < RELIST_EVERY
+        {
+            return Ok(());
+        }
+        let mut files = Vec::new();
+        let mut cut = false;
+        for (n, e) in std::fs::read_dir(&self.dir)?.enumerate() {
+            if n == MAX_LISTED {
+                cut = true;
+                break;
+            }
+            let Ok(e) = e else { continue };
+            let p = e.path();
+            if is_spec_file(&p) {
+                files.push(p);
+            }
+        }
+        files.sort();
+        let all = files.len();
+        files.truncate(MAX_SPECS);
+        self.listing = Some((version, now, files, all, cut));
+        Ok(())
+    }
+
+    /// One pass: lists the directory if it changed, reads the files that changed (within the
+    /// budget), and keeps the specs; the registry is [`SpecCache::registry`] afterwards.
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be listed; the cache is emptied then.
+    pub fn pass(&mut self) -> std::io::Result<PassReport> {
+        let t0 = Instant::now();
+        if let Err(e) = self.list(t0) {
+            self.listing = None;
+            if !self.files.is_empty() || !self.registry.is_empty() {
+                self.files.clear();
+                self.retained = 0;
+                self.registry = Arc::default();
+            }
+            return Err(e);
+        }
+        let Some((_, _, listed, all, cut)) = &self.listing else {
+            return Ok(PassReport::default());
+        };
+        let listed = listed.clone();
+        let mut report = PassReport {
+            files: *all,
+            over_limit: all.saturating_sub(listed.len()),
+            listing_cut: *cut,
+            ..PassReport::default()
+        };
+        // Files gone from the listing are forgotten.
+        if self.files.len() > listed.len() || self.files.keys().any(|p| !listed.contains(p)) {
+            let keep: std::collections::HashSet<&PathBuf> = listed.iter().collect();
+            let before = self.files.len();
+            self.files.retain(|p, _| keep.contains(p));
+            if self.files.len() != before {
+                self.dirty = true;
+            }
+            self.retained = self
+                .files
+                .values()
+                .map(|f| match f.entry {
+                    Entry::Spec(_, n) => n,
+                    Entry::Bad(_) => 0,
+                })
+                .sum();
+        }
+        for path in &listed {
+            let meta = match std::fs::metadata(path) {
+                Ok(m) => m,
+                // Deleted since the listing: its claim is gone.
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    if self.files.remove(path).is_some() {
+                        self.dirty = true;
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    let why = SpecError::Read {
+                        path: path.clone(),
+                        source: e,
+                    }
+                    .to_string();
+                    let same = self
+                        .files
+                        .get(path)
+                        .is_some_and(|f| matches!(&f.entry, Entry::Bad(w) if *w == why));
+                    if !same {
+                        self.set(path, Version::unknown(), Entry::Bad(why));
+                    }
+                    continue;
+                }
+            };
+            let version = Version::of(&meta);
+            if self.files.get(path).is_some_and(|f| f.version == version) {
+                continue;
+            }
+            // Changed or new: read within the budget; past it, the last good spec stays.
+            let over_time = t0.elapsed() >= self.budget.time;
+            let over_bytes = report
+                .bytes
+                .saturating_add(meta.len().min(MAX_SPEC_BYTES + 1))
+                > self.budget.bytes;
+            if report.read > 0 && (over_time || over_bytes) {
+                report.deferred += 1;
+                continue;
+            }
+            report.read += 1;
+            self.reads += 1;
+            let (version, entry, bytes) = self.read(path, version, meta.len());
+            report.bytes += bytes;
+            self.set(path, version, entry);
+        }
+        report.specs = self
+            .files
+            .values()
+            .filter(|f| matches!(f.entry, Entry::Spec(..)))
+            .count();
+        let mut rejected: Vec<(PathBuf, String)> = self
+            .files
+            .iter()
+            .filter_map(|(p, f)| match &f.entry {
+                Entry::Bad(why) => Some((p.clone(), why.clone())),
+                Entry::Spec(..) => None,
+            })
+            .collect();
+        rejected.sort();
+        report.rejected = rejected;
+        if self.dirty {
+            self.registry =
+                Arc::new(Registry::build(self.files.iter().filter_map(
+                    |(p, f)| match &f.entry {
+                        Entry::Spec(s, _) => Some((p.clone(), s.clone())),
+                        Entry::Bad(_) => None,
+                    },
+                )));
+            self.dirty = false;
+        }
+        report.took = t0.elapsed();
+        Ok(report)
+    }
+
+    fn set(&mut self, path: &Path, version: Version, entry: Entry) {
+        if let Some(old) = self.files.get(path)
+            && let Entry::Spec(_, n) = old.entry
+        {
+            self.retained -= n;
+        }
+        if let Entry::Spec(_, n) = entry {
+            self.retained += n;
+        }
+        self.files
+            .insert(path.to_path_buf(), File { version, entry });
+        self.dirty = true;
+    }
+
+    /// Reads and parses one file: its version as read, what it gave, and the bytes read.
+    fn read(&self, path: &Path, seen: Version, size: u64) -> (Version, Entry, u64) {
+        let bad = |e: SpecError| Entry::Bad(e.to_string());
+        if size > MAX_SPEC_BYTES {
+            let e = std::io::Error::new(
+                ErrorKind::FileTooLarge,
+                format!("it is larger than {MAX_SPEC_BYTES} bytes"),
+            );
+            return (
+                seen,
+                bad(SpecError::Read {
+                    path: path.to_path_buf(),
+                    source: e,
+                }),
+                0,
+            );
+        }
+        let (bytes, version) =
+            match crate::regular_file::read_capped_versioned(path, MAX_SPEC_BYTES) {
+                Ok((b, m)) => (b, Version::of(&m)),
+                Err(source) => {
+                    return (
+                        seen,
+                        bad(SpecError::Read {
+                            path: path.to_path_buf(),
+                            source,
+                        }),
+                        0,
+                    );
+                }
+            };
+        let n = bytes.len() as u64;
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                return (
+                    version,
+                    bad(SpecError::Read {
+                        path: path.to_path_buf(),
+                        source: std::io::Error::new(ErrorKind::InvalidData, e),
+                    }),
+                    n,
+                );
+            }
+        };
+        let entry = match parse(path, &text) {
+            Ok(spec) => {
+                let size = retained(&spec);
+                if self.retained + size > MAX_RETAINED_BYTES {
+                    Entry::Bad(format!(
+                        "the CDI spec {} is not kept: the specs kept already hold {} MiB, the \
+                         most kept is {} MiB",
+                        path.display(),
+                        self.retained >> 20,
+                        MAX_RETAINED_BYTES >> 20
+                    ))
+                } else {
+                    Entry::Spec(Arc::new(spec), size)
+                }
+            }
+            Err(e) => bad(e),
+        };
+        (version, entry, n)
+    }
+}
+
+impl Version {
+    /// The version of a file whose metadata could not be read: read again at the next pass.
+    fn unknown() -> Self {
+        Self {
+            dev: u64::MAX,
+            ino: u64::MAX,
+            size: u64::MAX,
+            mtime: (i64::MIN, 0),
+        }
     }
 }
 
@@ -324,5 +798,91 @@ mod tests {
             Registry::load(&dir).unwrap_err().kind(),
             ErrorKind::NotFound
         );
+    }
+
+    fn spec(name: &str) -> String {
+        format!("kind: k8s.gpu.nvidia.com/claim\ndevices:\n- name: {name}\n")
+    }
+
+    #[test]
+    fn a_pass_reads_only_what_changed_within_its_budget_and_keeps_the_last_good_specs() {
+        let dir = std::env::temp_dir().join(format!("dcgm-rs-cdi-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..5 {
+            std::fs::write(dir.join(format!("s{i}.yaml")), spec(&format!("d{i}"))).unwrap();
+        }
+        std::fs::write(
+            dir.join("deep.yaml"),
+            format!(
+                "kind: a/b\nx: {}{}\n",
+                "[".repeat(100_000),
+                "]".repeat(100_000)
+            ),
+        )
+        .unwrap();
+        let mut cache = SpecCache::new(dir.clone());
+        let t = std::time::Instant::now();
+        let p = cache.pass().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert_eq!((p.files, p.specs, p.read, p.deferred), (6, 5, 6, 0));
+        assert_eq!(p.rejected.len(), 1);
+        assert!(
+            p.rejected[0].1.contains("deep.yaml") && p.rejected[0].1.contains("nest deeper"),
+            "{:?}",
+            p.rejected
+        );
+        assert!(p.skipped().contains("1 rejected"), "{}", p.skipped());
+        assert!(
+            cache
+                .registry()
+                .device("k8s.gpu.nvidia.com/claim=d3")
+                .is_some()
+        );
+        // Nothing changed: nothing is read.
+        let p = cache.pass().unwrap();
+        assert_eq!((p.read, p.specs, cache.reads()), (0, 5, 6));
+        // A budget of one file a pass: changed files wait, keeping their last good spec.
+        cache.budget = Budget {
+            bytes: 1,
+            time: Duration::MAX,
+        };
+        for i in 0..3 {
+            std::fs::write(dir.join(format!("s{i}.yaml")), spec(&format!("e{i}"))).unwrap();
+        }
+        let p = cache.pass().unwrap();
+        assert_eq!((p.read, p.deferred), (1, 2));
+        let r = cache.registry();
+        assert!(r.device("k8s.gpu.nvidia.com/claim=e0").is_some());
+        assert!(r.device("k8s.gpu.nvidia.com/claim=d1").is_some(), "kept");
+        let p = cache.pass().unwrap();
+        assert_eq!((p.read, p.deferred), (1, 1));
+        let p = cache.pass().unwrap();
+        assert_eq!((p.read, p.deferred), (1, 0));
+        assert!(
+            cache
+                .registry()
+                .device("k8s.gpu.nvidia.com/claim=e2")
+                .is_some()
+        );
+        assert!(
+            cache
+                .registry()
+                .device("k8s.gpu.nvidia.com/claim=d2")
+                .is_none()
+        );
+        // A deleted spec goes with its devices.
+        std::fs::remove_file(dir.join("s4.yaml")).unwrap();
+        let p = cache.pass().unwrap();
+        assert_eq!(p.specs, 4);
+        assert!(
+            cache
+                .registry()
+                .device("k8s.gpu.nvidia.com/claim=d4")
+                .is_none()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(cache.pass().is_err());
+        assert!(cache.registry().is_empty());
     }
 }

@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 
 use dcgm_prometheus::EntityIdentity;
 
-use crate::cdi::{self, Found, Registry};
+use crate::cdi::{self, Found, PassReport, SpecCache};
 use crate::kubernetes::{ClaimResource, ListPodResourcesResponse, PodInfo};
 use crate::pods::DeviceMap;
 use crate::resource_slice::{ResourceSliceConfig, ResourceSlices};
@@ -349,7 +349,27 @@ pub struct DraStats {
     /// (by a CDI spec, by a ResourceSlice, unmapped); `None` before the first answer and
     /// after a failed `List`.
     counts: Mutex<Option<[usize; 3]>>,
+    /// The last pass over the CDI directory, and the files read since the start.
+    cdi: Mutex<Option<CdiState>>,
 }
+
+/// The CDI directory as the last pass found it (for `/metrics` and `/health`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CdiState {
+    /// The directory.
+    pub dir: PathBuf,
+    /// What the pass did and found; `Err`: the directory could not be listed.
+    pub pass: Result<PassReport, String>,
+    /// Spec files read (parsed) since the start: unchanged files are not read again.
+    pub reads: u64,
+    /// When the pass ended.
+    pub at: std::time::Instant,
+}
+
+/// The gauge of the CDI spec files by state, and the counter of files read.
+pub const CDI_FILES_METRIC: &str = "dcgm_exporter_cdi_spec_files";
+/// The counter of spec files read (parsed).
+pub const CDI_READS_METRIC: &str = "dcgm_exporter_cdi_spec_reads_total";
 
 impl DraStats {
     /// The counts of the last answer: (CDI, ResourceSlice, unmapped).
@@ -360,6 +380,16 @@ impl DraStats {
     /// Sets the counts (`None`: no answer to count).
     pub fn set(&self, counts: Option<[usize; 3]>) {
         *self.counts.lock().unwrap_or_else(|p| p.into_inner()) = counts;
+    }
+
+    /// The last pass over the CDI directory (`None` before the first that needed it).
+    pub fn cdi(&self) -> Option<CdiState> {
+        self.cdi.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Sets the last pass over the CDI directory.
+    pub fn set_cdi(&self, state: CdiState) {
+        *self.cdi.lock().unwrap_or_else(|p| p.into_inner()) = Some(state);
     }
 
     /// Appends [`DEVICES_METRIC`] in the Prometheus text format; nothing before the first
@@ -376,6 +406,29 @@ impl DraStats {
     /// ```
     pub fn write(&self, out: &mut String) {
         use std::fmt::Write as _;
+        if let Some(c) = self.cdi() {
+            let (ok, rejected, deferred, over) = match &c.pass {
+                Ok(p) => (p.specs, p.rejected.len(), p.deferred, p.over_limit),
+                Err(_) => (0, 0, 0, 0),
+            };
+            let _ = write!(
+                out,
+                "# HELP {CDI_FILES_METRIC} CDI spec files of the last pass over --cdi-spec-dir, by \
+                 state: usable specs (ok), refused or unparsable (rejected), changed but left for \
+                 the next pass by its budget (deferred), past the {} files read (over_limit).\n\
+                 # TYPE {CDI_FILES_METRIC} gauge\n\
+                 {CDI_FILES_METRIC}{{state=\"ok\"}} {ok}\n\
+                 {CDI_FILES_METRIC}{{state=\"rejected\"}} {rejected}\n\
+                 {CDI_FILES_METRIC}{{state=\"deferred\"}} {deferred}\n\
+                 {CDI_FILES_METRIC}{{state=\"over_limit\"}} {over}\n\
+                 # HELP {CDI_READS_METRIC} CDI spec files read and parsed (a file is read again \
+                 only when its size, time or inode changes).\n\
+                 # TYPE {CDI_READS_METRIC} counter\n\
+                 {CDI_READS_METRIC} {}\n",
+                cdi::MAX_SPECS,
+                c.reads
+            );
+        }
         let Some([cdi, slice, unmapped]) = self.get() else {
             return;
         };
@@ -409,6 +462,8 @@ pub struct DraConfig {
 #[derive(Debug)]
 pub struct DraResolver {
     cfg: DraConfig,
+    /// The CDI directory's specs, read again only where they changed.
+    specs: SpecCache,
     /// The ResourceSlice client, with `--kubernetes-dra-resource-slices`.
     slices: Option<ResourceSlices>,
     /// The lines logged after the last refresh (each logged again only after it was gone).
@@ -420,6 +475,7 @@ impl DraResolver {
     pub fn new(cfg: DraConfig) -> Self {
         Self {
             slices: cfg.resource_slices.clone().map(ResourceSlices::new),
+            specs: SpecCache::new(cfg.cdi_dir.clone()),
             cfg,
             logged: BTreeSet::new(),
         }
@@ -459,16 +515,54 @@ impl DraResolver {
         let mut mapped = 0;
         let mut counts = [0usize; 3];
         if !claimed.is_empty() {
-            let dir = &self.cfg.cdi_dir;
-            let registry = match Registry::load(dir) {
-                Ok(l) => {
-                    for e in l.errors {
+            let dir = self.cfg.cdi_dir.clone();
+            let dir = &dir;
+            let pass = self.specs.pass().map_err(|e| e.to_string());
+            match &pass {
+                Ok(p) => {
+                    for (_, e) in &p.rejected {
                         lines.insert((
                             true,
                             format!("DRA: {e}; its claims' devices are not mapped"),
                         ));
                     }
-                    l.registry
+                    if p.over_limit > 0 {
+                        lines.insert((
+                            true,
+                            format!(
+                                "DRA: the CDI spec directory {} holds {} spec files; only the \
+                                 first {} by name are read, the claims of the others are not \
+                                 mapped",
+                                dir.display(),
+                                p.files,
+                                cdi::MAX_SPECS
+                            ),
+                        ));
+                    }
+                    if p.listing_cut {
+                        lines.insert((
+                            true,
+                            format!(
+                                "DRA: the CDI spec directory {} has more than {} entries; the \
+                                 rest are not looked at",
+                                dir.display(),
+                                cdi::MAX_LISTED
+                            ),
+                        ));
+                    }
+                    if p.deferred > 0 {
+                        lines.insert((
+                            false,
+                            format!(
+                                "DRA: more CDI spec files changed in {} than one pass reads ({} \
+                                 MiB, {:?}); the others are read in the next passes and keep \
+                                 their last good spec meanwhile",
+                                dir.display(),
+                                cdi::MAX_PASS_BYTES >> 20,
+                                cdi::PASS_BUDGET
+                            ),
+                        ));
+                    }
                 }
                 Err(e) => {
                     lines.insert((
@@ -480,9 +574,16 @@ impl DraResolver {
                             dir.display()
                         ),
                     ));
-                    Registry::default()
                 }
-            };
+            }
+            self.cfg.stats.set_cdi(CdiState {
+                dir: dir.clone(),
+                pass: pass.clone(),
+                reads: self.specs.reads(),
+                at: std::time::Instant::now(),
+            });
+            let report = pass.unwrap_or_default();
+            let registry = self.specs.registry();
             let nv = NvidiaProc::read(&self.cfg.proc_root);
             for (pod, namespace, container, claim, claim_ns, r) in claimed {
                 let what = format!(
@@ -505,9 +606,11 @@ impl DraResolver {
                                 Err(e) => why.push(format!("CDI device {} {e}", d.name)),
                             },
                             None => why.push(format!(
-                                "CDI device {} is in no spec of {}",
+                                "CDI device {} is in no spec of the {} read from {}{}",
                                 d.name,
-                                dir.display()
+                                registry.len(),
+                                dir.display(),
+                                report.skipped()
                             )),
                         }
                     }

@@ -36,3 +36,4 @@ pub mod resource_slice;
 pub mod server;
 pub mod throttled_log;
 pub mod web_config;
+pub mod yaml_guard;

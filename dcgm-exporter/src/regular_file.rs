@@ -74,3 +74,22 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     }
     Ok(buf)
 }
+
+/// [`read_capped`], with the metadata of the file as opened (what was read is that version).
+///
+/// # Errors
+///
+/// As [`read_capped`].
+pub fn read_capped_versioned(path: &Path, cap: u64) -> io::Result<(Vec<u8>, Metadata)> {
+    let file = open(path)?;
+    let meta = file.metadata()?;
+    let mut buf = Vec::new();
+    file.take(cap + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("it is larger than {cap} bytes"),
+        ));
+    }
+    Ok((buf, meta))
+}

@@ -1515,8 +1515,9 @@ fn dra_devices_without_a_cdi_spec_are_labelled_from_the_api_servers_resource_sli
             ),
             "(a MIG device of profile 1g.10gb on GPU".to_string(),
             format!(
-                "{} is not mapped to a GPU: CDI device {missing} is in no spec of {}; \
-                 ResourceSlices: no device gpu-6 in the slices of driver gpu.nvidia.com pool node-1",
+                "{} is not mapped to a GPU: CDI device {missing} is in no spec of the 1 read from \
+                 {}; ResourceSlices: no device gpu-6 in the slices of driver gpu.nvidia.com pool \
+                 node-1",
                 what("ops", "gone", "gpu-6", "ghost", "g"),
                 cdi.display()
             ),
@@ -1600,7 +1601,8 @@ fn dra_devices_without_a_cdi_spec_are_labelled_from_the_api_servers_resource_sli
         assert!(!mig(o, "1").contains_key("pod"));
         assert!(
             stderr.contains(&format!(
-                "{} is not mapped to a GPU: CDI device {s} is in no spec of {}; ResourceSlices: {why}",
+                "{} is not mapped to a GPU: CDI device {s} is in no spec of the 1 read from {}; \
+                 ResourceSlices: {why}",
                 what("ml", "by-slice", "gpu-3", "train", "t"),
                 cdi.display()
             )),
