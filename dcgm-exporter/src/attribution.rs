@@ -36,6 +36,8 @@ pub struct AttributionConfig {
     /// `localhost`, a loopback address): the process ids it reports are looked up in
     /// `proc_root` only then, as another host's would name unrelated processes here.
     pub local_engine: bool,
+    /// Where the HPC directory's state goes for `/health` (shared by the collectors).
+    pub hpc_board: Option<crate::health::SourceBoard>,
 }
 
 impl Default for AttributionConfig {
@@ -45,6 +47,7 @@ impl Default for AttributionConfig {
             hpc_info_series: false,
             proc_root: PathBuf::from("/proc"),
             local_engine: true,
+            hpc_board: None,
         }
     }
 }
@@ -71,7 +74,13 @@ impl Attribution {
     pub fn new(pods: Option<(PodMapper, Arc<PodCache>)>, cfg: AttributionConfig) -> Self {
         Self {
             pods,
-            hpc: cfg.hpc_dir.map(HpcJobs::new),
+            hpc: cfg.hpc_dir.map(|d| {
+                let jobs = HpcJobs::new(d);
+                match cfg.hpc_board {
+                    Some(b) => jobs.with_board(b),
+                    None => jobs,
+                }
+            }),
             hpc_info_series: cfg.hpc_info_series,
             proc_root: cfg.proc_root,
             local_engine: cfg.local_engine,
@@ -246,9 +255,17 @@ impl Attribution {
     }
 }
 
-/// The cgroups of `pids` (under `--proc-root`). A process that is gone is left out; any
-/// other failure is logged once per message, and so is a root where none of them is
-/// found (an exporter that does not see the host's PIDs).
+/// The most processes whose cgroup one collection reads.
+pub const MAX_CGROUP_PIDS: usize = 4096;
+
+/// The most bytes of cgroup files one collection reads (each file at most
+/// [`cgroup::MAX_CGROUP_BYTES`]).
+pub const MAX_CGROUP_PASS_BYTES: u64 = 4 << 20;
+
+/// The cgroups of `pids` (under `--proc-root`), at most [`MAX_CGROUP_PIDS`] of them and
+/// [`MAX_CGROUP_PASS_BYTES`] in all. A process that is gone is left out; any other failure
+/// is logged once per message, and so is a root where none of them is found (an exporter
+/// that does not see the host's PIDs).
 fn cgroups(
     proc_root: &Path,
     failing: &mut Option<String>,
@@ -257,9 +274,22 @@ fn cgroups(
     let mut out = HashMap::new();
     let (mut asked, mut gone) = (0usize, 0usize);
     let mut failure = None;
-    for pid in pids.collect::<BTreeSet<u32>>() {
+    let mut bytes = 0u64;
+    let pids = pids.collect::<BTreeSet<u32>>();
+    let total = pids.len();
+    for pid in pids {
+        if asked == MAX_CGROUP_PIDS || bytes >= MAX_CGROUP_PASS_BYTES {
+            failure.get_or_insert_with(|| {
+                format!(
+                    "the GPUs run {total} processes; the cgroups of the first {asked} were read \
+                     ({bytes} bytes; at most {MAX_CGROUP_PIDS} processes and \
+                     {MAX_CGROUP_PASS_BYTES} bytes a collection)"
+                )
+            });
+            break;
+        }
         asked += 1;
-        match cgroup::read(proc_root, pid) {
+        match cgroup::read_counted(proc_root, pid, &mut bytes) {
             Ok(o) => {
                 out.insert(pid, o);
             }

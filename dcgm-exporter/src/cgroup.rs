@@ -165,9 +165,19 @@ fn container(component: &str, in_pod: bool) -> Option<(String, Option<Runtime>)>
 /// The file cannot be read (the process is gone, or `proc_root` is not the host engine's
 /// `/proc`), or is larger than [`MAX_CGROUP_BYTES`].
 pub fn read(proc_root: &Path, pid: u32) -> std::io::Result<CgroupOwner> {
+    read_counted(proc_root, pid, &mut 0)
+}
+
+/// [`read`], adding the bytes read to `bytes`.
+///
+/// # Errors
+///
+/// As [`read`].
+pub fn read_counted(proc_root: &Path, pid: u32, bytes: &mut u64) -> std::io::Result<CgroupOwner> {
     let path = proc_root.join(pid.to_string()).join("cgroup");
-    let bytes = crate::regular_file::read_capped(&path, MAX_CGROUP_BYTES)?;
-    Ok(parse(&String::from_utf8_lossy(&bytes)))
+    let text = crate::regular_file::read_capped(&path, MAX_CGROUP_BYTES)?;
+    *bytes += text.len() as u64;
+    Ok(parse(&String::from_utf8_lossy(&text)))
 }
 
 #[cfg(test)]

@@ -38,7 +38,8 @@ pub mod activity {
     pub const RELOADING: &str = "reloading the counters file";
 }
 
-/// The kubelet as the pod-label refresher last found it (one line of the `/health` body).
+/// The kubelet as the pod-label refresher last found it (one line of the `/health` body, and
+/// one for the CDI directory with DRA).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KubeletHealth {
     /// Why the last `List` failed; `None` when it worked.
@@ -49,7 +50,59 @@ pub struct KubeletHealth {
     pub checked: Instant,
     /// Since when it fails (the first failure of this run of failures).
     pub failing_since: Option<Instant>,
+    /// When the last good `List` was.
+    pub last_good: Option<Instant>,
+    /// While failing: the labels of the last good `List` are kept until then.
+    pub kept_until: Option<Instant>,
+    /// How often the refresher asks: the state is stale past [`stale_after`] of it.
+    pub every: Duration,
+    /// A refresh running now, since then.
+    pub running_since: Option<Instant>,
+    /// With DRA: the CDI directory's last pass.
+    pub cdi: Option<crate::dra::CdiState>,
 }
+
+impl KubeletHealth {
+    /// A state asked at `now` that found nothing and fails for nothing (fields to fill).
+    pub fn new(now: Instant) -> Self {
+        Self {
+            error: None,
+            devices: 0,
+            checked: now,
+            failing_since: None,
+            last_good: None,
+            kept_until: None,
+            every: Duration::from_secs(1),
+            running_since: None,
+            cdi: None,
+        }
+    }
+}
+
+/// How old an attribution source's last pass may be before `/health` calls it stale: three of
+/// its intervals and the longest a pass may wait on the kubelet.
+pub fn stale_after(every: Duration) -> Duration {
+    every * 3 + crate::kubernetes::TIMEOUT
+}
+
+/// An attribution source read on each collection (the HPC job-mapping directory), as its last
+/// read found it: shared by the collector threads, which write it, and `/health`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceHealth {
+    /// When it was last read.
+    pub checked: Instant,
+    /// Why the last read failed (the whole source: a directory that cannot be listed).
+    pub error: Option<String>,
+    /// Since when it fails.
+    pub failing_since: Option<Instant>,
+    /// What the last read found, in words (`2 files with jobs in /run/jobs`).
+    pub summary: String,
+    /// Files skipped or cut short (each named in the log).
+    pub problems: usize,
+}
+
+/// Where a source's state is kept for `/health`.
+pub type SourceBoard = std::sync::Arc<std::sync::Mutex<Option<SourceHealth>>>;
 
 /// What `/health` answers: 200 (`ok`) or 503, and the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +133,8 @@ pub struct Health {
     busy: Option<(Instant, &'static str)>,
     /// The kubelet's line, with `--kubernetes`.
     pub kubelet: Option<KubeletHealth>,
+    /// The HPC job-mapping directory's line, with `--hpc-job-mapping-dir`.
+    pub hpc: Option<SourceBoard>,
     /// One line per host engine when several are read (`hostengine ADDR: ok` or why not).
     pub engines: Vec<String>,
     logged: Option<Key>,
@@ -125,6 +180,15 @@ impl Health {
         }
         if let Some(k) = &self.kubelet {
             let _ = writeln!(body, "{}", kubelet_line(k, now));
+            if let Some(c) = &k.cdi {
+                let _ = writeln!(body, "{}", cdi_line(c, k, now));
+            }
+        }
+        if let Some(board) = &self.hpc {
+            let state = board.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(h) = state {
+                let _ = writeln!(body, "{}", hpc_line(&h, self.max_age, now));
+            }
         }
         Report {
             ok: key == Key::Ready,
@@ -196,19 +260,113 @@ impl Health {
     }
 }
 
-/// The kubelet's line of the `/health` body.
+fn secs_since(now: Instant, t: Instant) -> f64 {
+    now.saturating_duration_since(t).as_secs_f64()
+}
+
+/// The kubelet's line of the `/health` body: `ok` (fresh), `stale` (its last pass is older
+/// than [`stale_after`]: a pass is stuck) or `failing`.
 fn kubelet_line(k: &KubeletHealth, now: Instant) -> String {
-    let asked = now.saturating_duration_since(k.checked).as_secs_f64();
+    let asked = secs_since(now, k.checked);
+    let limit = stale_after(k.every);
+    if now.saturating_duration_since(k.checked) > limit {
+        let running = k.running_since.map_or(String::new(), |r| {
+            format!(
+                "; a refresh has been running for {:.1} s (a kubelet, CDI directory or API \
+                 server that is slow?)",
+                secs_since(now, r)
+            )
+        });
+        let labels = if k.error.is_none() {
+            "the pod labels are those it gave"
+        } else if k.kept_until.is_some_and(|u| now < u) {
+            "the pod labels are those of the last good List"
+        } else {
+            "exporting without pod labels"
+        };
+        return format!(
+            "kubelet: stale: the last pass ended {asked:.1} s ago, more than {:.1} s{running}; \
+             {labels}",
+            limit.as_secs_f64()
+        );
+    }
     match &k.error {
         None => format!(
             "kubelet: ok, {} device ids held by pods (listed {asked:.1} s ago)",
             k.devices
         ),
-        Some(e) => format!(
-            "kubelet: failing for {:.1} s: {e}; exporting without pod labels (asked {asked:.1} s ago)",
-            k.failing_since
-                .map_or(0.0, |s| now.saturating_duration_since(s).as_secs_f64())
+        Some(e) => {
+            let failing = k.failing_since.map_or(0.0, |s| secs_since(now, s));
+            match (k.kept_until, k.last_good) {
+                (Some(until), Some(good)) if now < until => format!(
+                    "kubelet: failing for {failing:.1} s: {e}; keeping the pod labels of the \
+                     last good List ({:.1} s ago) for {:.1} s more (asked {asked:.1} s ago)",
+                    secs_since(now, good),
+                    until.saturating_duration_since(now).as_secs_f64()
+                ),
+                _ => format!(
+                    "kubelet: failing for {failing:.1} s: {e}; exporting without pod labels \
+                     (asked {asked:.1} s ago)"
+                ),
+            }
+        }
+    }
+}
+
+/// The CDI directory's line: `ok`, `partial` (files rejected, deferred or past the file
+/// limit), `failing` (the directory cannot be listed), or `stale` (with the kubelet's pass).
+fn cdi_line(c: &crate::dra::CdiState, k: &KubeletHealth, now: Instant) -> String {
+    let ago = secs_since(now, c.at);
+    let dir = c.dir.display();
+    if now.saturating_duration_since(c.at) > stale_after(k.every) {
+        return format!(
+            "cdi: stale: the last pass over {dir} ended {ago:.1} s ago; DRA devices are mapped \
+             from the specs it read"
+        );
+    }
+    match &c.pass {
+        Err(e) => format!(
+            "cdi: failing: cannot read {dir}: {e}; no DRA device is mapped from CDI specs \
+             (checked {ago:.1} s ago)"
         ),
+        Ok(p) => {
+            let skipped = p.skipped();
+            format!(
+                "cdi: {}, {} specs in {dir}{skipped}; the last pass read {} files in {:.1} ms \
+                 ({} read since the start; checked {ago:.1} s ago)",
+                if skipped.is_empty() { "ok" } else { "partial" },
+                p.specs,
+                p.read,
+                p.took.as_secs_f64() * 1e3,
+                c.reads
+            )
+        }
+    }
+}
+
+/// The HPC job-mapping directory's line: `ok`, `partial`, `failing` or `stale` (not read for
+/// longer than the collections may be old: the collector is stuck).
+fn hpc_line(h: &SourceHealth, max_age: Option<Duration>, now: Instant) -> String {
+    let ago = secs_since(now, h.checked);
+    if let Some(max) = max_age
+        && now.saturating_duration_since(h.checked) > max
+    {
+        return format!(
+            "hpc: stale: the job mapping was last read {ago:.1} s ago, more than {:.1} s",
+            max.as_secs_f64()
+        );
+    }
+    match &h.error {
+        Some(e) => format!(
+            "hpc: failing for {:.1} s: {e}; exporting without hpc_job labels (read {ago:.1} s ago)",
+            h.failing_since.map_or(0.0, |s| secs_since(now, s))
+        ),
+        None if h.problems > 0 => format!(
+            "hpc: partial, {}; {} files skipped or cut short (named in the log) (read {ago:.1} s \
+             ago)",
+            h.summary, h.problems
+        ),
+        None => format!("hpc: ok, {} (read {ago:.1} s ago)", h.summary),
     }
 }
 
@@ -287,9 +445,8 @@ mod tests {
         h.succeeded(t0);
         h.kubelet = Some(KubeletHealth {
             error: Some("pod-resources List timed out after 2s".into()),
-            devices: 0,
-            checked: t0,
             failing_since: Some(t0),
+            ..KubeletHealth::new(t0)
         });
         let r = h.report(None, true, t0 + Duration::from_millis(500));
         assert!(r.ok);
@@ -298,5 +455,81 @@ mod tests {
             "OK\nkubelet: failing for 0.5 s: pod-resources List timed out after 2s; exporting \
              without pod labels (asked 0.5 s ago)\n"
         );
+    }
+
+    #[test]
+    fn attribution_sources_say_whether_they_are_fresh_kept_failing_or_stale() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut h = Health::new(Duration::from_secs(1), 3);
+        h.succeeded(at(9000));
+        let good = KubeletHealth {
+            devices: 4,
+            last_good: Some(t0),
+            ..KubeletHealth::new(t0)
+        };
+        h.kubelet = Some(good.clone());
+        assert_eq!(
+            h.report(None, true, at(500)).body,
+            "OK\nkubelet: ok, 4 device ids held by pods (listed 0.5 s ago)\n"
+        );
+        // A pass that does not end: stale past 3 intervals and a List's time, and why.
+        h.kubelet = Some(KubeletHealth {
+            running_since: Some(at(1000)),
+            ..good.clone()
+        });
+        let r = h.report(None, true, at(6000));
+        assert!(r.ok);
+        assert!(
+            r.body.contains(
+                "kubelet: stale: the last pass ended 6.0 s ago, more than 5.0 s; a refresh has \
+                 been running for 5.0 s"
+            ) && r.body.contains("the pod labels are those it gave"),
+            "{}",
+            r.body
+        );
+        // A failure keeps the last good labels for a while, and says so.
+        h.kubelet = Some(KubeletHealth {
+            error: Some("List timed out".into()),
+            failing_since: Some(at(1000)),
+            checked: at(1000),
+            kept_until: Some(at(3000)),
+            ..good.clone()
+        });
+        assert!(h.report(None, true, at(1500)).body.contains(
+            "kubelet: failing for 0.5 s: List timed out; keeping the pod labels of the last \
+                 good List (1.5 s ago) for 1.5 s more (asked 0.5 s ago)"
+        ));
+        assert!(
+            h.report(None, true, at(3500))
+                .body
+                .contains("exporting without pod labels")
+        );
+        // The HPC directory: ok, failing, stale.
+        let board = SourceBoard::default();
+        h.kubelet = None;
+        h.hpc = Some(board.clone());
+        *board.lock().unwrap() = Some(SourceHealth {
+            checked: at(8000),
+            error: None,
+            failing_since: None,
+            summary: "2 GPUs or MIG instances with jobs in /jobs".into(),
+            problems: 1,
+        });
+        assert_eq!(
+            h.report(None, true, at(9000)).body,
+            "OK\nhpc: partial, 2 GPUs or MIG instances with jobs in /jobs; 1 files skipped or \
+             cut short (named in the log) (read 1.0 s ago)\n"
+        );
+        assert!(
+            h.report(None, true, at(11500))
+                .body
+                .contains("hpc: stale: the job mapping was last read 3.5 s ago, more than 3.0 s")
+        );
+        board.lock().unwrap().as_mut().unwrap().error = Some("No such file".into());
+        board.lock().unwrap().as_mut().unwrap().failing_since = Some(at(7000));
+        assert!(h.report(None, true, at(9000)).body.contains(
+            "hpc: failing for 2.0 s: No such file; exporting without hpc_job labels (read 1.0 s ago)"
+        ));
     }
 }

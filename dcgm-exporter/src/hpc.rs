@@ -9,13 +9,23 @@
 //! Symbolic links are followed (a Kubernetes ConfigMap volume is made of them); FIFOs and
 //! devices are skipped without being opened or blocked on. A file that cannot be used is
 //! skipped and named in the log, and the other GPUs keep their jobs.
+//!
+//! The directory is read before every collection, so what that costs is bounded too
+//! ([`HpcJobs`]): a file is read again only when its version (device, inode, size,
+//! modification time) changed; one read takes at most [`MAX_PASS_BYTES`] of changed files (the
+//! others keep their last jobs until the next collection reads them); the directory is listed
+//! again only when it changed (or every [`RELIST_EVERY`]), looking at [`MAX_LISTED`] entries at
+//! most. `/health` has a line for it (`hpc: ok`, `partial`, `failing`, `stale`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use dcgm_prometheus::{EntityIdentity, LabelSet};
 
+use crate::health::{SourceBoard, SourceHealth};
 use crate::regular_file;
 
 /// The largest mapping file read (64 KiB: 64 jobs of 256 bytes with room to spare).
@@ -32,6 +42,17 @@ pub const MAX_JOB_LEN: usize = 256;
 /// (`DCGM_MAX_INSTANCES_PER_GPU` of each).
 pub const MAX_FILES: usize =
     dcgm::raw::sys::DCGM_MAX_NUM_DEVICES * (1 + dcgm::raw::sys::DCGM_MAX_INSTANCES_PER_GPU);
+
+/// The most bytes of changed mapping files one read takes; the others wait for the next
+/// collection, keeping their last jobs meanwhile.
+pub const MAX_PASS_BYTES: u64 = 1 << 20;
+
+/// Directory entries looked at when listing the directory; past it the rest are not seen.
+pub const MAX_LISTED: usize = 16_384;
+
+/// An unchanged directory is listed again this often anyway (a file created within the
+/// timestamp granularity of the last listing leaves the directory's time unchanged).
+pub const RELIST_EVERY: Duration = Duration::from_secs(10);
 
 /// The jobs per GPU key (`"0"`, `"2.1"`), read from a mapping directory.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -57,26 +78,8 @@ pub struct Listing {
 /// The directory cannot be read (a missing directory included). A file that cannot be used is
 /// not an error: it is in [`Listing::problems`].
 pub fn read_dir(dir: &Path) -> io::Result<Listing> {
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let name = entry?.file_name();
-        if let Some(key) = name.to_str().and_then(gpu_key) {
-            names.push((key, name.to_string_lossy().into_owned()));
-        }
-    }
-    names.sort();
-    let mut out = Listing::default();
-    if names.len() > MAX_FILES {
-        out.problems.insert(
-            names[MAX_FILES].1.clone(),
-            format!(
-                "more than {MAX_FILES} mapping files; this one and the {} after it are skipped",
-                names.len() - MAX_FILES - 1
-            ),
-        );
-        names.truncate(MAX_FILES);
-    }
-    for (_, name) in names {
+    let (names, mut out) = list(dir)?;
+    for name in names {
         match read_file(&dir.join(&name)) {
             Ok((jobs, note)) => {
                 if let Some(n) = note {
@@ -92,6 +95,40 @@ pub fn read_dir(dir: &Path) -> io::Result<Listing> {
         }
     }
     Ok(out)
+}
+
+/// The mapping files' names, in order (at most [`MAX_FILES`]), and the problems of the
+/// listing (files past the limit, entries past [`MAX_LISTED`]).
+fn list(dir: &Path) -> io::Result<(Vec<String>, Listing)> {
+    let mut names = Vec::new();
+    let mut out = Listing::default();
+    for (n, entry) in std::fs::read_dir(dir)?.enumerate() {
+        if n == MAX_LISTED {
+            out.problems.insert(
+                String::new(),
+                format!(
+                    "the directory has more than {MAX_LISTED} entries; the rest are not looked at"
+                ),
+            );
+            break;
+        }
+        let name = entry?.file_name();
+        if let Some(key) = name.to_str().and_then(gpu_key) {
+            names.push((key, name.to_string_lossy().into_owned()));
+        }
+    }
+    names.sort();
+    if names.len() > MAX_FILES {
+        out.problems.insert(
+            names[MAX_FILES].1.clone(),
+            format!(
+                "more than {MAX_FILES} mapping files; this one and the {} after it are skipped",
+                names.len() - MAX_FILES - 1
+            ),
+        );
+        names.truncate(MAX_FILES);
+    }
+    Ok((names.into_iter().map(|(_, n)| n).collect(), out))
 }
 
 /// The jobs of one file, and a note when some were left out.
@@ -175,13 +212,33 @@ impl JobMap {
     }
 }
 
+/// A version of a file or directory: when any of these changes, it is read again.
+type Version = (u64, u64, u64, i64, i64);
+
+fn version(m: &std::fs::Metadata) -> Version {
+    (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec())
+}
+
+/// The directory's version when listed, when, the names, the listing's problems.
+type Listed = (Version, Instant, Vec<String>, BTreeMap<String, String>);
+
+/// What a file's last read gave: its jobs and a note, or why it was skipped.
+type FileJobs = Result<(Vec<String>, Option<String>), String>;
+
 /// The mapping directory, read before each collection, with its state and the problems of
-/// its files logged once per change.
+/// its files logged once per change; see the [module docs](self) for what one read may cost.
 #[derive(Debug)]
 pub struct HpcJobs {
     dir: PathBuf,
     last_error: Option<String>,
     problems: BTreeMap<String, String>,
+    /// The directory's version when listed, when, the names, the listing's problems.
+    listing: Option<Listed>,
+    files: HashMap<String, (Version, FileJobs)>,
+    board: Option<SourceBoard>,
+    failing_since: Option<Instant>,
+    /// Files read since the start.
+    reads: u64,
 }
 
 impl HpcJobs {
@@ -191,20 +248,53 @@ impl HpcJobs {
             dir,
             last_error: None,
             problems: BTreeMap::new(),
+            listing: None,
+            files: HashMap::new(),
+            board: None,
+            failing_since: None,
+            reads: 0,
         }
+    }
+
+    /// Reports each read's state on `board` (for `/health`).
+    pub fn with_board(mut self, board: SourceBoard) -> Self {
+        self.board = Some(board);
+        self
+    }
+
+    /// Mapping files read since the start (unchanged files are not read again).
+    pub fn reads(&self) -> u64 {
+        self.reads
     }
 
     /// The current jobs; none (and a log line when this is new) when the directory cannot be
     /// read. Metrics are still exported, without `hpc_job`. A file that cannot be used is
     /// logged by name when its problem is new or changes, and again when it is fine.
     pub fn read(&mut self) -> JobMap {
-        match read_dir(&self.dir) {
-            Ok(listing) => {
+        let now = Instant::now();
+        match self.read_cached(now) {
+            Ok((jobs, problems, deferred)) => {
                 if self.last_error.take().is_some() {
                     log::info!("HPC job mapping {} readable again", self.dir.display());
                 }
-                self.log_problems(listing.problems);
-                listing.jobs
+                self.failing_since = None;
+                let summary = format!(
+                    "{} GPUs or MIG instances with jobs in {}{}",
+                    jobs.0.len(),
+                    self.dir.display(),
+                    if deferred > 0 {
+                        format!(
+                            ", {deferred} changed files left for the next read (at most {} KiB \
+                             read at once)",
+                            MAX_PASS_BYTES >> 10
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+                self.publish(now, None, summary, problems.len());
+                self.log_problems(problems);
+                jobs
             }
             Err(e) => {
                 let msg = e.to_string();
@@ -213,11 +303,96 @@ impl HpcJobs {
                         "HPC job mapping {}: {msg}; exporting without hpc_job labels",
                         self.dir.display()
                     );
-                    self.last_error = Some(msg);
+                    self.last_error = Some(msg.clone());
                 }
+                self.failing_since.get_or_insert(now);
+                self.listing = None;
+                self.files.clear();
+                self.publish(now, Some(msg), String::new(), 0);
                 JobMap::default()
             }
         }
+    }
+
+    fn publish(&self, now: Instant, error: Option<String>, summary: String, problems: usize) {
+        if let Some(b) = &self.board {
+            *b.lock().unwrap_or_else(|p| p.into_inner()) = Some(SourceHealth {
+                checked: now,
+                error,
+                failing_since: self.failing_since,
+                summary,
+                problems,
+            });
+        }
+    }
+
+    /// One read: the jobs, the problems by file name, and how many changed files wait.
+    fn read_cached(
+        &mut self,
+        now: Instant,
+    ) -> io::Result<(JobMap, BTreeMap<String, String>, usize)> {
+        let dir_version = version(&std::fs::metadata(&self.dir)?);
+        let fresh = self.listing.as_ref().is_some_and(|(v, at, ..)| {
+            *v == dir_version && now.saturating_duration_since(*at) < RELIST_EVERY
+        });
+        if !fresh {
+            let (names, listing) = list(&self.dir)?;
+            self.listing = Some((dir_version, now, names, listing.problems));
+        }
+        let Some((_, _, names, listed_problems)) = &self.listing else {
+            return Ok(Default::default());
+        };
+        let names = names.clone();
+        let mut problems = listed_problems.clone();
+        self.files.retain(|n, _| names.contains(n));
+        let mut bytes = 0u64;
+        let mut deferred = 0;
+        let mut jobs = JobMap::default();
+        for name in names {
+            let path = self.dir.join(&name);
+            let meta = match std::fs::metadata(&path) {
+                Ok(m) => m,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    self.files.remove(&name);
+                    continue;
+                }
+                Err(e) => {
+                    self.files
+                        .insert(name.clone(), (Default::default(), Err(e.to_string())));
+                    problems.insert(name, format!("{e}; skipped"));
+                    continue;
+                }
+            };
+            let v = version(&meta);
+            let known = self.files.get(&name).is_some_and(|(old, _)| *old == v);
+            if !known {
+                let size = meta.len().min(MAX_FILE_BYTES + 1);
+                if bytes > 0 && bytes + size > MAX_PASS_BYTES {
+                    // Past this read's budget: the last jobs stay until the next read.
+                    deferred += 1;
+                } else {
+                    bytes += size;
+                    self.reads += 1;
+                    let read = read_file(&path);
+                    self.files.insert(name.clone(), (v, read));
+                }
+            }
+            match self.files.get(&name).map(|(_, r)| r) {
+                Some(Ok((list, note))) => {
+                    if let Some(n) = note {
+                        problems.insert(name.clone(), n.clone());
+                    }
+                    if !list.is_empty() {
+                        jobs.0.insert(name, list.clone());
+                    }
+                }
+                Some(Err(why)) => {
+                    problems.insert(name, format!("{why}; skipped"));
+                }
+                None => {}
+            }
+        }
+        Ok((jobs, problems, deferred))
     }
 
     fn log_problems(&mut self, problems: BTreeMap<String, String>) {

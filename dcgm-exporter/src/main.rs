@@ -197,6 +197,16 @@ fn run(cli: Cli) -> ExitCode {
         settings.cli.collect_interval_ms
     );
     let limits = settings.cli.web_limits();
+    let hpc_board: Option<dcgm_exporter::health::SourceBoard> = settings
+        .cli
+        .hpc_job_mapping_dir
+        .as_ref()
+        .map(|_| Arc::default());
+    published
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .health
+        .hpc = hpc_board.clone();
     let (pods, refresher) = pods(&settings.cli);
     settings.dra_stats = dra_stats(&pods);
     if let Some(r) = refresher {
@@ -221,7 +231,8 @@ fn run(cli: Cli) -> ExitCode {
                 otlp_slot: me,
                 ..settings.clone()
             };
-            let attribution = attribution(&settings.cli, pods.clone(), Some(engine));
+            let attribution =
+                attribution(&settings.cli, pods.clone(), Some(engine), hpc_board.clone());
             let flag = Arc::new(AtomicBool::new(false));
             if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, flag.clone()) {
                 log::warn!("SIGHUP will not reload the counters file for {engine}: {e}");
@@ -241,7 +252,7 @@ fn run(cli: Cli) -> ExitCode {
             }
         }
     } else {
-        let attribution = attribution(&settings.cli, pods, settings.engine.as_deref());
+        let attribution = attribution(&settings.cli, pods, settings.engine.as_deref(), hpc_board);
         let p = published.clone();
         let spawned = std::thread::Builder::new()
             .name("collector".into())
@@ -308,7 +319,13 @@ fn once(
                 return fail(1, format_args!("cannot start collecting: {e}"));
             }
         };
-        attribution(&settings.cli, pods.clone(), settings.engine.as_deref()).apply(&mut collector);
+        attribution(
+            &settings.cli,
+            pods.clone(),
+            settings.engine.as_deref(),
+            None,
+        )
+        .apply(&mut collector);
         let mut out = String::new();
         let mut exposition = dcgm_prometheus::Exposition::default();
         let result = match otlp {
@@ -492,6 +509,7 @@ fn attribution(
     cli: &Cli,
     pods: Option<(PodMapper, Arc<PodCache>)>,
     engine: Option<&str>,
+    hpc_board: Option<dcgm_exporter::health::SourceBoard>,
 ) -> Attribution {
     Attribution::new(
         pods,
@@ -500,6 +518,7 @@ fn attribution(
             hpc_info_series: cli.hpc_job_info_series,
             proc_root: cli.proc_root.clone(),
             local_engine: engine.is_none_or(is_local_engine),
+            hpc_board,
         },
     )
 }

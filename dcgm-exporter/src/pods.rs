@@ -3,10 +3,13 @@
 //!
 //! The refresher asks the kubelet every collection interval (at least every
 //! [`MAX_REFRESH`], at most every [`MIN_REFRESH`]), each `List` bounded by
-//! [`kubernetes::TIMEOUT`]. A failed `List` empties the map (the metrics go out without pod
-//! labels rather than with labels that may name pods long gone). The log says when the kubelet
-//! starts failing and when it works again, once each: a kubelet failing with two alternating
-//! errors is one failure, not a line per call.
+//! [`kubernetes::TIMEOUT`] and the DRA mapping by the CDI directory's pass budget
+//! ([`crate::cdi`]). While a pass runs the collector labels with the last map. A failed `List`
+//! keeps the last good map for [`KEEP_INTERVALS`] refresh intervals (a kubelet restarting, a
+//! `List` timing out once), then empties it (the metrics go out without pod labels rather than
+//! with labels that may name pods long gone); `/health` says which. The log says when the
+//! kubelet starts failing and when it works again, once each: a kubelet failing with two
+//! alternating errors is one failure, not a line per call.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
@@ -23,6 +26,9 @@ pub const MIN_REFRESH: Duration = Duration::from_secs(1);
 /// ... and at least this often, however long the collection interval, so that a pod's labels
 /// appear soon after it starts.
 pub const MAX_REFRESH: Duration = Duration::from_secs(10);
+
+/// A failed `List` keeps the last good map for this many refresh intervals.
+pub const KEEP_INTERVALS: u32 = 3;
 
 /// Device id → the containers holding it.
 pub type DeviceMap = HashMap<String, Vec<PodInfo>>;
@@ -73,6 +79,7 @@ pub enum Transition {
 pub struct KubeletTracker {
     failing_since: Option<Instant>,
     devices: usize,
+    last_good: Option<Instant>,
 }
 
 impl KubeletTracker {
@@ -87,11 +94,11 @@ impl KubeletTracker {
         let (error, transition) = match result {
             Ok(devices) => {
                 self.devices = devices;
+                self.last_good = Some(now);
                 let t = self.failing_since.take().map(|_| Transition::Recovered);
                 (None, t)
             }
             Err(e) => {
-                self.devices = 0;
                 let t = match self.failing_since {
                     Some(_) => None,
                     None => {
@@ -107,6 +114,8 @@ impl KubeletTracker {
             devices: self.devices,
             checked: now,
             failing_since: self.failing_since,
+            last_good: self.last_good,
+            ..KubeletHealth::new(now)
         };
         (health, transition)
     }
@@ -120,6 +129,10 @@ pub struct PodRefresher {
     tracker: KubeletTracker,
     /// With `--kubernetes-enable-dra`: maps the claims' devices.
     dra: Option<DraResolver>,
+    /// How often the refresher asks ([`PodRefresher::spawn`]).
+    every: Duration,
+    /// The last state reported.
+    last: Option<KubeletHealth>,
 }
 
 impl PodRefresher {
@@ -138,6 +151,16 @@ impl PodRefresher {
             runtime,
             cache,
             tracker: KubeletTracker::default(),
+            every: MIN_REFRESH,
+            last: None,
+        })
+    }
+
+    /// The state for `/health` as a refresh starts: the last one, with the refresh running.
+    pub fn begin(&self, now: Instant) -> Option<KubeletHealth> {
+        self.last.clone().map(|h| KubeletHealth {
+            running_since: Some(now),
+            ..h
         })
     }
 
@@ -166,13 +189,32 @@ impl PodRefresher {
             dra.failed();
         }
         let counted = result.as_ref().map(HashMap::len).map_err(Clone::clone);
-        self.cache.set(result.unwrap_or_default());
-        let (health, transition) = self.tracker.record(counted, Instant::now());
+        let now = Instant::now();
+        let keep = self.every * KEEP_INTERVALS;
+        let kept_until = self.tracker.last_good.map(|t| t + keep);
+        let keeping = kept_until.is_some_and(|until| now < until);
+        match result {
+            Ok(map) => self.cache.set(map),
+            // The last good map stays for a while; then the labels go.
+            Err(_) if keeping => {}
+            Err(_) => self.cache.set(DeviceMap::new()),
+        }
+        let (mut health, transition) = self.tracker.record(counted, now);
         match transition {
+            Some(Transition::Failing(e)) if keeping => log::warn!(
+                "{e}; keeping the pod labels of the last good List for {keep:?}, then exporting \
+                 without pod labels"
+            ),
             Some(Transition::Failing(e)) => log::warn!("{e}; exporting without pod labels"),
             Some(Transition::Recovered) => log::info!("Kubernetes pod labels are back"),
             None => {}
         }
+        if health.error.is_some() {
+            health.kept_until = kept_until.filter(|_| keeping);
+        }
+        health.every = self.every;
+        health.cdi = self.mapper.dra.as_ref().and_then(|d| d.stats.cdi());
+        self.last = Some(health.clone());
         health
     }
 
@@ -188,11 +230,15 @@ impl PodRefresher {
         mut report: impl FnMut(KubeletHealth) + Send + 'static,
     ) -> std::io::Result<()> {
         let every = interval.clamp(MIN_REFRESH, MAX_REFRESH);
+        self.every = every;
         std::thread::Builder::new()
             .name("kubelet".into())
             .spawn(move || {
                 loop {
                     let started = Instant::now();
+                    if let Some(h) = self.begin(started) {
+                        report(h);
+                    }
                     report(self.refresh());
                     std::thread::sleep(every.saturating_sub(started.elapsed()));
                 }
