@@ -118,6 +118,11 @@ impl ReaderBuilder {
     }
 
     /// Fields by name, alias, tag or number (`"DCGM_FI_DEV_GPU_TEMP"`, `"power_usage"`, `"203"`).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` for a name, tag or number that DCGM 4.6's field table does not know
+    /// (see [`FieldId::parse`]; no library is asked).
     pub fn field_names<S: AsRef<str>>(mut self, names: &[S]) -> Result<Self> {
         self.fields = names
             .iter()
@@ -242,6 +247,12 @@ impl ReaderBuilder {
     }
 
     /// Builds the reader. It connects on first use (or [`Reader::connect`]).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when there is no field to read, an update interval is zero, or a
+    /// field id is not in DCGM 4.6's field table. Nothing is asked of DCGM yet: the errors of
+    /// the connection come from the first read (or [`Reader::connect`]).
     pub fn build(self) -> Result<Reader> {
         let intervals = match &self.field_intervals {
             Some(m) => m.clone(),
@@ -355,6 +366,14 @@ impl Reader {
     }
 
     /// Connects now (otherwise the first read does).
+    ///
+    /// # Errors
+    ///
+    /// `LibraryNotFound` (or `SimulatorNotFound`) when no libdcgm loads; `ConnectFailed` when
+    /// the host engine of [`Connection::Remote`] does not answer; `SimulatorConfig` for a
+    /// simulator whose configuration is wrong; DCGM's code (`Error::Dcgm`) when the engine
+    /// refuses to start, or to create the reader's group, field groups or watches (too many
+    /// field groups: `DCGM_ST_MAX_LIMIT`; a GPU id it does not know: `DCGM_ST_BADPARAM`).
     pub fn connect(&mut self) -> Result<()> {
         if self.state.is_none() {
             self.state = Some(self.open()?);
@@ -417,6 +436,20 @@ impl Reader {
             for (j, chunk) in fields.chunks(dcgm::MAX_FIELDS_PER_FIELD_GROUP).enumerate() {
                 let name = format!("{}_{pid}_{n}_{i}_{j}", self.opts.field_group_name);
                 let fg = FieldGroup::create(&handle, &name, chunk)?;
+                if !fg.left_out().is_empty() {
+                    // Added in a later DCGM release: no value for them, said once per connection.
+                    log::warn!(
+                        "fields not in this DCGM release ({}), left out: {}",
+                        handle
+                            .dcgm_version()
+                            .map_or_else(|| "version unknown".into(), |v| v.to_string()),
+                        fg.left_out()
+                            .iter()
+                            .map(|f| f.0.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
                 let w = group.watch(
                     &fg,
                     WatchOptions {
@@ -507,11 +540,25 @@ impl Reader {
     }
 
     /// GPUs read, with UUID and PCI bus id.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Reader::connect`] when the reader is not connected yet, or reconnects after
+    /// losing its connection; `ConnectionLost` when the connection is lost again on the fresh
+    /// connection (a lost connection is re-established once per call); DCGM's code
+    /// (`Error::Dcgm`) for a read the library refuses.
     pub fn gpus(&mut self) -> Result<Vec<GpuIdentity>> {
         self.with_state(|s, _, _| Ok(s.gpus.clone()))
     }
 
     /// Latest value of every field for every entity.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Reader::connect`] when the reader is not connected yet, or reconnects after
+    /// losing its connection; `ConnectionLost` when the connection is lost again on the fresh
+    /// connection (a lost connection is re-established once per call); DCGM's code
+    /// (`Error::Dcgm`) for a read the library refuses.
     pub fn latest(&mut self) -> Result<Snapshot> {
         let mut snap = Snapshot::new();
         self.latest_into(&mut snap)?;
@@ -522,6 +569,10 @@ impl Reader {
     /// already there are overwritten without allocating, entries with no value this time are
     /// removed. In a polling loop this keeps the reader allocation-free in steady state (apart
     /// from string values).
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::latest`]; `snap` may then hold part of this read.
     pub fn latest_into(&mut self, snap: &mut Snapshot) -> Result<()> {
         self.with_state(|s, ignore, ignore_blank| {
             s.written.clear();
@@ -559,6 +610,10 @@ impl Reader {
     /// `out` (cleared first; fields of the ignore list, and blanks when the reader ignores
     /// them, left out). Values come entity by entity. The cheapest read: no map is built,
     /// and `out` keeps its capacity from call to call.
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::latest`]; `out` may then hold part of this read.
     pub fn latest_values_into(&mut self, out: &mut Vec<FieldValue>) -> Result<()> {
         out.clear();
         self.with_state(|s, ignore, ignore_blank| {
@@ -574,11 +629,19 @@ impl Reader {
     }
 
     /// `{gpu: {field id: value}}` (upstream `GetLatestGpuValuesAsFieldIdDict`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::latest`].
     pub fn latest_by_id(&mut self) -> Result<BTreeMap<u32, BTreeMap<FieldId, Value>>> {
         Ok(gpu_only(self.latest()?, |f| f))
     }
 
     /// `{gpu: {tag: value}}` (upstream `GetLatestGpuValuesAsFieldNameDict`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::latest`].
     pub fn latest_by_name(&mut self) -> Result<BTreeMap<u32, BTreeMap<String, Value>>> {
         Ok(gpu_only(self.latest()?, |f| f.tag()))
     }
@@ -589,6 +652,11 @@ impl Reader {
     /// When polled at the fields' update interval, most calls cost one latest read rather
     /// than the library's since-read (one request per entity and field): see
     /// [`ReaderBuilder::since_fast_path`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::latest`], and the error a background read of this connection met since
+    /// the previous call (it is returned once).
     pub fn since_last_call(&mut self) -> Result<BTreeMap<Entity, BTreeMap<FieldId, Vec<Sample>>>> {
         let (fast, recheck) = (self.opts.since_fast_path, self.opts.since_recheck);
         let background = self.opts.since_background;
@@ -725,6 +793,11 @@ impl Reader {
     /// Calls `handler` with a fresh snapshot every `interval`, `count` times (or forever with
     /// `None`), like upstream's `Process` with a custom data handler. Stops at the first error
     /// the reader cannot recover from, or when the handler returns `false`.
+    ///
+    /// # Errors
+    ///
+    /// The first error of a read (as [`Reader::latest`]); the handler has seen every snapshot
+    /// before it.
     pub fn run(
         &mut self,
         interval: Duration,

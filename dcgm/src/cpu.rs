@@ -76,8 +76,22 @@ impl System {
         // opened: where it is absent (containers and VMs without hardware monitors) the
         // embedded engine calls readdir(NULL) and takes this process down (seen with 3.3.9).
         // Not calling it is the only way to keep the process alive.
-        if matches!(self.handle().kind(), crate::ConnectionKind::Embedded)
-            && lib.release().is_some_and(|v| v.major < 4)
+        // The same for an nv-hostengine of this machine (loopback or unix socket): its crash
+        // would take the user's engine down.
+        let here = match self.handle().kind() {
+            crate::ConnectionKind::Embedded => true,
+            crate::ConnectionKind::Standalone(a) => {
+                a.starts_with('/')
+                    || a.starts_with("unix://")
+                    || a.starts_with("127.")
+                    || a.starts_with("localhost")
+                    || a.starts_with("[::1]")
+                    || a.starts_with("tcp://127.")
+                    || a.starts_with("tcp://localhost")
+            }
+        };
+        if here
+            && self.handle().dcgm_version().is_some_and(|v| v.major < 4)
             && !std::path::Path::new("/sys/class/hwmon").is_dir()
         {
             return Err(Error::Dcgm {

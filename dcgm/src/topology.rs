@@ -150,8 +150,18 @@ impl System {
         let mut t = dcgmDeviceTopology_v2::new_versioned();
         let lib = self.handle().lib();
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmGetDeviceTopology(self.handle().raw(), gpu, &mut t)) }?;
-        decode_device(&t)
+        match unsafe { ffi!(lib, dcgmGetDeviceTopology(self.handle().raw(), gpu, &mut t)) } {
+            // An nv-hostengine older than the library checks the version exactly and knows
+            // only version 1: ask in it, in a buffer of the larger size.
+            Err(e) if e.code().raw() == DCGM_ST_VER_MISMATCH => {
+                let mut t = dcgmDeviceTopology_v2::new_versioned();
+                t.version = dcgmDeviceTopology_version1;
+                // SAFETY: the buffer is larger than the version-1 struct the word asks for.
+                unsafe { ffi!(lib, dcgmGetDeviceTopology(self.handle().raw(), gpu, &mut t)) }?;
+                decode_device(&t)
+            }
+            r => r.and_then(|()| decode_device(&t)),
+        }
     }
 
     /// Picks `count` of `candidates` (GPU ids below 64; empty: every GPU) with the best
@@ -216,8 +226,17 @@ impl Group {
         let mut t = dcgmGroupTopology_v2::new_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a versioned struct valid for the call.
-        unsafe { ffi!(lib, dcgmGetGroupTopology(h.raw(), self.raw_id(), &mut t)) }?;
-        decode_group(&t)
+        match unsafe { ffi!(lib, dcgmGetGroupTopology(h.raw(), self.raw_id(), &mut t)) } {
+            // An older nv-hostengine knows only version 1 (see `System::device_topology`).
+            Err(e) if e.code().raw() == DCGM_ST_VER_MISMATCH => {
+                let mut t = dcgmGroupTopology_v2::new_versioned();
+                t.version = dcgmGroupTopology_version1;
+                // SAFETY: the buffer is larger than the version-1 struct the word asks for.
+                unsafe { ffi!(lib, dcgmGetGroupTopology(h.raw(), self.raw_id(), &mut t)) }?;
+                decode_group(&t)
+            }
+            r => r.and_then(|()| decode_group(&t)),
+        }
     }
 }
 
