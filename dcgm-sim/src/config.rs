@@ -63,7 +63,9 @@ pub struct SimConfig {
     pub faults: FaultConfig,
     /// The DCGM release to speak (`"4.5.3"`; 3.3.9 and 4.0.0 to 4.6.x): its version string,
     /// struct versions, functions and field ids ([`crate::personality`]). Left out: 4.6.0.
-    /// `DCGM_SIM_VERSION` wins over it.
+    /// `DCGM_SIM_VERSION` wins over it. A number the simulator does not speak is an error
+    /// that names the line.
+    #[serde(deserialize_with = "release_number")]
     pub dcgm_version: Option<String>,
 }
 
@@ -534,9 +536,6 @@ impl SimConfig {
         };
         cfg.fill_defaults();
         cfg.check_events()?;
-        if let Some(v) = &cfg.dcgm_version {
-            crate::personality::Release::parse(v).map_err(|e| format!("dcgm_version: {e}"))?;
-        }
         Ok(cfg)
     }
 
@@ -615,6 +614,16 @@ impl SimConfig {
             }
         }
     }
+}
+
+/// `dcgm_version`: a release the simulator speaks ([`crate::personality::Release::parse`]),
+/// checked while the config is read so that an error names its line.
+fn release_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = Option::<String>::deserialize(d)?;
+    if let Some(v) = &v {
+        crate::personality::Release::parse(v).map_err(serde::de::Error::custom)?;
+    }
+    Ok(v)
 }
 
 /// `line L, column C (the line): message`, or the message alone when the place is unknown.
