@@ -1,0 +1,187 @@
+//! Every tool on the simulator speaking each release that `tests/releases.rs` runs on the real
+//! library (`--simulate` with `DCGM_SIM_VERSION`): the tools behave as on the real release. The
+//! output is whole and sentinel-free, and a feature the release lacks says so in one line with
+//! exit status 4 (`NotInRelease`). Unlike the real builds beside the checkout, the simulator
+//! runs diagnostics, so where the release has them `diag` succeeds.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The releases of `tests/releases.rs`.
+const RELEASES: [&str; 4] = ["3.3.9", "4.1.1", "4.5.3", "4.6.0"];
+
+/// A tool on the simulator speaking `version` (None: the default), on the node of `config`
+/// (None: the default node).
+fn run(version: Option<&str>, config: Option<&Path>, tool: &str, args: &[&str]) -> Output {
+    let mut c = support::tool_command(tool);
+    c.arg("--simulate")
+        .args(args)
+        .env_remove("DCGM_SIM_VERSION");
+    if let Some(v) = version {
+        c.env("DCGM_SIM_VERSION", v);
+    }
+    if let Some(p) = config {
+        c.env("DCGM_SIM_CONFIG", p);
+    }
+    c.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `true` when `version` is older than `than`.
+fn older(version: &str, than: &str) -> bool {
+    dcgm::DcgmVersion::parse(version) < dcgm::DcgmVersion::parse(than)
+}
+
+/// A config file for the simulator, written once under cargo's temporary folder for tests.
+fn config_file(name: &str, toml: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sim-releases-{name}.toml"));
+    std::fs::write(&p, toml).unwrap();
+    p
+}
+
+/// Two GPUs on one CPU socket with no NVLink between them: the PCIe part of the path alone.
+/// (The simulator has no PCIe switches, so the real test's PXB node has no twin here.)
+const TWO_PCIE_GPUS: &str = r#"
+nvswitches = 0
+processes = []
+hostengines = []
+
+[[cpus]]
+cores = 8
+
+[[gpus]]
+nvlinks = 0
+
+[[gpus]]
+nvlinks = 0
+"#;
+
+#[test]
+fn topology_is_the_same_on_every_release() {
+    // Before 4.6.0 the library writes the version-1 layout, which the safe layer decodes: the
+    // matrix must not change, on the default node (18 NVLinks through the switches) and on
+    // a node of two GPUs joined by PCIe only.
+    let pcie = config_file("two-pcie-gpus", TWO_PCIE_GPUS);
+    for config in [None, Some(pcie.as_path())] {
+        let want = run(None, config, "topology", &[]);
+        assert_eq!(want.status.code(), Some(0), "{want:?}");
+        let want = text(&want.stdout);
+        let row = want.lines().find(|l| l.starts_with("GPU0")).unwrap();
+        assert!(row.contains(if config.is_some() { "NODE" } else { "NV18" }));
+        for v in RELEASES {
+            let o = run(Some(v), config, "topology", &[]);
+            let out = text(&o.stdout);
+            assert_eq!(o.status.code(), Some(0), "{v}: {o:?}");
+            assert_eq!(out, want, "{v} {config:?}");
+            assert!(!out.contains(" ? "), "{v}: an unknown path in\n{out}");
+        }
+    }
+}
+
+#[test]
+fn a_feature_the_release_lacks_is_one_line_and_exit_status_4() {
+    for v in RELEASES {
+        let cases: [(&str, &[&str], &str); 3] = [
+            ("nvlink", &[], "4.0.0"),
+            ("health", &["-c", "1"], "4.0.0"),
+            ("diag", &["-r", "1"], "4.2.0"),
+        ];
+        for (tool, args, needs) in cases {
+            let o = run(Some(v), None, tool, args);
+            let err = text(&o.stderr);
+            if older(v, needs) {
+                assert_eq!(o.status.code(), Some(4), "{v} {tool}: {o:?}");
+                let line = err
+                    .lines()
+                    .find(|l| l.contains("not in this DCGM release"))
+                    .unwrap_or_else(|| panic!("{v} {tool}: {err}"));
+                assert!(
+                    line.contains(&format!("needs DCGM {needs} or later; this is {v}")),
+                    "{v} {tool}: {line}"
+                );
+            } else {
+                assert_eq!(o.status.code(), Some(0), "{v} {tool}: {o:?}");
+                assert!(
+                    !err.contains("not in this DCGM release"),
+                    "{v} {tool}: {err}"
+                );
+            }
+            dcgm::testing::assert_no_sentinel(&text(&o.stdout));
+        }
+    }
+}
+
+#[test]
+fn the_everyday_tools_are_whole_on_every_release_and_verbose_names_it() {
+    for v in RELEASES {
+        for (tool, args) in [
+            ("query", &["-q", "-d", "CLOCK,PERFORMANCE,POWER"][..]),
+            (
+                "query",
+                &["--query-gpu=index,name,temperature.gpu", "--format=csv"],
+            ),
+            ("dmon", &["-c", "1"]),
+            ("discovery", &[]),
+            ("stat", &[]),
+        ] {
+            let o = run(Some(v), None, tool, args);
+            assert_eq!(o.status.code(), Some(0), "{v} {tool} {args:?}: {o:?}");
+            let out = text(&o.stdout);
+            assert!(!out.trim().is_empty(), "{v} {tool}: no output");
+            dcgm::testing::assert_no_sentinel(&out);
+        }
+        let o = run(Some(v), None, "discovery", &["--verbose"]);
+        let err = text(&o.stderr);
+        assert!(err.contains(&format!("DCGM {v}")), "{v}: {err}");
+    }
+}
+
+#[test]
+fn the_variable_wins_over_the_config_key_and_unset_is_4_6_0() {
+    let keyed = config_file("keyed-4.1.1", "dcgm_version = \"4.1.1\"\n");
+    let said = |version: Option<&str>, config: Option<&Path>| {
+        let o = run(version, config, "discovery", &["--verbose"]);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        text(&o.stderr)
+    };
+    assert!(said(None, None).contains("DCGM 4.6.0"));
+    assert!(said(None, Some(&keyed)).contains("DCGM 4.1.1"));
+    assert!(said(Some("4.5.3"), Some(&keyed)).contains("DCGM 4.5.3"));
+    // The key alone is enough to make a feature missing.
+    let o = run(None, Some(&keyed), "diag", &["-r", "1"]);
+    assert_eq!(o.status.code(), Some(4), "{o:?}");
+}
+
+#[test]
+fn a_release_the_simulator_does_not_speak_is_a_config_error_naming_those_it_does() {
+    for (bad, says) in [
+        ("5.0.0", "3.3.9 and 4.0.0 to 4.6.x"),
+        ("3.3.8", "3.3.9 and 4.0.0 to 4.6.x"),
+        ("4.5", "MAJOR.MINOR.PATCH"),
+    ] {
+        let o = run(Some(bad), None, "dmon", &["-c", "1"]);
+        let err = text(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{bad}: {o:?}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("error:"))
+            .unwrap_or_else(|| panic!("{bad}: {err}"));
+        assert!(
+            line.contains("the simulator did not start"),
+            "{bad}: {line}"
+        );
+        assert!(line.contains(&format!("DCGM_SIM_VERSION={bad}")), "{line}");
+        assert!(line.contains(says), "{bad}: {line}");
+    }
+    let bad = config_file("keyed-5.0.0", "dcgm_version = \"5.0.0\"\n");
+    let o = run(None, Some(&bad), "dmon", &["-c", "1"]);
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{o:?}");
+    assert!(err.contains("dcgm_version"), "{err}");
+    assert!(err.contains("line 1"), "names the line: {err}");
+}
