@@ -567,13 +567,10 @@ impl SpecCache {
             ..PassReport::default()
         };
         // Files gone from the listing are forgotten.
-        if self.files.len() > listed.len() || self.files.keys().any(|p| !listed.contains(p)) {
-            let keep: std::collections::HashSet<&PathBuf> = listed.iter().collect();
-            let before = self.files.len();
+        let keep: std::collections::HashSet<&PathBuf> = listed.iter().collect();
+        if self.files.keys().any(|p| !keep.contains(p)) {
             self.files.retain(|p, _| keep.contains(p));
-            if self.files.len() != before {
-                self.dirty = true;
-            }
+            self.dirty = true;
             self.retained = self
                 .files
                 .values()

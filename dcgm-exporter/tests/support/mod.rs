@@ -1,4 +1,6 @@
 //! Helpers shared by the exporter's test binaries.
 
 pub mod hostile;
+pub mod kubelet;
 pub mod process;
+pub mod watch;
