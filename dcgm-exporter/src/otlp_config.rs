@@ -62,9 +62,56 @@ pub struct OtlpArgs {
     #[arg(long = "otlp-queue-size", value_name = "N", default_value_t = 8,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub queue_size: u32,
+    /// Bytes the waiting collections may hold (`N`, `NKiB`, `NMiB`, `NGiB`; 64KiB to 16GiB);
+    /// past it the oldest are dropped (and counted). At 1,024 entities one request is about
+    /// 10 MB. The newest request is kept whatever its size.
+    #[arg(long = "otlp-queue-bytes", value_name = "SIZE", default_value = "64MiB",
+          value_parser = byte_size)]
+    pub queue_bytes: u64,
     /// No HTTP listener (no `/metrics`, `/health` or `/`): OTLP only. Needs an OTLP endpoint.
     #[arg(long = "no-metrics-endpoint")]
     pub no_metrics_endpoint: bool,
+}
+
+/// The default of `--otlp-queue-bytes`.
+pub const DEFAULT_QUEUE_BYTES: u64 = 64 << 20;
+
+/// A size in bytes: `N`, or `N` with `KiB`, `MiB` or `GiB` (`K`, `M`, `G` alike), from 64 KiB
+/// to 16 GiB.
+///
+/// ```
+/// use dcgm_exporter::otlp_config::byte_size;
+/// assert_eq!(byte_size("64MiB"), Ok(64 << 20));
+/// assert_eq!(byte_size("300k"), Ok(300 << 10));
+/// assert_eq!(byte_size("1048576"), Ok(1 << 20));
+/// assert!(byte_size("1KiB").is_err());
+/// assert!(byte_size("lots").is_err());
+/// ```
+///
+/// # Errors
+///
+/// Not a size, or out of range.
+pub fn byte_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 64MiB, 512KiB, 1048576)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" | "kb" => 10,
+        "m" | "mib" | "mb" => 20,
+        "g" | "gib" | "gb" => 30,
+        _ => return Err(format!("{s:?}: the unit is KiB, MiB or GiB")),
+    };
+    let bytes = n
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))?;
+    if !(64 << 10..=16 << 30).contains(&bytes) {
+        return Err(format!("{s:?} is outside 64KiB..16GiB"));
+    }
+    Ok(bytes)
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -160,6 +207,8 @@ pub struct OtlpConfig {
     pub client_identity: Option<(Vec<u8>, Vec<u8>)>,
     /// Collections that may wait.
     pub queue_size: usize,
+    /// Bytes the waiting collections may hold.
+    pub queue_bytes: u64,
     /// Resource attributes of every push (`service.name`, `OTEL_RESOURCE_ATTRIBUTES`).
     pub resource: Vec<(String, String)>,
 }
@@ -397,6 +446,7 @@ impl OtlpArgs {
             ca_pem,
             client_identity,
             queue_size: self.queue_size as usize,
+            queue_bytes: self.queue_bytes,
             resource,
         }))
     }
@@ -421,6 +471,7 @@ mod tests {
     fn args() -> OtlpArgs {
         OtlpArgs {
             queue_size: 8,
+            queue_bytes: DEFAULT_QUEUE_BYTES,
             ..OtlpArgs::default()
         }
     }

@@ -61,7 +61,7 @@ pub fn push_once(
         .enable_all()
         .build()
         .map_err(|e| OncePushError::Setup(format!("cannot start the OTLP runtime: {e}")))?;
-    let transport = {
+    let mut transport = {
         let _guard = runtime.enter();
         Transport::new(cfg).map_err(OncePushError::Setup)?
     };

@@ -4,11 +4,19 @@
 //! The collector threads hand each collection over ([`OtlpExporter::offer`]: a swap, no
 //! copy); every `--otlp-interval` (or after each collection) the latest ones become one
 //! request in a bounded queue (when it is full the oldest request is dropped, and counted).
+//! The queue is bounded in requests (`--otlp-queue-size`) and in bytes (`--otlp-queue-bytes`,
+//! 64 MiB by default: at 1,024 entities a request is about 10 MB), the oldest dropped first.
 //! The sender takes the oldest request, sends it within `--otlp-timeout`, and on a failure
 //! worth retrying (no connection, a timeout, gRPC `UNAVAILABLE` and the other codes the OTLP
-//! specification names, HTTP 429, 502, 503, 504) tries again after an exponential back-off
-//! (0.2 s doubling to 30 s); a request the collector refuses for good (HTTP 400, gRPC
-//! `INVALID_ARGUMENT`) is dropped and counted.
+//! specification names, an HTTP/2 or transport error, HTTP 429, 502, 503, 504) tries again
+//! after an exponential back-off (0.2 s doubling to 30 s); a request the collector refuses for
+//! good (HTTP 400, gRPC `INVALID_ARGUMENT`) is dropped and counted.
+//!
+//! A gRPC connection is checked with HTTP/2 keep-alive pings ([`KEEPALIVE_INTERVAL`], answered
+//! within [`KEEPALIVE_TIMEOUT`], also while idle), and after a send that timed out or failed in
+//! the transport (an HTTP/2 protocol error, a reset) the next attempt goes on a fresh
+//! connection: a collector that accepted the connection and hung would otherwise keep every
+//! later request, while a healthy one at the same address got nothing.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,6 +38,12 @@ pub const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 /// The longest wait between retries.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
+/// How often an HTTP/2 keep-alive ping checks a gRPC connection (idle or not).
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How long a keep-alive ping may wait for its answer before the connection is closed.
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// What the pusher has done, exported on `/metrics` as `dcgm_exporter_otlp_*`.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -41,6 +55,12 @@ pub struct Stats {
     pub dropped: AtomicU64,
     /// Requests the collector refused for good.
     pub rejected: AtomicU64,
+    /// Fresh connections made after a send that timed out or failed in the transport.
+    pub reconnects: AtomicU64,
+    /// Requests waiting now.
+    pub queued: AtomicU64,
+    /// Bytes of the requests waiting now.
+    pub queued_bytes: AtomicU64,
 }
 
 /// One host engine's latest collection.
@@ -78,8 +98,60 @@ impl std::fmt::Debug for OtlpExporter {
 pub(crate) struct SendError {
     /// Whether the OTLP specification says to retry it.
     pub(crate) retry: bool,
+    /// Whether the connection is suspect (a timeout, a transport or HTTP/2 error): the next
+    /// attempt goes on a fresh one.
+    pub(crate) reconnect: bool,
     /// What happened.
     pub(crate) message: String,
+}
+
+impl SendError {
+    fn refused(message: String) -> Self {
+        Self {
+            retry: false,
+            reconnect: false,
+            message,
+        }
+    }
+
+    fn retry(message: String) -> Self {
+        Self {
+            retry: true,
+            reconnect: false,
+            message,
+        }
+    }
+
+    fn transport(message: String) -> Self {
+        Self {
+            retry: true,
+            reconnect: true,
+            message,
+        }
+    }
+}
+
+/// How a failed gRPC call is treated: `(retry, reconnect)`. A status that came from the
+/// transport (an HTTP/2 error such as `PROTOCOL_ERROR`, which tonic reports as `INTERNAL`, a
+/// reset or refused stream, a broken connection: it has an error source) is retried on a fresh
+/// connection; a status the collector sent is retried when the OTLP specification says so.
+pub fn grpc_disposition(status: &tonic::Status) -> (bool, bool) {
+    use tonic::Code::*;
+    if std::error::Error::source(status).is_some() {
+        return (true, true);
+    }
+    let retry = matches!(
+        status.code(),
+        Unavailable
+            | Cancelled
+            | DeadlineExceeded
+            | ResourceExhausted
+            | Aborted
+            | OutOfRange
+            | DataLoss
+            | Unknown
+    );
+    (retry, retry && status.code() == Unavailable)
 }
 
 /// The gRPC codec of the export call: the request goes as the bytes [`Converter`] encoded
@@ -147,6 +219,9 @@ pub(crate) enum Transport {
     Grpc {
         client: tonic::client::Grpc<tonic::transport::Channel>,
         headers: tonic::metadata::MetadataMap,
+        /// For a fresh connection ([`Transport::reconnect`]).
+        endpoint: tonic::transport::Endpoint,
+        compression: Option<tonic::codec::CompressionEncoding>,
     },
     Http {
         client: hyper_util::client::legacy::Client<
@@ -209,7 +284,10 @@ impl Transport {
                 let mut ep = tonic::transport::Endpoint::from_shared(cfg.url.clone())
                     .map_err(|e| format!("OTLP endpoint {}: {e}", cfg.url))?
                     .timeout(cfg.timeout)
-                    .connect_timeout(cfg.timeout);
+                    .connect_timeout(cfg.timeout)
+                    .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+                    .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+                    .keep_alive_while_idle(true);
                 if cfg.tls {
                     let mut tls = tonic::transport::ClientTlsConfig::new();
                     tls = match &cfg.ca_pem {
@@ -232,11 +310,13 @@ impl Transport {
                     let value = v.parse().map_err(|e| format!("OTLP header {k}: {e}"))?;
                     headers.insert(key, value);
                 }
-                let mut client = tonic::client::Grpc::new(ep.connect_lazy());
-                if let Some(encoding) = cfg.compression.grpc_encoding() {
-                    client = client.send_compressed(encoding).accept_compressed(encoding);
-                }
-                Ok(Self::Grpc { client, headers })
+                let compression = cfg.compression.grpc_encoding();
+                Ok(Self::Grpc {
+                    client: grpc_client(&ep, compression),
+                    headers,
+                    endpoint: ep,
+                    compression,
+                })
             }
             Protocol::HttpProtobuf => {
                 let tls = http_tls(cfg)?;
@@ -273,9 +353,35 @@ impl Transport {
         }
     }
 
-    pub(crate) async fn send(&self, req: &Bytes, timeout: Duration) -> Result<(), SendError> {
+    /// A fresh connection for the next send (gRPC; OTLP/HTTP drops a connection whose request
+    /// failed by itself). Needs the runtime.
+    pub(crate) fn reconnect(&mut self) {
+        if let Self::Grpc {
+            client,
+            endpoint,
+            compression,
+            ..
+        } = self
+        {
+            *client = grpc_client(endpoint, *compression);
+        }
+    }
+
+    /// Sends `req` within `timeout`; after a failure that leaves the connection suspect, the
+    /// next send goes on a fresh one.
+    pub(crate) async fn send(&mut self, req: &Bytes, timeout: Duration) -> Result<(), SendError> {
+        let result = self.send_once(req, timeout).await;
+        if result.as_ref().is_err_and(|e| e.reconnect) {
+            self.reconnect();
+        }
+        result
+    }
+
+    async fn send_once(&self, req: &Bytes, timeout: Duration) -> Result<(), SendError> {
         match self {
-            Self::Grpc { client, headers } => {
+            Self::Grpc {
+                client, headers, ..
+            } => {
                 let size = req.len();
                 let mut r = tonic::Request::new(req.clone());
                 *r.metadata_mut() = headers.clone();
@@ -292,10 +398,9 @@ impl Transport {
                     client.unary(r, path, RawCodec { size }).await
                 };
                 match tokio::time::timeout(timeout, call).await {
-                    Err(_) => Err(SendError {
-                        retry: true,
-                        message: format!("no answer within {timeout:?}"),
-                    }),
+                    Err(_) => Err(SendError::transport(format!(
+                        "no answer within {timeout:?}"
+                    ))),
                     Ok(Ok(resp)) => {
                         if let Some(p) = resp.into_inner().partial_success
                             && p.rejected_data_points > 0
@@ -309,21 +414,17 @@ impl Transport {
                         Ok(())
                     }
                     Ok(Err(status)) => {
-                        use tonic::Code::*;
-                        let retry = matches!(
-                            status.code(),
-                            Unavailable
-                                | Cancelled
-                                | DeadlineExceeded
-                                | ResourceExhausted
-                                | Aborted
-                                | OutOfRange
-                                | DataLoss
-                                | Unknown
-                        );
+                        let (retry, reconnect) = grpc_disposition(&status);
+                        let source = std::error::Error::source(&status)
+                            .map_or(String::new(), |e| format!(" ({e})"));
                         Err(SendError {
                             retry,
-                            message: format!("gRPC {:?}: {}", status.code(), status.message()),
+                            reconnect,
+                            message: format!(
+                                "gRPC {:?}: {}{source}",
+                                status.code(),
+                                status.message()
+                            ),
                         })
                     }
                 }
@@ -334,10 +435,9 @@ impl Transport {
                 headers,
                 compression,
             } => {
-                let body = compression.http_body(req).map_err(|e| SendError {
-                    retry: false,
-                    message: format!("cannot compress the request: {e}"),
-                })?;
+                let body = compression
+                    .http_body(req)
+                    .map_err(|e| SendError::refused(format!("cannot compress the request: {e}")))?;
                 let mut b = hyper::Request::post(url.clone())
                     .header(hyper::header::CONTENT_TYPE, "application/x-protobuf");
                 if let Some(encoding) = compression.content_encoding() {
@@ -346,15 +446,14 @@ impl Transport {
                 for (k, v) in headers {
                     b = b.header(k, v);
                 }
-                let r = b.body(Full::new(body)).map_err(|e| SendError {
-                    retry: false,
-                    message: e.to_string(),
-                })?;
+                let r = b
+                    .body(Full::new(body))
+                    .map_err(|e| SendError::refused(e.to_string()))?;
                 let call = async {
-                    let resp = client.request(r).await.map_err(|e| SendError {
-                        retry: true,
-                        message: format!("{e}"),
-                    })?;
+                    let resp = client
+                        .request(r)
+                        .await
+                        .map_err(|e| SendError::transport(format!("{e}")))?;
                     let status = resp.status();
                     // The body (a status or partial success) is read so that the connection
                     // can be used again; at most 64 KiB of it is kept for the log.
@@ -366,25 +465,37 @@ impl Transport {
                     if status.is_success() {
                         return Ok(());
                     }
-                    let retry = matches!(status.as_u16(), 429 | 502 | 503 | 504);
-                    Err(SendError {
-                        retry,
-                        message: format!(
-                            "HTTP {status}: {}",
-                            String::from_utf8_lossy(&body[..body.len().min(200)])
-                        ),
-                    })
+                    let message = format!(
+                        "HTTP {status}: {}",
+                        String::from_utf8_lossy(&body[..body.len().min(200)])
+                    );
+                    if matches!(status.as_u16(), 429 | 502 | 503 | 504) {
+                        Err(SendError::retry(message))
+                    } else {
+                        Err(SendError::refused(message))
+                    }
                 };
                 match tokio::time::timeout(timeout, call).await {
                     Ok(r) => r,
-                    Err(_) => Err(SendError {
-                        retry: true,
-                        message: format!("no answer within {timeout:?}"),
-                    }),
+                    Err(_) => Err(SendError::transport(format!(
+                        "no answer within {timeout:?}"
+                    ))),
                 }
             }
         }
     }
+}
+
+/// A gRPC client on a fresh (lazily connected) channel of `endpoint`.
+fn grpc_client(
+    endpoint: &tonic::transport::Endpoint,
+    compression: Option<tonic::codec::CompressionEncoding>,
+) -> tonic::client::Grpc<tonic::transport::Channel> {
+    let mut client = tonic::client::Grpc::new(endpoint.connect_lazy());
+    if let Some(encoding) = compression {
+        client = client.send_compressed(encoding).accept_compressed(encoding);
+    }
+    client
 }
 
 impl OtlpExporter {
@@ -489,6 +600,12 @@ impl OtlpExporter {
                 "OTLP requests the collector refused for good.",
                 &s.rejected,
             ),
+            (
+                "dcgm_exporter_otlp_reconnects_total",
+                "Fresh OTLP/gRPC connections made after a send that timed out or failed in the \
+                 transport (an HTTP/2 error).",
+                &s.reconnects,
+            ),
         ] {
             let _ = write!(
                 out,
@@ -496,11 +613,54 @@ impl OtlpExporter {
                 v.load(Ordering::Relaxed)
             );
         }
+        for (name, help, v) in [
+            (
+                "dcgm_exporter_otlp_queue_requests",
+                "OTLP requests waiting to be sent (--otlp-queue-size bounds them).",
+                &s.queued,
+            ),
+            (
+                "dcgm_exporter_otlp_queue_bytes",
+                "Bytes of the OTLP requests waiting to be sent (--otlp-queue-bytes bounds them).",
+                &s.queued_bytes,
+            ),
+        ] {
+            let _ = write!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {}\n",
+                v.load(Ordering::Relaxed)
+            );
+        }
+    }
+}
+
+/// Drops the oldest requests while the queue holds more than `max_requests` or more than
+/// `max_bytes` (the newest request always stays, however large); returns how many went.
+fn trim(q: &mut VecDeque<(u64, Bytes)>, max_requests: usize, max_bytes: u64) -> u64 {
+    let mut bytes: u64 = q.iter().map(|(_, r)| r.len() as u64).sum();
+    let mut dropped = 0;
+    while q.len() > 1 && (q.len() > max_requests || bytes > max_bytes) {
+        if let Some((_, r)) = q.pop_front() {
+            bytes -= r.len() as u64;
+            dropped += 1;
+        }
+    }
+    dropped
+}
+
+impl Shared {
+    /// The queue's size, for the gauges.
+    fn note_queue(&self, q: &VecDeque<(u64, Bytes)>) {
+        self.stats.queued.store(q.len() as u64, Ordering::Relaxed);
+        self.stats.queued_bytes.store(
+            q.iter().map(|(_, r)| r.len() as u64).sum(),
+            Ordering::Relaxed,
+        );
     }
 }
 
 /// The pusher: a producer of requests (the interval, or each collection) and the sender.
-async fn run(shared: Arc<Shared>, cfg: OtlpConfig, transport: Transport, host_name: String) {
+async fn run(shared: Arc<Shared>, cfg: OtlpConfig, mut transport: Transport, host_name: String) {
     let producer = {
         let shared = shared.clone();
         let cfg = cfg.clone();
@@ -543,10 +703,9 @@ async fn run(shared: Arc<Shared>, cfg: OtlpConfig, transport: Transport, host_na
                     let mut q = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
                     q.push_back((next_id, request));
                     next_id += 1;
-                    while q.len() > cfg.queue_size {
-                        q.pop_front();
-                        shared.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                    }
+                    let dropped = trim(&mut q, cfg.queue_size, cfg.queue_bytes);
+                    shared.stats.dropped.fetch_add(dropped, Ordering::Relaxed);
+                    shared.note_queue(&q);
                 }
                 shared.queued.notify_one();
             }
@@ -582,6 +741,9 @@ async fn run(shared: Arc<Shared>, cfg: OtlpConfig, transport: Transport, host_na
                 }
                 Err(e) if e.retry => {
                     shared.stats.retried.fetch_add(1, Ordering::Relaxed);
+                    if e.reconnect && matches!(transport, Transport::Grpc { .. }) {
+                        shared.stats.reconnects.fetch_add(1, Ordering::Relaxed);
+                    }
                     if failing_since.is_none() {
                         failing_since = Some(Instant::now());
                         log::warn!(
@@ -607,6 +769,7 @@ async fn run(shared: Arc<Shared>, cfg: OtlpConfig, transport: Transport, host_na
                 if q.front().is_some_and(|(i, _)| *i == id) {
                     q.pop_front();
                 }
+                shared.note_queue(&q);
             } else {
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -614,4 +777,47 @@ async fn run(shared: Arc<Shared>, cfg: OtlpConfig, transport: Transport, host_na
         }
     };
     tokio::join!(producer, sender);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_drops_the_oldest_past_its_requests_or_bytes_and_keeps_the_newest() {
+        let req = |id: u64, n: usize| (id, Bytes::from(vec![0u8; n]));
+        let mut q: VecDeque<(u64, Bytes)> = (0..5).map(|i| req(i, 100)).collect();
+        assert_eq!(trim(&mut q, 3, u64::MAX), 2);
+        assert_eq!(q.front().unwrap().0, 2);
+        assert_eq!(trim(&mut q, 10, 250), 1);
+        assert_eq!(q.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [3, 4]);
+        // One request over the byte bound still goes.
+        let mut q: VecDeque<(u64, Bytes)> = [req(0, 10), req(1, 1000)].into();
+        assert_eq!(trim(&mut q, 10, 100), 1);
+        assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn transport_errors_are_retried_on_a_fresh_connection_and_refusals_are_not() {
+        // What tonic makes of an HTTP/2 or I/O error: a status with the error as its source.
+        let broken = tonic::Status::from_error(Box::new(std::io::Error::other("stream reset")));
+        assert_eq!(grpc_disposition(&broken), (true, true));
+        assert_eq!(
+            grpc_disposition(&tonic::Status::unavailable("not now")),
+            (true, true)
+        );
+        assert_eq!(
+            grpc_disposition(&tonic::Status::resource_exhausted("slow down")),
+            (true, false)
+        );
+        assert_eq!(
+            grpc_disposition(&tonic::Status::invalid_argument("never")),
+            (false, false)
+        );
+        // INTERNAL sent by the collector itself is its answer, not a broken connection.
+        assert_eq!(
+            grpc_disposition(&tonic::Status::internal("bug")),
+            (false, false)
+        );
+    }
 }
