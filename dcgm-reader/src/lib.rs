@@ -18,6 +18,8 @@
 // On docs.rs, items behind a feature say which one.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
+// Every fallible public function says when it fails.
+#![warn(clippy::missing_errors_doc)]
 
 mod defaults;
 mod reader;
