@@ -118,7 +118,7 @@ impl PidStatsWatch {
         for pid in pids {
             let info = match group.pid_info(pid) {
                 Ok(i) => i,
-                Err(e) if e.code() == Some(ReturnCode::NoData) => continue,
+                Err(e) if e.code() == ReturnCode::NoData => continue,
                 Err(e) => {
                     self.open = None;
                     return Err(e);

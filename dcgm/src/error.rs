@@ -163,15 +163,6 @@ impl PartialEq<dcgmReturn_t> for ReturnCode {
     }
 }
 
-/// `code == Some(c)`, as code written when [`Error::code`] returned an `Option` compares it.
-/// Transitional, for the crate's modules not yet updated (`nvlink.rs`); to be removed.
-#[doc(hidden)]
-impl PartialEq<Option<ReturnCode>> for ReturnCode {
-    fn eq(&self, other: &Option<ReturnCode>) -> bool {
-        Some(*self) == *other
-    }
-}
-
 impl fmt::Display for ReturnCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.name(), self.raw())

@@ -185,14 +185,15 @@ impl GpuInstanceProfile {
         Self::Slice1DoubleMemory,
     ];
 
-    /// The C value (`DcgmMigProfileGpuInstanceSlice1` …).
-    pub fn raw(self) -> dcgmMigProfile_t {
+    /// The C value (`DcgmMigProfileGpuInstanceSlice1` …); [`crate::raw::gpu_instance_profile`]
+    /// outside the crate.
+    pub(crate) fn raw(self) -> dcgmMigProfile_t {
         DcgmMigProfileGpuInstanceSlice1
             + Self::ALL.iter().position(|p| *p == self).unwrap_or(0) as u32
     }
 
     /// The profile of a C value; `None` for one that is not a GPU-instance profile.
-    pub fn from_raw(v: dcgmMigProfile_t) -> Option<Self> {
+    pub(crate) fn from_raw(v: dcgmMigProfile_t) -> Option<Self> {
         let i = v.checked_sub(DcgmMigProfileGpuInstanceSlice1)?;
         Self::ALL.get(i as usize).copied()
     }
@@ -234,14 +235,15 @@ impl ComputeInstanceProfile {
         Self::Slice1Rev1,
     ];
 
-    /// The C value (`DcgmMigProfileComputeInstanceSlice1` …).
-    pub fn raw(self) -> dcgmMigProfile_t {
+    /// The C value (`DcgmMigProfileComputeInstanceSlice1` …);
+    /// [`crate::raw::compute_instance_profile`] outside the crate.
+    pub(crate) fn raw(self) -> dcgmMigProfile_t {
         DcgmMigProfileComputeInstanceSlice1
             + Self::ALL.iter().position(|p| *p == self).unwrap_or(0) as u32
     }
 
     /// The profile of a C value; `None` for one that is not a compute-instance profile.
-    pub fn from_raw(v: dcgmMigProfile_t) -> Option<Self> {
+    pub(crate) fn from_raw(v: dcgmMigProfile_t) -> Option<Self> {
         let i = v.checked_sub(DcgmMigProfileComputeInstanceSlice1)?;
         Self::ALL.get(i as usize).copied()
     }

@@ -33,6 +33,7 @@ use crate::field_group::{FieldGroup, FieldGroupId};
 use crate::group::{Group, GroupId};
 use crate::handle::Handle;
 use crate::health::HealthResult;
+use crate::mig::{ComputeInstanceProfile, GpuInstanceProfile};
 use crate::modules::Module;
 use crate::value::FieldValue;
 
@@ -83,6 +84,38 @@ impl Binding for ReturnCode {
 /// The `dcgmDiagnosticLevel_t` of a level.
 pub fn diag_level(level: DiagLevel) -> dcgmDiagnosticLevel_t {
     level.raw()
+}
+
+/// The `dcgmMigProfile_t` of a GPU-instance profile (`DcgmMigProfileGpuInstanceSlice1` … for
+/// [`GpuInstanceProfile::ALL`] in order: 1 to 10).
+///
+/// ```
+/// use dcgm::GpuInstanceProfile;
+/// use dcgm::raw::{self, sys};
+///
+/// let p = GpuInstanceProfile::Slice3;
+/// assert_eq!(raw::gpu_instance_profile(p), sys::DcgmMigProfileGpuInstanceSlice3);
+/// assert_eq!(raw::gpu_instance_profile_from(raw::gpu_instance_profile(p)), Some(p));
+/// ```
+pub fn gpu_instance_profile(profile: GpuInstanceProfile) -> dcgmMigProfile_t {
+    profile.raw()
+}
+
+/// The GPU-instance profile of a `dcgmMigProfile_t`; `None` for a value that is not one (a
+/// compute-instance profile, or a number DCGM 4.6 does not define).
+pub fn gpu_instance_profile_from(v: dcgmMigProfile_t) -> Option<GpuInstanceProfile> {
+    GpuInstanceProfile::from_raw(v)
+}
+
+/// The `dcgmMigProfile_t` of a compute-instance profile (`DcgmMigProfileComputeInstanceSlice1`
+/// … for [`ComputeInstanceProfile::ALL`] in order: 30 to 37).
+pub fn compute_instance_profile(profile: ComputeInstanceProfile) -> dcgmMigProfile_t {
+    profile.raw()
+}
+
+/// The compute-instance profile of a `dcgmMigProfile_t`; `None` for a value that is not one.
+pub fn compute_instance_profile_from(v: dcgmMigProfile_t) -> Option<ComputeInstanceProfile> {
+    ComputeInstanceProfile::from_raw(v)
 }
 
 /// The `dcgmHandle_t` of a handle, for C calls this crate does not wrap. It stays valid while

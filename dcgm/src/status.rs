@@ -40,7 +40,9 @@ impl<'a> Status<'a> {
         Ok(Self { lib, raw })
     }
 
-    pub fn raw(&self) -> dcgmStatus_t {
+    /// The C handle, for the calls that fill it (inside the crate only: the type is not
+    /// public).
+    pub(crate) fn raw(&self) -> dcgmStatus_t {
         self.raw
     }
 

@@ -85,7 +85,7 @@ fn a_failed_init_can_be_retried() {
         .library_path(testing::simulator_path())
         .embedded()
         .unwrap_err();
-    assert_eq!(err.code(), Some(ReturnCode::from_raw(DCGM_ST_INIT_ERROR)));
+    assert_eq!(err.code(), ReturnCode::from_raw(DCGM_ST_INIT_ERROR));
     assert!(err.to_string().contains("hint"), "{err}");
     configure(None);
     let h = s.handle(OperationMode::Auto);
@@ -186,10 +186,7 @@ fn field_group_limits_are_typed_errors() {
     ));
     let _first = FieldGroup::create(&h, "dup", &[fid("gpu_temp")]).unwrap();
     let err = FieldGroup::create(&h, "dup", &[fid("gpu_temp")]).unwrap_err();
-    assert_eq!(
-        err.code(),
-        Some(ReturnCode::from_raw(DCGM_ST_DUPLICATE_KEY))
-    );
+    assert_eq!(err.code(), ReturnCode::from_raw(DCGM_ST_DUPLICATE_KEY));
     assert!(FieldGroup::create(&h, "ok", &many[..127]).is_ok());
 }
 
@@ -198,11 +195,11 @@ fn unknown_gpu_and_group_errors_are_typed() {
     let s = Sim::new(None);
     let h = s.handle(OperationMode::Auto);
     let err = h.system().device_attributes(99).unwrap_err();
-    assert_eq!(err.code(), Some(ReturnCode::from_raw(DCGM_ST_BADPARAM)));
+    assert_eq!(err.code(), ReturnCode::from_raw(DCGM_ST_BADPARAM));
     let g = Group::create(&h, "g", GroupType::Empty).unwrap();
     assert_eq!(
         g.add_gpu(42).unwrap_err().code(),
-        Some(ReturnCode::from_raw(DCGM_ST_BADPARAM))
+        ReturnCode::from_raw(DCGM_ST_BADPARAM)
     );
     assert!(FieldId::parse("DCGM_FI_NOPE").is_err());
 }

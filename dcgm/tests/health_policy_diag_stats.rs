@@ -27,7 +27,7 @@ fn open(mode: OperationMode) -> Handle {
 }
 
 fn code(e: &Error) -> dcgmReturn_t {
-    e.code().expect("an error with a code").raw()
+    e.code().raw()
 }
 
 /// Sleeps until `ms` milliseconds after `t0`.

@@ -2,6 +2,7 @@
 //! `create_compute_instance` and the deletes, the typed errors, and the two raw answers of
 //! issue 24 (an unknown field in a cached read, the field-group limit) as typed errors.
 
+use dcgm::raw;
 use dcgm::testing::{SimulatorLock, simulator_path};
 use dcgm::{
     ComputeInstanceProfile, Entity, EntityGroup, Error, FieldGroup, FieldId, GpuInstanceProfile,
@@ -23,7 +24,7 @@ fn handle() -> (SimulatorLock, Handle) {
 }
 
 fn code(e: Error) -> ReturnCode {
-    e.code().unwrap()
+    e.code()
 }
 
 #[test]
@@ -96,12 +97,22 @@ fn errors_are_typed() {
         .create_compute_instance(40, ComputeInstanceProfile::Slice1)
         .unwrap_err();
     assert_eq!(code(no_parent), ReturnCode::BadParam);
-    assert_eq!(GpuInstanceProfile::from_raw(30), None);
-    for p in GpuInstanceProfile::ALL {
-        assert_eq!(GpuInstanceProfile::from_raw(p.raw()), Some(p));
+    // The C values, through dcgm::raw: 1 to 10 and 30 to 37.
+    assert_eq!(raw::gpu_instance_profile_from(30), None);
+    assert_eq!(raw::compute_instance_profile_from(1), None);
+    for (i, p) in GpuInstanceProfile::ALL.into_iter().enumerate() {
+        assert_eq!(raw::gpu_instance_profile(p), 1 + i as u32);
+        assert_eq!(
+            raw::gpu_instance_profile_from(raw::gpu_instance_profile(p)),
+            Some(p)
+        );
     }
-    for p in ComputeInstanceProfile::ALL {
-        assert_eq!(ComputeInstanceProfile::from_raw(p.raw()), Some(p));
+    for (i, p) in ComputeInstanceProfile::ALL.into_iter().enumerate() {
+        assert_eq!(raw::compute_instance_profile(p), 30 + i as u32);
+        assert_eq!(
+            raw::compute_instance_profile_from(raw::compute_instance_profile(p)),
+            Some(p)
+        );
     }
 }
 

@@ -2,9 +2,7 @@
 //! `dcgm.structs.DCGMError_<Name>` subclass of its return code, carrying the code, the message
 //! and the hint.
 
-use dcgm::raw::sys::{
-    DCGM_ST_BADPARAM, DCGM_ST_GENERIC_ERROR, DCGM_ST_UNINITIALIZED, DCGM_ST_UNKNOWN_FIELD,
-};
+use dcgm::raw::sys::{DCGM_ST_BADPARAM, DCGM_ST_UNINITIALIZED, DCGM_ST_UNKNOWN_FIELD};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -30,7 +28,7 @@ pub fn raise(py: Python<'_>, code: i32, message: String, hint: Option<&str>) -> 
 
 /// The Python exception of a `dcgm::Error`.
 pub fn to_py(py: Python<'_>, e: &dcgm::Error) -> PyErr {
-    let code = e.code().map_or(DCGM_ST_GENERIC_ERROR, |c| c.raw());
+    let code = e.code().raw();
     match e {
         // The Python-side way to the simulator is `simulate=True`: say so where it matters.
         dcgm::Error::LibraryNotFound(_) => raise(

@@ -2,7 +2,7 @@
 //! `delete_gpu_instance`, `delete_compute_instance`): the `dcgm` crate's calls, with DCGM's
 //! profile constants as ints.
 
-use dcgm::{ComputeInstanceProfile, GpuInstanceProfile, System};
+use dcgm::System;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -16,7 +16,7 @@ pub fn create_gpu_instance<'py>(
     gpu: u32,
     profile: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let p = GpuInstanceProfile::from_raw(profile).ok_or_else(|| {
+    let p = dcgm::raw::gpu_instance_profile_from(profile).ok_or_else(|| {
         PyValueError::new_err(format!(
             "{profile} is not a GPU-instance profile: use DCGM's DcgmMigProfileGpuInstanceSlice* \
              values 1 to 10 (3 = three slices, 5 = seven)"
@@ -32,7 +32,7 @@ pub fn create_compute_instance<'py>(
     gpu_instance: u32,
     profile: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let p = ComputeInstanceProfile::from_raw(profile).ok_or_else(|| {
+    let p = dcgm::raw::compute_instance_profile_from(profile).ok_or_else(|| {
         PyValueError::new_err(format!(
             "{profile} is not a compute-instance profile: use DCGM's \
              DcgmMigProfileComputeInstanceSlice* values 30 to 37 (30 = one slice)"

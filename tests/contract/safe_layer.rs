@@ -93,7 +93,7 @@ fn fid(name: &str) -> FieldId {
 }
 
 fn code(e: &Error) -> i32 {
-    e.code().map_or(0, |c| c.raw())
+    e.code().raw()
 }
 
 fn first_gpu(h: &Handle) -> u32 {

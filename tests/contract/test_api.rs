@@ -311,7 +311,7 @@ fn injection_return_codes(t: &Target) {
     assert_eq!(unsafe { latest(&h, gpu, POWER).value.dbl }, 321.5);
     // Through the safe layer: a mismatched type is the library's BADPARAM.
     let err = inject_value(&h, Entity::gpu(gpu), FieldId(TEMP), 1.5, None).unwrap_err();
-    assert_eq!(err.code(), Some(ReturnCode::from_raw(DCGM_ST_BADPARAM)));
+    assert_eq!(err.code(), ReturnCode::from_raw(DCGM_ST_BADPARAM));
     // The status member is not stored; a zero time means now.
     let mut v = int_value(TEMP, 61, 0);
     v.status = -5;

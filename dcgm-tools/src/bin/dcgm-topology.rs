@@ -47,7 +47,7 @@ fn run(cli: &Cli) -> common::Result {
             Ok(t) => t,
             // DCGM has no topology for a lone GPU: the matrix is just that GPU, and its CPU
             // affinity comes from the kernel when the GPU is local.
-            Err(e) if gpus.len() == 1 && e.code() == Some(dcgm::ReturnCode::NotSupported) => {
+            Err(e) if gpus.len() == 1 && e.code() == dcgm::ReturnCode::NotSupported => {
                 lone_gpu_topology(&handle, g)
             }
             Err(e) => return Err(e.into()),
