@@ -1,6 +1,7 @@
 //! MIG management through the safe layer, on the simulator: `System::create_gpu_instance`,
 //! `create_compute_instance` and the deletes, the typed errors, and the two raw answers of
-//! issue 24 (an unknown field in a cached read, the field-group limit) as typed errors.
+//! issue 24 (an unknown field in a cached read, the field-group limit) as typed errors; the
+//! MIG hierarchy of the default node as a tree.
 
 use dcgm::raw;
 use dcgm::testing::{SimulatorLock, simulator_path};
@@ -141,4 +142,37 @@ fn an_unknown_field_and_the_field_group_limit_say_what_is_wrong() {
     assert_eq!(made.len(), 61);
     assert_eq!(code(err.clone()), ReturnCode::MaxLimit);
     assert!(err.to_string().contains("61"), "{err}");
+}
+
+#[test]
+fn mig_hierarchy_is_a_tree() {
+    // The default node: GPU 7 in MIG mode.
+    let _l = SimulatorLock::new(None).unwrap();
+    let h = Handle::builder()
+        .library_path(simulator_path())
+        .embedded()
+        .unwrap();
+    let tree = h.system().mig_hierarchy().unwrap();
+    assert_eq!(tree.len(), 1, "only GPU 7 is in MIG mode");
+    let gpu = &tree[0];
+    assert_eq!(gpu.gpu, 7);
+    assert_eq!(gpu.uuid, h.system().device_attributes(7).unwrap().uuid);
+    assert_eq!(
+        gpu.instances.iter().map(|i| i.slices).collect::<Vec<_>>(),
+        [Some(3), Some(2), Some(1)]
+    );
+    assert_eq!(
+        gpu.instances
+            .iter()
+            .map(|i| i.compute_instances.len())
+            .collect::<Vec<_>>(),
+        [1, 2, 1]
+    );
+    let instances = h
+        .system()
+        .entities(EntityGroup::GpuInstance, false)
+        .unwrap();
+    let ids: Vec<u32> = gpu.instances.iter().map(|i| i.entity_id).collect();
+    assert_eq!(instances.iter().map(|e| e.id).collect::<Vec<_>>(), ids);
+    h.close().unwrap();
 }

@@ -5,9 +5,10 @@
 #![allow(clippy::undocumented_unsafe_blocks)]
 #![allow(dead_code)]
 
-use std::ffi::{CString, c_int, c_void};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
 
 use dcgm_sys::*;
 
@@ -265,4 +266,48 @@ pub fn watch(
 ) -> dcgmReturn_t {
     // SAFETY: plain arguments.
     unsafe { lib().dcgmWatchFields().unwrap()(h, g, fg, freq_us, age_s, samples) }
+}
+
+// The operation modes, the all-GPUs group and the helpers of the scripted-event tests (health,
+// policy, diag, stats, device_config, prof, introspect, field_cache).
+
+pub const AUTO: dcgmOperationMode_t = DCGM_OPERATION_MODE_AUTO;
+pub const MANUAL: dcgmOperationMode_t = DCGM_OPERATION_MODE_MANUAL;
+pub const ALL: dcgmGpuGrp_t = DCGM_GROUP_ALL_GPUS;
+
+pub fn gpu_group(h: dcgmHandle_t, name: &str, gpus: &[u32]) -> dcgmGpuGrp_t {
+    let n = CString::new(name).unwrap();
+    let mut g = 0;
+    // SAFETY: valid pointers.
+    let rc = unsafe { lib().dcgmGroupCreate().unwrap()(h, DCGM_GROUP_EMPTY, n.as_ptr(), &mut g) };
+    assert_eq!(rc, DCGM_ST_OK);
+    for &id in gpus {
+        // SAFETY: plain arguments.
+        let rc = unsafe { lib().dcgmGroupAddDevice().unwrap()(h, g, id) };
+        assert_eq!(rc, DCGM_ST_OK);
+    }
+    g
+}
+
+pub fn sleep_until(t: Instant) {
+    let now = Instant::now();
+    if t > now {
+        std::thread::sleep(t - now);
+    }
+}
+
+pub fn text(s: &[c_char]) -> String {
+    // SAFETY: the library NUL-terminates every string it writes.
+    unsafe { CStr::from_ptr(s.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A job id buffer (`char[64]`).
+pub fn job(id: &str) -> [c_char; 64] {
+    let mut b = [0 as c_char; 64];
+    for (d, s) in b.iter_mut().zip(id.bytes()) {
+        *d = s as c_char;
+    }
+    b
 }
