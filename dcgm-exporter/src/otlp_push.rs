@@ -220,7 +220,7 @@ pub(crate) enum Transport {
         client: tonic::client::Grpc<tonic::transport::Channel>,
         headers: tonic::metadata::MetadataMap,
         /// For a fresh connection ([`Transport::reconnect`]).
-        endpoint: tonic::transport::Endpoint,
+        endpoint: Box<tonic::transport::Endpoint>,
         compression: Option<tonic::codec::CompressionEncoding>,
     },
     Http {
@@ -314,7 +314,7 @@ impl Transport {
                 Ok(Self::Grpc {
                     client: grpc_client(&ep, compression),
                     headers,
-                    endpoint: ep,
+                    endpoint: Box::new(ep),
                     compression,
                 })
             }
