@@ -28,6 +28,10 @@ pub const LAST_SUCCESS_METRIC: &str = "dcgm_exporter_last_collection_success_tim
 /// How often the watchdog judges.
 pub const WATCHDOG_TICK: Duration = Duration::from_secs(1);
 
+/// A host engine that has not answered a DCGM call (connecting included) for this long is
+/// named on `/health` as not answering. DCGM's own client waits up to 60 s.
+pub const NOT_ANSWERING_AFTER: Duration = Duration::from_secs(2);
+
 /// What the collector thread is doing, for the reason of a stale verdict.
 pub mod activity {
     /// Starting DCGM or connecting to the host engine.
@@ -118,8 +122,39 @@ pub struct Report {
 enum Key {
     Ready,
     Error(String),
+    /// Connecting to these host engines takes longer than [`NOT_ANSWERING_AFTER`].
+    NotAnswering(String),
     NoCollection,
     Stale,
+}
+
+/// One host engine's state when several are read, for its `/health` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineState {
+    /// Its address.
+    pub name: String,
+    /// Why it fails; `None` once it works.
+    pub error: Option<String>,
+    /// When its last collection worked.
+    pub at: Option<Instant>,
+    /// What its collector thread is doing, since when.
+    pub busy: Option<(Instant, &'static str)>,
+}
+
+/// How long `busy` has waited on the host engine, when past [`NOT_ANSWERING_AFTER`]: the
+/// seconds and what it waits on, in words.
+fn not_answering(
+    busy: Option<(Instant, &'static str)>,
+    now: Instant,
+) -> Option<(f64, &'static str)> {
+    let (since, what) = busy?;
+    let waited = now.saturating_duration_since(since);
+    let words = match what {
+        activity::CONNECTING => "DCGM has been connecting to it",
+        activity::COLLECTING => "a DCGM call has been waiting on it",
+        _ => return None,
+    };
+    (waited > NOT_ANSWERING_AFTER).then_some((waited.as_secs_f64(), words))
 }
 
 /// The collector's health, kept in [`Published`](crate::server::Published) under its lock.
@@ -135,8 +170,11 @@ pub struct Health {
     pub kubelet: Option<KubeletHealth>,
     /// The HPC job-mapping directory's line, with `--hpc-job-mapping-dir`.
     pub hpc: Option<SourceBoard>,
-    /// One line per host engine when several are read (`hostengine ADDR: ok` or why not).
-    pub engines: Vec<String>,
+    /// The host engine read, when one is (`None`: the embedded engine), to name it.
+    pub engine: Option<String>,
+    /// Each host engine when several are read: one line each (`hostengine ADDR: ok` or why
+    /// not), judged when asked.
+    pub engines: Vec<EngineState>,
     logged: Option<Key>,
 }
 
@@ -175,8 +213,19 @@ impl Health {
             Key::Ready => "OK\n".to_string(),
             _ => format!("KO: {reason}\n"),
         };
+        // One engine, working, whose current call is late (not stale yet): its own line.
+        if key == Key::Ready
+            && self.engines.is_empty()
+            && let Some((secs, what)) = not_answering(self.busy, now)
+        {
+            let _ = writeln!(
+                body,
+                "{}: not answering: {what} for {secs:.1} s; serving the last good collection",
+                self.engine_name()
+            );
+        }
         for e in &self.engines {
-            let _ = writeln!(body, "{e}");
+            let _ = writeln!(body, "{}", self.engine_line(e, now));
         }
         if let Some(k) = &self.kubelet {
             let _ = writeln!(body, "{}", kubelet_line(k, now));
@@ -203,7 +252,7 @@ impl Health {
         if self.logged.as_ref() == Some(&key) {
             return;
         }
-        match key {
+        match &key {
             Key::Ready => log::info!("ready: collections work"),
             _ => log::warn!("not ready: {reason}"),
         }
@@ -216,8 +265,89 @@ impl Health {
         self.logged = Some(self.verdict(error, ready, now).0);
     }
 
+    /// The engine in words: `hostengine ADDR` or `the embedded host engine`.
+    fn engine_name(&self) -> String {
+        match &self.engine {
+            Some(e) => format!("hostengine {e}"),
+            None => "the embedded host engine".into(),
+        }
+    }
+
+    /// A host engine's line when several are read.
+    fn engine_line(&self, e: &EngineState, now: Instant) -> String {
+        let name = &e.name;
+        let fresh = e.error.is_none()
+            && e.at.is_some_and(|at| {
+                self.max_age
+                    .is_none_or(|max| now.saturating_duration_since(at) <= max)
+            });
+        let late = not_answering(e.busy, now);
+        match (&e.error, e.at, late) {
+            (Some(err), _, Some((secs, what)))
+                if e.busy.is_some_and(|b| b.1 == activity::CONNECTING) =>
+            {
+                format!("hostengine {name}: not answering: {what} for {secs:.1} s (before: {err})")
+            }
+            (Some(err), _, _) => format!("hostengine {name}: {err}"),
+            (None, None, Some((secs, what))) => {
+                format!("hostengine {name}: not answering: {what} for {secs:.1} s")
+            }
+            (None, None, None) => format!("hostengine {name}: starting"),
+            (None, Some(_), Some((secs, what))) if fresh => format!(
+                "hostengine {name}: not answering: {what} for {secs:.1} s; its last good \
+                 collection is served until it is stale"
+            ),
+            (None, Some(_), _) if fresh => format!("hostengine {name}: ok"),
+            (None, Some(at), late) => format!(
+                "hostengine {name}: stale: the last good collection was {:.1} s ago (is the \
+                 host engine answering?){}; left out",
+                now.saturating_duration_since(at).as_secs_f64(),
+                late.map_or(String::new(), |(secs, what)| format!(
+                    "; {what} for {secs:.1} s"
+                ))
+            ),
+        }
+    }
+
     fn verdict(&self, error: Option<&str>, ready: bool, now: Instant) -> (Key, String) {
         if let Some(e) = error {
+            // Connecting (again) takes longer than a host engine that answers needs.
+            if self.engines.is_empty()
+                && self.busy.is_some_and(|b| b.1 == activity::CONNECTING)
+                && let Some((secs, what)) = not_answering(self.busy, now)
+            {
+                let name = self.engine_name();
+                return (
+                    Key::NotAnswering(name.clone()),
+                    format!(
+                        "{name} is not answering: {what} for {secs:.1} s (a host engine that \
+                         accepts connections and never answers, or a stopped one?); {e}"
+                    ),
+                );
+            }
+            let stuck: Vec<(&str, String)> = self
+                .engines
+                .iter()
+                .filter(|s| s.busy.is_some_and(|b| b.1 == activity::CONNECTING))
+                .filter_map(|s| {
+                    let (secs, what) = not_answering(s.busy, now)?;
+                    Some((
+                        s.name.as_str(),
+                        format!(
+                            "hostengine {} is not answering: {what} for {secs:.1} s",
+                            s.name
+                        ),
+                    ))
+                })
+                .collect();
+            if !stuck.is_empty() {
+                let names: Vec<&str> = stuck.iter().map(|(n, _)| *n).collect();
+                let lines: Vec<&str> = stuck.iter().map(|(_, l)| l.as_str()).collect();
+                return (
+                    Key::NotAnswering(names.join(", ")),
+                    format!("{e}; {}", lines.join("; ")),
+                );
+            }
             return (Key::Error(e.to_string()), e.to_string());
         }
         if !ready {
@@ -245,7 +375,11 @@ impl Health {
                     now.saturating_duration_since(since).as_secs_f64()
                 );
                 if what == activity::COLLECTING || what == activity::CONNECTING {
-                    reason.push_str(" (is the host engine answering?)");
+                    reason.push_str(" (is the host engine answering?");
+                    if let Some(e) = &self.engine {
+                        let _ = write!(reason, " the call waits on hostengine {e}");
+                    }
+                    reason.push(')');
                 }
             }
             None => {
@@ -531,5 +665,82 @@ mod tests {
         assert!(h.report(None, true, at(9000)).body.contains(
             "hpc: failing for 2.0 s: No such file; exporting without hpc_job labels (read 1.0 s ago)"
         ));
+    }
+
+    #[test]
+    fn an_engine_that_does_not_answer_is_named_instead_of_starting() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut h = Health::new(Duration::from_secs(1), 3);
+        h.engine = Some("127.0.0.1:5555".into());
+        h.begin(activity::CONNECTING, t0);
+        let starting = Some("DCGM is starting");
+        assert_eq!(
+            h.report(starting, false, at(1500)).body,
+            "KO: DCGM is starting\n"
+        );
+        let r = h.report(starting, false, at(2500));
+        assert!(!r.ok);
+        assert_eq!(
+            r.body,
+            "KO: hostengine 127.0.0.1:5555 is not answering: DCGM has been connecting to it for \
+             2.5 s (a host engine that accepts connections and never answers, or a stopped \
+             one?); DCGM is starting\n"
+        );
+        // Working, but the current call is late: still 200 until stale, and named.
+        h.succeeded(at(3000));
+        h.begin(activity::COLLECTING, at(3100));
+        let r = h.report(None, true, at(5500));
+        assert!(r.ok);
+        assert_eq!(
+            r.body,
+            "OK\nhostengine 127.0.0.1:5555: not answering: a DCGM call has been waiting on it \
+             for 2.4 s; serving the last good collection\n"
+        );
+        let r = h.report(None, true, at(6500));
+        assert!(!r.ok);
+        assert!(
+            r.body.contains(
+                "(is the host engine answering? the call waits on hostengine 127.0.0.1:5555)"
+            ),
+            "{}",
+            r.body
+        );
+        // Several engines: each line judged when asked.
+        let mut h = Health::new(Duration::from_secs(1), 3);
+        h.engines = vec![
+            EngineState {
+                name: "a:5555".into(),
+                error: None,
+                at: Some(t0),
+                busy: None,
+            },
+            EngineState {
+                name: "b:5555".into(),
+                error: None,
+                at: None,
+                busy: Some((t0, activity::CONNECTING)),
+            },
+        ];
+        assert_eq!(
+            h.report(None, true, at(1000)).body,
+            "OK\nhostengine a:5555: ok\nhostengine b:5555: starting\n"
+        );
+        assert_eq!(
+            h.report(None, true, at(2500)).body,
+            "OK\nhostengine a:5555: ok\nhostengine b:5555: not answering: DCGM has been \
+             connecting to it for 2.5 s\n"
+        );
+        // None works: the reason names the one not answering.
+        h.engines[0].at = None;
+        let r = h.report(Some("DCGM is starting"), false, at(2500));
+        assert!(
+            r.body.starts_with(
+                "KO: DCGM is starting; hostengine b:5555 is not answering: DCGM has been \
+                 connecting to it for 2.5 s\n"
+            ),
+            "{}",
+            r.body
+        );
     }
 }

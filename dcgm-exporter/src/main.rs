@@ -172,6 +172,7 @@ fn run(cli: Cli) -> ExitCode {
         .map(|a| a.to_string())
         .unwrap_or_else(|| settings.cli.address.clone());
     let mut health = Health::new(settings.interval, settings.cli.health_max_age_intervals);
+    health.engine = settings.engine.clone();
     let starting = "DCGM is starting";
     health.prime(Some(starting), false, Instant::now());
     let published = Arc::new(Mutex::new(Published {
@@ -555,6 +556,9 @@ struct Slot {
     error: Option<String>,
     /// When the last collection worked.
     at: Option<Instant>,
+    /// What its collector thread is doing, since when (for `/health`: an engine that does not
+    /// answer).
+    busy: Option<(Instant, &'static str)>,
 }
 
 /// Several host engines' collections, merged into one exposition.
@@ -568,6 +572,20 @@ struct Engines {
 }
 
 impl Engines {
+    /// Each engine's state for `/health` (its line is judged when asked).
+    fn states(&self, slots: &[Slot]) -> Vec<health::EngineState> {
+        self.names
+            .iter()
+            .zip(slots)
+            .map(|(name, s)| health::EngineState {
+                name: name.clone(),
+                error: s.error.clone(),
+                at: s.at,
+                busy: s.busy,
+            })
+            .collect()
+    }
+
     /// Publishes the merge of the engines that work, `/health`'s line for each, and an error
     /// when none does (then `/metrics` and `/health` answer 503).
     fn publish(&self, slots: &[Slot]) {
@@ -581,21 +599,6 @@ impl Engines {
             .iter()
             .filter(|s| fresh(s))
             .map(|s| s.text.as_str())
-            .collect();
-        let lines: Vec<String> = self
-            .names
-            .iter()
-            .zip(slots)
-            .map(|(name, s)| match (&s.error, s.at) {
-                (Some(e), _) => format!("hostengine {name}: {e}"),
-                (None, None) => format!("hostengine {name}: starting"),
-                (None, Some(_)) if fresh(s) => format!("hostengine {name}: ok"),
-                (None, Some(at)) => format!(
-                    "hostengine {name}: stale: the last good collection was {:.1} s ago (is \
-                     the host engine answering?); left out",
-                    now.saturating_duration_since(at).as_secs_f64()
-                ),
-            })
             .collect();
         let error = if texts.is_empty() {
             let why: Vec<String> = self
@@ -614,7 +617,7 @@ impl Engines {
         };
         let mut guard = self.published.lock().unwrap_or_else(|p| p.into_inner());
         let p = &mut *guard;
-        p.health.engines = lines;
+        p.health.engines = self.states(slots);
         if error.is_none() {
             let mut text = merge_expositions(&texts);
             health::write_last_success(&mut text, std::time::SystemTime::now());
@@ -640,8 +643,15 @@ enum Out<'a> {
 impl Out<'_> {
     /// The collector thread starts `what` (for the reason `/health` gives when it is stale).
     fn begin(&self, what: &'static str) {
-        if let Out::One(p) = self {
-            begin(p, what);
+        match self {
+            Out::One(p) => begin(p, what),
+            Out::Many { me, engines } => {
+                let mut slots = engines.slots.lock().unwrap_or_else(|p| p.into_inner());
+                slots[*me].busy = Some((Instant::now(), what));
+                let states = engines.states(&slots);
+                let mut p = engines.published.lock().unwrap_or_else(|p| p.into_inner());
+                p.health.engines = states;
+            }
         }
     }
 
@@ -657,6 +667,7 @@ impl Out<'_> {
                 }
                 s.error = Some(error);
                 s.text.clear();
+                s.busy = None;
                 engines.publish(&slots);
             }
         }
@@ -683,6 +694,7 @@ impl Out<'_> {
                     log::info!("hostengine {}: collections work again", engines.names[*me]);
                 }
                 s.at = Some(Instant::now());
+                s.busy = None;
                 std::mem::swap(&mut s.text, buf);
                 engines.publish(&slots);
             }
