@@ -69,7 +69,8 @@ impl System {
             // An older library (no `_v2`) or host engine (v2 struct unknown): ask for v1.
             Err(e)
                 if matches!(e, Error::SymbolNotAvailable { .. })
-                    || e.code() == ReturnCode::from_raw(DCGM_ST_VER_MISMATCH) => {}
+                    || e.code() == ReturnCode::from_raw(DCGM_ST_VER_MISMATCH)
+                    || e.code() == ReturnCode::from_raw(DCGM_ST_FUNCTION_NOT_FOUND) => {}
             Err(e) => return Err(e),
         }
         // DCGM 3.x's sysmon module lists /sys/class/hwmon without checking that the folder

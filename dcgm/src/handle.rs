@@ -599,7 +599,13 @@ impl HandleBuilder {
         let has_scheme = ["tcp://", "unix://", "vsock://"]
             .iter()
             .any(|p| lower.starts_with(p));
-        if has_scheme && lib.raw.dcgmConnect_v3.is_some() {
+        // dcgmConnect_v3 from DCGM 4.5; an older release takes tcp:// and unix:// addresses
+        // through dcgmConnect_v2 (below), and vsock:// not at all.
+        let v3 = lib.raw.dcgmConnect_v3.is_some()
+            && lib
+                .release()
+                .is_none_or(|v| v >= crate::Capability::ConnectUrl.since());
+        if has_scheme && v3 {
             let c = cstring(address)?;
             let mut p = dcgmConnectV3Params_v1::new_versioned();
             p.persistAfterDisconnect = u32::from(self.persist);
@@ -609,9 +615,18 @@ impl HandleBuilder {
             return Ok(h);
         }
         if lower.starts_with("vsock://") {
-            return Err(Error::SymbolNotAvailable {
-                symbol: "dcgmConnect_v3",
-                library_version: lib.version().map(str::to_owned),
+            let have = lib.release();
+            let needs = crate::Capability::ConnectUrl.since();
+            return Err(match have {
+                Some(have) if have < needs => Error::NotInRelease {
+                    capability: crate::Capability::ConnectUrl,
+                    needs,
+                    have,
+                },
+                _ => Error::SymbolNotAvailable {
+                    symbol: "dcgmConnect_v3",
+                    library_version: lib.version().map(str::to_owned),
+                },
             });
         }
         let (addr, unix) = if let Some(rest) = address.strip_prefix("unix://") {

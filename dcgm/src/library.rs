@@ -67,7 +67,9 @@ impl Lib {
         if rc == DCGM_ST_CONNECTION_NOT_VALID {
             return Err(Error::ConnectionLost { call });
         }
-        if rc == DCGM_ST_VER_MISMATCH
+        // A struct version or a function the release is too old for (a release that exports
+        // the symbol and answers FUNCTION_NOT_FOUND, as dcgm-sim's older personalities do).
+        if (rc == DCGM_ST_VER_MISMATCH || rc == DCGM_ST_FUNCTION_NOT_FOUND)
             && let Some(e) = self.not_in_release(call)
         {
             return Err(e);
