@@ -143,12 +143,6 @@ impl ReturnCode {
         self == Self::Ok
     }
 
-    /// `f` of the code, as an `Option`: what `Error::code` returned before it returned the
-    /// code itself. Transitional, for the crate's modules not yet updated (`system.rs`); to be
-    /// removed once nothing calls it.
-    pub(crate) fn map<T>(self, f: impl FnOnce(Self) -> T) -> Option<T> {
-        Some(f(self))
-    }
 }
 
 impl From<dcgmReturn_t> for ReturnCode {

@@ -246,7 +246,6 @@ mod tests {
             "dcgmConfigGet",
             "dcgmPolicyRegister_v2",
             "dcgmActionValidate_v2",
-            "dcgmGetNvLinkLinkStatus",
             "dcgmConnect_v3",
         ] {
             let c = Capability::of_call(call).unwrap();

@@ -470,8 +470,8 @@ impl System {
             // not know: say which.
             if let Err(e) = done {
                 let unknown = ids.iter().find(|f| field_by_id(**f).is_none());
-                return Err(match (e.code().map(|c| c.raw()), unknown) {
-                    (Some(DCGM_ST_GENERIC_ERROR), Some(f)) => Error::InvalidArgument(format!(
+                return Err(match (e.code().raw(), unknown) {
+                    (DCGM_ST_GENERIC_ERROR, Some(f)) => Error::InvalidArgument(format!(
                         "field id {f} is not a DCGM field: dcgmEntitiesGetLatestValues \
                          refuses the whole read for it (DCGM_ST_GENERIC_ERROR); leave it out"
                     )),
