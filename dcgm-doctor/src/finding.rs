@@ -175,6 +175,30 @@ pub struct Stopped {
     pub last_ms: i64,
 }
 
+/// One process seen on a GPU during the window: who holds how much of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProcessUse {
+    /// The GPU.
+    pub gpu: u32,
+    /// Its process id.
+    pub pid: u32,
+    /// Its command name, where known.
+    pub name: Option<String>,
+    /// The most GPU memory it was seen holding, MiB, where known.
+    pub memory_mib: Option<u64>,
+    /// That memory as a share of the GPU's, where both are known.
+    pub memory_share: Option<f64>,
+    /// Its SM utilisation, % (the latest DCGM gave: see [`crate::GpuProcess::sm_util`]),
+    /// where DCGM has it.
+    pub sm_util: Option<f64>,
+    /// The share of the GPU's process lists that listed it.
+    pub listed_share: f64,
+    /// First and last sample that listed it, ms since the Unix epoch.
+    pub first_ms: i64,
+    /// See `first_ms`.
+    pub last_ms: i64,
+}
+
 /// Everything the doctor concluded about a window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -186,6 +210,9 @@ pub struct Report {
     pub gpus: Vec<u32>,
     /// The GPUs that stopped reporting before the window's end.
     pub stopped: Vec<Stopped>,
+    /// The processes on each GPU during the window, by GPU, the most memory first (empty
+    /// where the process lists were not read: a replay carries none).
+    pub processes: Vec<ProcessUse>,
     /// First and last sample, ms since the Unix epoch.
     pub span_ms: Option<(i64, i64)>,
     /// How many samples, of every GPU.

@@ -178,6 +178,7 @@ pub fn render(window: &Window, report: &Report) -> String {
                 advice = escape(&f.advice),
             );
         }
+        processes(&mut out, report, gpu);
         out.push_str("</div></div></section>");
     }
     if !report.not_judged.is_empty() {
@@ -189,6 +190,33 @@ pub fn render(window: &Window, report: &Report) -> String {
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// The processes on `gpu`: memory, its share of the GPU's, SM utilisation where DCGM has it,
+/// and how much of the window each was listed.
+fn processes(out: &mut String, report: &Report, gpu: u32) {
+    let procs: Vec<_> = report.processes.iter().filter(|p| p.gpu == gpu).collect();
+    if procs.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<table class=\"procs\"><caption>Processes</caption><tr><th>pid</th><th>name</th>\
+         <th>memory MiB</th><th>of the GPU</th><th>SM %</th><th>listed</th></tr>",
+    );
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+    for p in procs {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0} %</td></tr>",
+            p.pid,
+            escape(p.name.as_deref().unwrap_or("?")),
+            opt(p.memory_mib.map(|m| m.to_string())),
+            opt(p.memory_share.map(|s| format!("{:.1} %", s * 100.0))),
+            opt(p.sm_util.map(|s| format!("{s:.0}"))),
+            p.listed_share * 100.0
+        );
+    }
+    out.push_str("</table>");
 }
 
 /// One chart: shaded finding windows under the series, the limit as a dashed line, the axis
@@ -347,4 +375,6 @@ figure{margin:0 0 6px}figcaption{font-size:12px;color:#444}\
 .finding{border-left:4px solid #999;padding:2px 8px;margin:6px 0;font-size:13px}\
 .finding.problem{border-color:#d62728}.finding.warning{border-color:#ff9f1c}\
 .finding.info{border-color:#2b7bba}.finding p{margin:2px 0}.ev{color:#555;font-size:12px}\
-.try{font-style:italic}";
+.try{font-style:italic}.procs{font-size:12px;border-collapse:collapse;margin:8px 0}\
+.procs caption{text-align:left;font-weight:bold}.procs td,.procs th{padding:1px 6px;\
+text-align:right}";

@@ -39,7 +39,7 @@ mod stats;
 mod window;
 
 pub use field::Field;
-pub use finding::{Evidence, Finding, Kind, NotJudged, Report, Severity, Stopped};
+pub use finding::{Evidence, Finding, Kind, NotJudged, ProcessUse, Report, Severity, Stopped};
 pub use limits::Limits;
 pub use replay::ReplayError;
 pub use sample::{GpuProcess, Sample};
@@ -60,10 +60,63 @@ pub fn judge(window: &Window) -> Report {
         not_judged: rules::not_judged(window),
         gpus: window.gpus().map(|(g, _)| g).collect(),
         stopped: stopped(window),
+        processes: processes(window),
         span_ms: window.span(),
         samples: window.len(),
         simulated: window.simulated,
     }
+}
+
+/// Each GPU's processes over the window, the most memory first: from every sample's process
+/// list, each pid once per GPU with the most memory it held and its latest SM utilisation.
+fn processes(window: &Window) -> Vec<ProcessUse> {
+    let mut out = Vec::new();
+    for (gpu, samples) in window.gpus() {
+        let lists = samples.iter().filter(|s| s.processes.is_some()).count();
+        let total = stats::latest(samples, Field::FbTotal).filter(|t| *t > 0.0);
+        let mut by_pid: std::collections::BTreeMap<u32, (ProcessUse, usize)> =
+            std::collections::BTreeMap::new();
+        for s in samples {
+            for p in s.processes.iter().flatten() {
+                let (u, n) = by_pid.entry(p.pid).or_insert_with(|| {
+                    (
+                        ProcessUse {
+                            gpu,
+                            pid: p.pid,
+                            name: None,
+                            memory_mib: None,
+                            memory_share: None,
+                            sm_util: None,
+                            listed_share: 0.0,
+                            first_ms: s.timestamp_ms,
+                            last_ms: s.timestamp_ms,
+                        },
+                        0,
+                    )
+                });
+                *n += 1;
+                u.last_ms = s.timestamp_ms;
+                u.memory_mib = u.memory_mib.max(p.memory_mib);
+                if p.name.is_some() {
+                    u.name.clone_from(&p.name);
+                }
+                if p.sm_util.is_some() {
+                    u.sm_util = p.sm_util;
+                }
+            }
+        }
+        let mut procs: Vec<ProcessUse> = by_pid
+            .into_values()
+            .map(|(mut u, n)| {
+                u.listed_share = n as f64 / lists.max(1) as f64;
+                u.memory_share = u.memory_mib.zip(total).map(|(m, t)| m as f64 / t);
+                u
+            })
+            .collect();
+        procs.sort_by(|a, b| b.memory_mib.cmp(&a.memory_mib).then(a.pid.cmp(&b.pid)));
+        out.extend(procs);
+    }
+    out
 }
 
 /// A GPU silent for this many of its own sampling intervals before the window ends has stopped

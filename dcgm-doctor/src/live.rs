@@ -23,7 +23,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use dcgm::raw::sys::DCGM_FI_DEV_COMPUTE_PIDS;
-use dcgm::{EntityGroup, FieldGroup, FieldId, Group, Handle, SinceCursor, Watch, WatchOptions};
+use dcgm::{
+    EntityGroup, FieldGroup, FieldId, Group, Handle, ReturnCode, SinceCursor, Watch, WatchOptions,
+};
 use dcgm_reader::{Reader, ReaderBuilder, Snapshot};
 
 use crate::{Field, GpuProcess, Sample, Window};
@@ -31,6 +33,14 @@ use crate::{Field, GpuProcess, Sample, Window};
 /// How often the process lists are read: they change when jobs start and stop, not at the
 /// sampling rate, and each read walks every GPU's PID list.
 pub const PROCESS_EVERY: Duration = Duration::from_secs(1);
+
+/// How long DCGM keeps the per-process samples its process statistics (the SM share of each
+/// process) are computed from: a process's SM utilisation is over this time at most.
+pub const PROCESS_STATS_KEEP: Duration = Duration::from_secs(60);
+
+/// The processes whose SM utilisation is asked for at each read of the process lists, at most
+/// (one request to the engine each).
+pub const PROCESS_STATS_MAX_PIDS: usize = 64;
 
 /// A reader of every field the doctor judges, sampled every `interval`, blanks kept (blank is
 /// "unknown", never 0). Add the connection and the GPUs, then build.
@@ -49,6 +59,9 @@ struct Processes {
     group: Group,
     pids: FieldGroup,
     _watch: Watch,
+    /// DCGM's process statistics are watched (`dcgmWatchPidFields`: accounting mode, which
+    /// needs root on a real node): each process's SM utilisation can be read.
+    stats: bool,
 }
 
 /// Live sampling over one connection.
@@ -80,7 +93,20 @@ impl Live {
         let mut notes = Vec::new();
         let processes = match reader.handle() {
             Some(h) => match watch_processes(h) {
-                Ok(p) => Some(p),
+                Ok(mut p) => {
+                    match p.group.watch_pid_fields(WatchOptions {
+                        update_interval: PROCESS_EVERY,
+                        max_keep_age: PROCESS_STATS_KEEP,
+                        max_keep_samples: 0,
+                    }) {
+                        Ok(()) => p.stats = true,
+                        Err(e) => notes.push(format!(
+                            "the processes' SM utilisation is not available (DCGM's process \
+                             statistics need accounting mode, which needs root): {e}"
+                        )),
+                    }
+                    Some(p)
+                }
                 Err(e) => {
                     notes.push(format!("the process lists are not available: {e}"));
                     None
@@ -193,6 +219,23 @@ impl Live {
         };
         match latest_processes(p) {
             Ok(list) => {
+                let sm = if p.stats {
+                    let pids: BTreeSet<u32> =
+                        list.values().flatten().map(|(pid, _)| *pid).collect();
+                    match sm_utilisation(&p.group, pids) {
+                        Ok(sm) => sm,
+                        Err(e) => {
+                            let note =
+                                format!("the processes' SM utilisation could not be read: {e}");
+                            if !self.notes.contains(&note) {
+                                self.notes.push(note);
+                            }
+                            BTreeMap::new()
+                        }
+                    }
+                } else {
+                    BTreeMap::new()
+                };
                 self.current = list
                     .into_iter()
                     .map(|(gpu, ps)| {
@@ -202,6 +245,7 @@ impl Live {
                                 pid,
                                 name: (self.name_of)(pid),
                                 memory_mib: Some(bytes >> 20),
+                                sm_util: sm.get(&(gpu, pid)).copied(),
                             })
                             .collect();
                         (gpu, named)
@@ -233,7 +277,28 @@ fn watch_processes(h: &Handle) -> dcgm::Result<Processes> {
         group,
         pids,
         _watch: watch,
+        stats: false,
     })
+}
+
+/// The SM utilisation DCGM's process statistics give each of `pids` on each GPU of `group`
+/// (at most [`PROCESS_STATS_MAX_PIDS`] of them); a pid DCGM has no statistics for (gone, or
+/// not seen yet) is left out.
+fn sm_utilisation(group: &Group, pids: BTreeSet<u32>) -> dcgm::Result<BTreeMap<(u32, u32), f64>> {
+    let mut out = BTreeMap::new();
+    for pid in pids.into_iter().take(PROCESS_STATS_MAX_PIDS) {
+        let info = match group.pid_info(pid) {
+            Ok(i) => i,
+            Err(e) if e.code() == ReturnCode::NoData => continue,
+            Err(e) => return Err(e),
+        };
+        for g in &info.gpus {
+            if let (Some(gpu), Some(sm)) = (g.gpu, g.process_sm_util) {
+                out.insert((gpu, pid), sm);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Each GPU's running processes (pid, GPU memory in bytes): every sample of the latest update

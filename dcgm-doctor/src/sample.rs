@@ -13,6 +13,10 @@ pub struct GpuProcess {
     pub name: Option<String>,
     /// GPU memory it holds, MiB, where known.
     pub memory_mib: Option<u64>,
+    /// Its SM utilisation on the GPU, %, as DCGM's process statistics give it
+    /// (`dcgmGetPidInfo`: its share of the GPU's per-process samples times its utilisation in
+    /// them, over the watch's time), where DCGM has it (accounting mode, which needs root).
+    pub sm_util: Option<f64>,
 }
 
 /// The readings of one GPU at one moment. A field DCGM had no value for is blank (`None`):

@@ -90,12 +90,14 @@ fn two_processes_on_a_gpu_are_listed_with_pids_names_and_memory() {
             pid: 100 + g,
             name: Some("train".into()),
             memory_mib: Some(10_000),
+            sm_util: None,
         }];
         if g == 1 {
             ps.push(GpuProcess {
                 pid: 4242,
                 name: Some("notebook".into()),
                 memory_mib: Some(3_000),
+                sm_util: None,
             });
         }
         s.processes = Some(ps);
@@ -264,6 +266,7 @@ fn a_gpu_running_another_program_is_not_a_straggler_of_the_job_beside_it() {
             pid: 100 + g,
             name: Some(name.into()),
             memory_mib: None,
+            sm_util: None,
         }]);
         s
     }));
@@ -322,4 +325,48 @@ fn the_h200_loader_with_no_workers_is_input_starved() {
     let trace = dcgm_doctor::replay::read(std::io::BufReader::new(file)).unwrap();
     let r = dcgm_doctor::judge(&trace.window);
     assert!(kinds(&r).contains(&Kind::InputStarved), "{:?}", r.findings);
+}
+
+#[test]
+fn the_report_lists_each_process_with_its_memory_and_sm_share() {
+    let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+        let mut s = busy(g, i).with(Field::FbTotal, 143_771.0);
+        let mut ps = vec![GpuProcess {
+            pid: 901,
+            name: Some("python3".into()),
+            memory_mib: Some(2658),
+            sm_util: (i >= 10).then_some(4.0 + i as f64 / 100.0),
+        }];
+        // A second process for the last half of the window.
+        if i >= 50 {
+            ps.push(GpuProcess {
+                pid: 924,
+                name: None,
+                memory_mib: Some(880),
+                sm_util: None,
+            });
+        }
+        s.processes = Some(ps);
+        s
+    }));
+    let p: Vec<_> = r.processes.iter().map(|p| (p.gpu, p.pid)).collect();
+    assert_eq!(p, [(0, 901), (0, 924)]);
+    let (a, b) = (&r.processes[0], &r.processes[1]);
+    assert_eq!(a.memory_mib, Some(2658));
+    assert!((a.memory_share.unwrap() - 2658.0 / 143_771.0).abs() < 1e-9);
+    assert!(
+        (a.sm_util.unwrap() - 4.99).abs() < 1e-9,
+        "the latest: {a:?}"
+    );
+    assert_eq!(a.listed_share, 1.0);
+    assert_eq!((b.sm_util, b.listed_share), (None, 0.5));
+    assert_eq!(b.first_ms, 5000);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["processes"][0]["pid"], 901);
+    assert_eq!(json["processes"][1]["sm_util"], serde_json::Value::Null);
+    let page = dcgm_doctor::html::render(&window(1, 1, busy), &r);
+    assert!(
+        page.contains("<caption>Processes</caption>"),
+        "no process table"
+    );
 }

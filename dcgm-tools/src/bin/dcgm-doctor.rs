@@ -306,10 +306,92 @@ fn print_summary(report: &Report, notes: &[String]) {
         common::outln!("  evidence: {ev}");
         common::outln!("  try: {}", f.advice);
     }
+    print_processes(report);
     if !report.not_judged.is_empty() {
         common::outln!("\nnot judged:");
         for n in &report.not_judged {
             common::outln!("  {}: {}", n.kind, n.reason);
         }
+    }
+}
+
+/// Who is on each GPU: each process with the memory it held (and its share of the GPU's), its
+/// SM utilisation where DCGM has it, and how much of the run it was there.
+fn print_processes(report: &Report) {
+    for line in process_lines(report) {
+        common::outln!("{line}");
+    }
+}
+
+/// The lines of [`print_processes`]: a heading per GPU, then a line per process.
+fn process_lines(report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut gpu = None;
+    for p in &report.processes {
+        if gpu != Some(p.gpu) {
+            gpu = Some(p.gpu);
+            out.push(format!("\nprocesses on GPU {}:", p.gpu));
+        }
+        let mut line = format!("  {} {}", p.pid, p.name.as_deref().unwrap_or("?"));
+        if let Some(m) = p.memory_mib {
+            line.push_str(&format!(": {m} MiB"));
+            if let Some(share) = p.memory_share {
+                line.push_str(&format!(" ({:.1} % of the GPU's memory)", share * 100.0));
+            }
+        }
+        match p.sm_util {
+            Some(sm) => line.push_str(&format!(", SM {sm:.0} %")),
+            None => line.push_str(", SM share unknown"),
+        }
+        line.push_str(&format!(
+            ", listed {:.0} % of the time",
+            p.listed_share * 100.0
+        ));
+        out.push(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcgm_doctor::{Field, GpuProcess, Sample};
+
+    #[test]
+    fn the_process_view_gives_memory_its_share_and_the_sm_share_where_known() {
+        let w = Window::from_samples((0..20).map(|i| {
+            let mut s = Sample::new(i * 100, 0)
+                .with(Field::GpuUtil, 90.0)
+                .with(Field::FbTotal, 143_771.0);
+            let mut ps = vec![GpuProcess {
+                pid: 901,
+                name: Some("python3".into()),
+                memory_mib: Some(2658),
+                sm_util: Some(12.4),
+            }];
+            if i >= 10 {
+                ps.push(GpuProcess {
+                    pid: 924,
+                    name: None,
+                    memory_mib: Some(880),
+                    sm_util: None,
+                });
+            }
+            s.processes = Some(ps);
+            s
+        }));
+        let lines = process_lines(&dcgm_doctor::judge(&w));
+        assert_eq!(
+            lines,
+            [
+                "\nprocesses on GPU 0:",
+                "  901 python3: 2658 MiB (1.8 % of the GPU's memory), SM 12 %, listed 100 % of \
+                 the time",
+                "  924 ?: 880 MiB (0.6 % of the GPU's memory), SM share unknown, listed 50 % of \
+                 the time",
+            ]
+        );
+        // A replay has no process lists: no section at all.
+        assert!(process_lines(&dcgm_doctor::judge(&Window::default())).is_empty());
     }
 }
