@@ -279,9 +279,10 @@ impl HpcJobs {
                 }
                 self.failing_since = None;
                 let summary = format!(
-                    "{} GPUs or MIG instances with jobs in {}{}",
+                    "{} GPUs or MIG instances with jobs in {} ({} files read since the start){}",
                     jobs.0.len(),
                     self.dir.display(),
+                    self.reads,
                     if deferred > 0 {
                         format!(
                             ", {deferred} changed files left for the next read (at most {} KiB \

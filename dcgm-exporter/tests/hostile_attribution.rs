@@ -483,3 +483,157 @@ fn hostile_cdi_directory_of_eight_4_mib_specs_leaves_memory_bounded() {
         m.rss.0
     );
 }
+
+/// The kubelet goes away (its socket renamed): the last good labels stay for 3 refresh
+/// intervals (3 s here), `/health` says so, then they go; the kubelet back, they come back.
+#[test]
+fn hostile_kubelet_gone_keeps_the_last_good_labels_for_three_intervals_then_drops_them() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let n = start("kept");
+    let sock = n.dir.join("kubelet.sock");
+    let away = n.dir.join("kubelet.sock.away");
+    let mut times = Vec::new();
+    let mut get = |path: &str| -> String {
+        let (st, body, took) = scrape(n.addr, path, DEADLINE)
+            .unwrap_or_else(|e| panic!("{path} not answered within {DEADLINE:?}: {e}"));
+        assert_eq!(st, 200, "{path}: {body}");
+        times.push(took);
+        body
+    };
+    std::fs::rename(&sock, &away).unwrap();
+    let gone = Instant::now();
+    // Failing, and keeping the labels: both pods still on every /metrics meanwhile.
+    let mut kept_seen = false;
+    let dropped_after = loop {
+        let health = get("/health");
+        let metrics = get("/metrics");
+        if health.contains("kubelet: failing") && health.contains("keeping the pod labels") {
+            kept_seen = true;
+            labelled(&metrics).unwrap_or_else(|e| panic!("labels kept, yet {e}\n{health}"));
+        }
+        if health.contains("kubelet: failing") && health.contains("exporting without pod labels") {
+            break gone.elapsed();
+        }
+        assert!(
+            gone.elapsed() < Duration::from_secs(15),
+            "still not dropped: {health}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(kept_seen, "never said it kept the last good labels");
+    // Gone within a collection or two of the /health line.
+    let t = Instant::now();
+    while get("/metrics").contains("pod=\"") {
+        assert!(t.elapsed() < Duration::from_secs(5), "labels not dropped");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::fs::rename(&away, &sock).unwrap();
+    let back = Instant::now();
+    while labelled(&get("/metrics")).is_err() {
+        assert!(back.elapsed() < Duration::from_secs(10), "labels not back");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let back_after = back.elapsed();
+    assert!(get("/health").contains("kubelet: ok"));
+    println!(
+        "kubelet gone: labels kept, then dropped {:.1} s after it went (3 intervals of 1 s); \
+         back {:.1} s after it returned; {n} scrapes answered, latency min/median/max {}",
+        dropped_after.as_secs_f64(),
+        back_after.as_secs_f64(),
+        spread(&times),
+        n = times.len()
+    );
+    println!(
+        "HOSTILE3|kubelet socket gone: last good labels kept 3 intervals, then dropped|{n}/{n}|-|{}|-|dropped after {:.1} s, back {:.1} s after it returned",
+        spread(&times),
+        dropped_after.as_secs_f64(),
+        back_after.as_secs_f64(),
+        n = times.len()
+    );
+    assert!(dropped_after >= Duration::from_secs(2), "{dropped_after:?}");
+}
+
+/// An HPC job-mapping directory of 288 files (every GPU and GPU instance name) of 64 KiB each:
+/// 18 MiB that each collection (every 100 ms) read whole. Each is read once now.
+#[test]
+fn hostile_hpc_directory_of_288_files_of_64_kib_is_read_once() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempdir("hostile-hpc");
+    let jobs = dir.join("jobs");
+    std::fs::create_dir_all(&jobs).unwrap();
+    let s = Server::start(exporter(
+        "hostile-hpc",
+        &[
+            "--simulate",
+            "-a",
+            "127.0.0.1:0",
+            "-c",
+            "100",
+            "-d",
+            "g",
+            "--hpc-job-mapping-dir",
+            jobs.to_str().unwrap(),
+        ],
+    ));
+    let addr: SocketAddr = s.addr.parse().unwrap();
+    let (st, _) = s.poll("/health", Duration::from_secs(30), |st, _| st == 200);
+    assert_eq!(st, 200);
+    let pid = s.child.id();
+    let before = rss_kib(pid);
+    let peak = RssPeak::start(pid);
+    let mut names: Vec<String> = (0..32).map(|g| g.to_string()).collect();
+    names.extend((0..32).flat_map(|g| (0..8).map(move |i| format!("{g}.{i}"))));
+    let cpu_over = |span: Duration| {
+        let c0 = cpu_seconds(pid);
+        std::thread::sleep(span);
+        (cpu_seconds(pid) - c0) / span.as_secs_f64()
+    };
+    let idle = cpu_over(Duration::from_secs(3));
+    for name in &names {
+        let mut text = format!("job-{name}\n").into_bytes();
+        text.resize(64 << 10, b'\n');
+        std::fs::write(jobs.join(name), text).unwrap();
+    }
+    // Every file read once, then nothing more.
+    let want = format!("({} files read since the start)", names.len());
+    let (_, health) = s.poll("/health", Duration::from_secs(20), |_, b| b.contains(&want));
+    assert!(health.contains(&want), "{health}");
+    let mut times = Vec::new();
+    for _ in 0..12 {
+        let (st, text, took) = scrape(addr, "/metrics", DEADLINE).unwrap();
+        assert_eq!(st, 200);
+        assert!(text.contains("hpc_job=\"job-0\""), "GPU 0's job");
+        times.push(took);
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let cpu = cpu_over(Duration::from_secs(3));
+    let (_, health, _) = scrape(addr, "/health", DEADLINE).unwrap();
+    assert!(health.contains(&want), "read again: {health}");
+    let line = health.lines().find(|l| l.starts_with("hpc: ")).unwrap();
+    let rss = (before, peak.peak(), rss_kib(pid));
+    drop(peak);
+    let mib = |k: u64| k as f64 / 1024.0;
+    println!(
+        "HPC directory of 288 x 64 KiB files: scrapes {n}/{n} answered, latency \
+         min/median/max {}; CPU {:.0} % of a core with the files read (an empty directory: \
+         {:.0} %); resident memory {:.1} / {:.1} / {:.1} MiB\n  {line}",
+        spread(&times),
+        cpu * 100.0,
+        idle * 100.0,
+        mib(rss.0),
+        mib(rss.1),
+        mib(rss.2),
+        n = times.len()
+    );
+    println!(
+        "HOSTILE3|HPC directory of 288 files of 64 KiB, -c 100|{n}/{n}|-|{}|{:.1} / {:.1} / {:.1} MiB|{:.0} % (empty: {:.0} %)",
+        spread(&times),
+        mib(rss.0),
+        mib(rss.1),
+        mib(rss.2),
+        cpu * 100.0,
+        idle * 100.0,
+        n = times.len()
+    );
+    assert!(rss.2 <= rss.0 + 16 * 1024, "{rss:?}");
+}
