@@ -217,7 +217,7 @@ impl Measured {
             m = self.after.len(),
         );
         println!(
-            "HOSTILE3|{case}|{n}/{n}|{m}/{m}|{}|{} / {} / {} MiB|{:.0} %",
+            "HOSTILE3|{case}|{n}/{n}|{m}/{m}|{}|{} / {} / {} MiB|CPU {:.0} % of a core during it",
             spread(&all),
             mib(self.rss.0),
             mib(self.rss.1),
@@ -626,7 +626,7 @@ fn hostile_hpc_directory_of_288_files_of_64_kib_is_read_once() {
         n = times.len()
     );
     println!(
-        "HOSTILE3|HPC directory of 288 files of 64 KiB, -c 100|{n}/{n}|-|{}|{:.1} / {:.1} / {:.1} MiB|{:.0} % (empty: {:.0} %)",
+        "HOSTILE3|HPC directory of 288 files of 64 KiB, -c 100|{n}/{n}|-|{}|{:.1} / {:.1} / {:.1} MiB|CPU {:.0} % of a core once read (empty directory: {:.0} %)",
         spread(&times),
         mib(rss.0),
         mib(rss.1),
