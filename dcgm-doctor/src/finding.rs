@@ -31,16 +31,24 @@ impl fmt::Display for Severity {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Kind {
-    /// The GPU waits on its input: low, or periodically idle, utilisation.
+    /// The GPU waits on its input: full-speed bursts with idle gaps between them, or low
+    /// utilisation of kernels that fill the SMs.
     InputStarved,
     /// The GPU is busy moving data over PCIe while its SMs idle.
     PcieTransferBound,
-    /// Kernels run, but are too small to use the SMs (launch overhead dominates).
+    /// Host-bound: a process keeps the GPU lightly busy with kernels too small to fill it, so
+    /// the host (launching them, Python, waiting on results) sets the pace, whatever the
+    /// utilisation. `launch_bound` by name, as before it covered low utilisation too.
     LaunchBound,
     /// DRAM bandwidth, not math, sets the pace.
     MemoryBandwidthBound,
-    /// The SMs are busy: the GPU does what it is for.
+    /// The SMs and a math pipe are busy: the GPU does what it is for.
     ComputeBound,
+    /// The math runs in the FP32 (or FP64) pipes while the tensor cores idle.
+    TensorCoresUnused,
+    /// Mostly idle: short bursts of full-speed work far apart, or a little work spread thin
+    /// (a service waiting for requests); not a problem in itself.
+    MostlyIdle,
     /// Clocks held down by the power limit.
     PowerCapped,
     /// Clocks held down by temperature.
@@ -57,12 +65,14 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 13] = [
         Kind::InputStarved,
         Kind::PcieTransferBound,
         Kind::LaunchBound,
         Kind::MemoryBandwidthBound,
         Kind::ComputeBound,
+        Kind::TensorCoresUnused,
+        Kind::MostlyIdle,
         Kind::PowerCapped,
         Kind::ThermalThrottled,
         Kind::Straggler,
@@ -79,6 +89,8 @@ impl Kind {
             Kind::LaunchBound => "launch_bound",
             Kind::MemoryBandwidthBound => "memory_bandwidth_bound",
             Kind::ComputeBound => "compute_bound",
+            Kind::TensorCoresUnused => "tensor_cores_unused",
+            Kind::MostlyIdle => "mostly_idle",
             Kind::PowerCapped => "power_capped",
             Kind::ThermalThrottled => "thermal_throttled",
             Kind::Straggler => "straggler",

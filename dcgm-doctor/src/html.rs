@@ -46,7 +46,7 @@ fn charts() -> Vec<Chart> {
             limit: None,
         },
         Chart {
-            title: "SM, tensor and DRAM activity",
+            title: "SM, tensor, FP32 and DRAM activity",
             unit: "%",
             series: vec![
                 ("sm_active", "#2ca02c", |s| {
@@ -54,6 +54,9 @@ fn charts() -> Vec<Chart> {
                 }),
                 ("tensor_active", "#9467bd", |s| {
                     s.get(Field::TensorActive).map(|v| v * 100.0)
+                }),
+                ("fp32_active", "#17a589", |s| {
+                    s.get(Field::Fp32Active).map(|v| v * 100.0)
                 }),
                 ("dram_active", "#ff7f0e", |s| {
                     s.get(Field::DramActive).map(|v| v * 100.0)

@@ -14,9 +14,23 @@ pub const IDLE_UTIL_PCT: f64 = 5.0;
 /// Below this SM-active ratio the SMs are idle: 5 % of the SMs' cycles.
 pub const SM_IDLE_RATIO: f64 = 0.05;
 
-/// A GPU running kernels whose SM activity is under this share of its utilisation runs kernels
-/// too small to fill the SMs (a full GPU shows SM active close to utilisation).
-pub const LAUNCH_SM_TO_UTIL: f64 = 0.1;
+/// Kernels that, while they run, keep fewer than this share of the SMs busy are too small to
+/// fill the GPU: SM active per unit of graphics-engine activity (of utilisation where the
+/// engine's activity is unknown). Kernels of enough blocks fill every SM: the H200 field
+/// traces read 0.91 to 0.99 for matmuls, streaming kernels, an optimizer step and the bursts
+/// of a starved loader; a small-batch trainer 0.28, a batch-1 decoding loop 0.12, one-element
+/// kernels 0.002.
+pub const SMALL_KERNEL_FILL: f64 = 0.5;
+
+/// A math pipe busy at least this share of cycles does the work; below it, the pipes wait
+/// (dense matmuls keep the tensor pipes at 0.9, FP32 matmuls without TF32 the FP32 pipes at
+/// 0.77; streaming kernels leave every pipe under 0.05). `compute_bound` needs a pipe at
+/// least this busy, `memory_bandwidth_bound` every pipe below it, so the two never meet.
+pub const PIPE_BUSY_RATIO: f64 = 0.3;
+
+/// DRAM active above this share of cycles: the memory interface, not the math, is what the
+/// kernels wait on (streaming kernels sit at 0.7 to 0.9; dense math at 0.1 to 0.3).
+pub const DRAM_BOUND_RATIO: f64 = 0.6;
 
 /// Transfers keep the copy engines busy and the graphics engine idle: below this share of the
 /// utilisation the graphics engine is not what the utilisation counts.
@@ -43,7 +57,8 @@ pub enum Regime {
     IdleHoldingMemory,
     /// Kernels that use the SMs.
     Compute,
-    /// Kernels that run but barely use the SMs.
+    /// Kernels that run but keep few of the SMs busy while they do (below
+    /// [`SMALL_KERNEL_FILL`]): small kernels, launched one after another.
     Launch,
     /// PCIe transfers while the SMs idle.
     Transfer,
@@ -57,11 +72,62 @@ impl Regime {
     }
 }
 
+/// The unit a compute regime keeps busiest, where one stands out. A change of it splits a
+/// compute regime even where utilisation and SM activity stay put (bf16 matmuls, then an FP32
+/// optimizer step that streams memory, then FP32 matmuls: all at 99 %).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// The tensor pipes are the busiest pipes, at least [`PIPE_BUSY_RATIO`].
+    Tensor,
+    /// An FP64, FP32 or FP16 pipe is the busiest, at least [`PIPE_BUSY_RATIO`].
+    Fp,
+    /// DRAM at least [`DRAM_BOUND_RATIO`], every pipe below [`PIPE_BUSY_RATIO`].
+    Dram,
+}
+
+/// The unit a sample's work keeps busiest (`None` when none stands out, or the fields are
+/// blank).
+pub fn sample_unit(s: &Sample) -> Option<Unit> {
+    let tensor = s.get(Field::TensorActive);
+    let fp = [Field::Fp64Active, Field::Fp32Active, Field::Fp16Active]
+        .into_iter()
+        .filter_map(|f| s.get(f))
+        .reduce(f64::max);
+    let busiest = match (tensor, fp) {
+        (Some(t), Some(f)) if f > t => Some((Unit::Fp, f)),
+        (Some(t), _) => Some((Unit::Tensor, t)),
+        (None, Some(f)) => Some((Unit::Fp, f)),
+        (None, None) => None,
+    };
+    match busiest {
+        Some((unit, v)) if v >= PIPE_BUSY_RATIO => Some(unit),
+        _ => s
+            .get(Field::DramActive)
+            .filter(|d| *d >= DRAM_BOUND_RATIO)
+            .map(|_| Unit::Dram),
+    }
+}
+
+/// Kernels' fill of the SMs while they run: SM active over graphics-engine activity (over
+/// utilisation where the engine's activity is unknown or 0). `None` without SM activity or
+/// with nothing running.
+pub fn sm_fill(sm: Option<f64>, gr: Option<f64>, util_pct: Option<f64>) -> Option<f64> {
+    let sm = sm?;
+    let busy = gr
+        .filter(|g| *g > 0.0)
+        .or(util_pct.map(|u| u / 100.0))
+        .filter(|b| *b > 0.0)?;
+    Some((sm / busy).min(1.0))
+}
+
 /// A stretch of one regime: samples `start..end` of the GPU's samples.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
     /// What the GPU did.
     pub regime: Regime,
+    /// For a compute regime: the unit its work kept busiest, where one stood out.
+    pub unit: Option<Unit>,
     /// First sample's index.
     pub start: usize,
     /// One past the last sample's index.
@@ -102,10 +168,7 @@ pub fn sample_regime(s: &Sample, limits: &Limits) -> Option<Regime> {
     if pcie_busy && sm.is_none_or(|x| x < SM_IDLE_RATIO) && gr_quiet {
         return Some(Regime::Transfer);
     }
-    if let (Some(u), Some(x)) = (util_ratio, sm)
-        && u * 100.0 >= IDLE_UTIL_PCT
-        && x < LAUNCH_SM_TO_UTIL * u
-    {
+    if sm_fill(sm, s.get(Field::GrActive), util).is_some_and(|f| f < SMALL_KERNEL_FILL) {
         return Some(Regime::Launch);
     }
     Some(Regime::Compute)
@@ -130,6 +193,7 @@ pub fn segments(samples: &[Sample], limits: &Limits) -> Vec<Segment> {
         last = *st.get_or_insert(last);
     }
     let states: Vec<Regime> = states.into_iter().map(|s| s.unwrap_or(first)).collect();
+    let units = compute_units(samples, &states);
     let dur = |a: usize, b: usize| span_s(samples, a, b);
 
     // Busy/idle runs, then the stretches of short runs with enough busy beats.
@@ -151,6 +215,7 @@ pub fn segments(samples: &[Sample], limits: &Limits) -> Vec<Segment> {
         if beats.len() >= PERIODIC_MIN_CYCLES {
             out.push(Segment {
                 regime: Regime::Periodic,
+                unit: None,
                 start: runs[i].1,
                 end: runs[j - 1].2,
                 beats,
@@ -158,13 +223,16 @@ pub fn segments(samples: &[Sample], limits: &Limits) -> Vec<Segment> {
             i = j;
             continue;
         }
-        // Not periodic: each sample's own regime, run by run.
+        // Not periodic: each sample's own regime (and unit), run by run.
         let (_, a, b) = runs[i];
         for (k, st) in states.iter().enumerate().take(b).skip(a) {
             match out.last_mut() {
-                Some(seg) if seg.regime == *st && seg.end == k => seg.end = k + 1,
+                Some(seg) if seg.regime == *st && seg.unit == units[k] && seg.end == k => {
+                    seg.end = k + 1
+                }
                 _ => out.push(Segment {
                     regime: *st,
+                    unit: units[k],
                     start: k,
                     end: k + 1,
                     beats: Vec::new(),
@@ -176,15 +244,50 @@ pub fn segments(samples: &[Sample], limits: &Limits) -> Vec<Segment> {
     absorb_short(out, samples)
 }
 
+/// The unit each compute sample keeps busiest ([`sample_unit`]); a compute sample where none
+/// stands out takes the unit of the compute samples before it (the first ones, of the first
+/// that has one), so that only a change from one unit to another splits a compute regime,
+/// never a reading near a threshold. Other regimes have none.
+fn compute_units(samples: &[Sample], states: &[Regime]) -> Vec<Option<Unit>> {
+    let mut units: Vec<Option<Unit>> = samples
+        .iter()
+        .zip(states)
+        .map(|(s, st)| (*st == Regime::Compute).then(|| sample_unit(s)).flatten())
+        .collect();
+    let mut k = 0;
+    while k < states.len() {
+        if states[k] != Regime::Compute {
+            k += 1;
+            continue;
+        }
+        let end = (k..states.len())
+            .find(|&j| states[j] != Regime::Compute)
+            .unwrap_or(states.len());
+        let mut last = units[k..end].iter().flatten().next().copied();
+        for u in &mut units[k..end] {
+            match u {
+                Some(v) => last = Some(*v),
+                None => *u = last,
+            }
+        }
+        k = end;
+    }
+    units
+}
+
 /// Joins each regime shorter than [`MIN_REGIME_S`] to the one before it (the first to the one
-/// after), then merges neighbours of one regime.
+/// after), then merges neighbours of one regime and unit.
 fn absorb_short(segs: Vec<Segment>, samples: &[Sample]) -> Vec<Segment> {
     let mut out: Vec<Segment> = Vec::with_capacity(segs.len());
     for seg in segs {
         let short = span_s(samples, seg.start, seg.end) < MIN_REGIME_S;
         match out.last_mut() {
             Some(prev) if short && seg.regime != Regime::Periodic => prev.end = seg.end,
-            Some(prev) if prev.regime == seg.regime && prev.regime != Regime::Periodic => {
+            Some(prev)
+                if prev.regime == seg.regime
+                    && prev.unit == seg.unit
+                    && prev.regime != Regime::Periodic =>
+            {
                 prev.end = seg.end
             }
             _ => out.push(seg),

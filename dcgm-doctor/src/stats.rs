@@ -22,6 +22,20 @@ pub fn mean_of(samples: &[Sample], f: impl Fn(&Sample) -> Option<f64>) -> Option
     (n > 0 && n as f64 >= MIN_KNOWN_FRACTION * samples.len() as f64).then(|| sum / n as f64)
 }
 
+/// The mean of `field` over some of a stretch's samples (the busy beats of a periodic one),
+/// `None` when too few are known.
+pub fn mean_over<'a>(samples: impl IntoIterator<Item = &'a Sample>, field: Field) -> Option<f64> {
+    let (mut sum, mut known, mut n) = (0.0, 0usize, 0usize);
+    for s in samples {
+        n += 1;
+        if let Some(v) = s.get(field) {
+            sum += v;
+            known += 1;
+        }
+    }
+    (known > 0 && known as f64 >= MIN_KNOWN_FRACTION * n as f64).then(|| sum / known as f64)
+}
+
 /// The largest known value of `field`.
 pub fn max(samples: &[Sample], field: Field) -> Option<f64> {
     samples.iter().filter_map(|s| s.get(field)).reduce(f64::max)

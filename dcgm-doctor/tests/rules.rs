@@ -327,6 +327,292 @@ fn the_h200_loader_with_no_workers_is_input_starved() {
     assert!(kinds(&r).contains(&Kind::InputStarved), "{:?}", r.findings);
 }
 
+/// One process, `pid`, on the sample's GPU.
+fn with_process(mut s: Sample, pid: u32) -> Sample {
+    s.processes = Some(vec![GpuProcess {
+        pid,
+        name: Some("python3".into()),
+        memory_mib: Some(880),
+        sm_util: None,
+    }]);
+    s
+}
+
+/// A GPU kept lightly busy by small kernels: utilisation `util` %, the SMs `fill` of the way
+/// busy while the kernels run, the math pipes nearly idle.
+fn small_kernels(util: f64, fill: f64) -> impl Fn(u32, i64) -> Sample {
+    move |g, i| {
+        busy(g, i)
+            .with(Field::GpuUtil, util)
+            .with(Field::GrActive, util / 100.0)
+            .with(Field::SmActive, fill * util / 100.0)
+            .with(Field::TensorActive, 0.0)
+            .with(Field::Fp32Active, 0.003)
+            .with(Field::DramActive, 0.003)
+    }
+}
+
+#[test]
+fn small_kernels_are_host_bound_whatever_the_utilisation() {
+    // The field trace's small-batch trainer (10 %, fill 0.28), the decoding loop (41 %, 0.12),
+    // and two trainers time-slicing one GPU (93 %, 0.095).
+    for (util, fill) in [(10.0, 0.28), (41.0, 0.12), (93.0, 0.095)] {
+        let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+            with_process(small_kernels(util, fill)(g, i), 900)
+        }));
+        let f = r
+            .of_kind(Kind::LaunchBound)
+            .next()
+            .unwrap_or_else(|| panic!("{util} %: {:?}", kinds(&r)));
+        assert_eq!(f.severity, Severity::Problem);
+        assert!(
+            (f.evidence("sm_fill").unwrap() - fill).abs() < 1e-6,
+            "{f:?}"
+        );
+        assert_eq!(f.evidence("processes"), Some(1.0));
+        for part in [
+            "larger batches",
+            "CUDA graph",
+            "torch.compile",
+            "fused",
+            "host syncs",
+        ] {
+            assert!(f.advice.contains(part), "{part}: {}", f.advice);
+        }
+        // Host-bound only: not input-starved, not mostly idle, not compute-bound.
+        assert_eq!(kinds(&r), [Kind::LaunchBound], "{util} %");
+    }
+}
+
+#[test]
+fn kernels_that_fill_the_sms_at_low_utilisation_are_not_host_bound() {
+    // Fill 0.9 at 30 %: kernels of full size with the GPU waiting between them.
+    let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+        with_process(small_kernels(30.0, 0.9)(g, i), 900)
+    }));
+    assert!(!kinds(&r).contains(&Kind::LaunchBound), "{:?}", kinds(&r));
+    assert!(kinds(&r).contains(&Kind::InputStarved), "{:?}", kinds(&r));
+}
+
+#[test]
+fn small_kernels_with_no_process_on_the_gpu_are_not_host_bound() {
+    // The process lists were read and list nobody: no process keeps this GPU busy.
+    let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+        let mut s = small_kernels(10.0, 0.28)(g, i);
+        s.processes = Some(Vec::new());
+        s
+    }));
+    assert!(!kinds(&r).contains(&Kind::LaunchBound), "{:?}", kinds(&r));
+    assert!(!kinds(&r).contains(&Kind::InputStarved), "{:?}", kinds(&r));
+}
+
+#[test]
+fn the_live_small_batch_report_judged_again_is_host_bound() {
+    // `tests/data/h200-field/live-small-batch.json`: the doctor live on the H200 while the
+    // small-batch trainer ran alone called it input-starved (utilisation 15.5 %, SM active
+    // 0.043, one process). The same means, judged by the new rules, are host-bound.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200-field/live-small-batch.json"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let ev = |name: &str| {
+        v["findings"][0]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap()
+    };
+    let (util, sm) = (ev("gpu_util_mean"), ev("sm_active_mean"));
+    assert_eq!(v["findings"][0]["kind"], "input_starved");
+    let r = dcgm_doctor::judge(&window(1, 16, |g, i| {
+        with_process(small_kernels(util, sm / (util / 100.0))(g, i), 901)
+    }));
+    assert_eq!(kinds(&r), [Kind::LaunchBound], "{:?}", r.findings);
+}
+
+#[test]
+fn bursts_of_small_kernels_are_host_bound_not_input_starved() {
+    // A decoding service: 0.8 s of batch-1 decoding every 2 s.
+    let r = dcgm_doctor::judge(&window(1, 20, |g, i| {
+        let on = i % 20 < 8;
+        let s = small_kernels(40.0, 0.12)(g, i);
+        if on {
+            s
+        } else {
+            s.with(Field::GpuUtil, 0.0)
+                .with(Field::GrActive, 0.0)
+                .with(Field::SmActive, 0.0)
+        }
+    }));
+    let f = r
+        .of_kind(Kind::LaunchBound)
+        .next()
+        .unwrap_or_else(|| panic!("{:?}", kinds(&r)));
+    assert!(f.evidence("sm_fill").unwrap() < 0.2, "{f:?}");
+    assert!(f.evidence("duty_cycle").is_some(), "{f:?}");
+    assert!(!kinds(&r).contains(&Kind::InputStarved), "{:?}", kinds(&r));
+}
+
+#[test]
+fn rare_full_speed_bursts_are_mostly_idle_not_input_starved() {
+    // 0.2 s of full-speed matmuls every 2 s: a service answering the odd request.
+    let r = dcgm_doctor::judge(&window(1, 20, |g, i| {
+        let on = i % 20 < 2;
+        busy(g, i)
+            .with(Field::GpuUtil, if on { 99.0 } else { 0.0 })
+            .with(Field::GrActive, if on { 0.99 } else { 0.0 })
+            .with(Field::SmActive, if on { 0.9 } else { 0.0 })
+            .with(Field::TensorActive, if on { 0.8 } else { 0.0 })
+    }));
+    assert_eq!(kinds(&r), [Kind::MostlyIdle], "{:?}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!(f.severity, Severity::Info);
+    assert!((f.evidence("period").unwrap() - 2.0).abs() < 0.15);
+    assert!(f.evidence("duty_cycle").unwrap() < 0.15);
+    assert!(!f.advice.contains("data-loader"), "{}", f.advice);
+}
+
+#[test]
+fn a_little_full_size_work_spread_thin_is_mostly_idle() {
+    let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+        with_process(small_kernels(8.0, 0.9)(g, i), 900)
+    }));
+    assert_eq!(kinds(&r), [Kind::MostlyIdle], "{:?}", r.findings);
+    assert_eq!(r.worst(), Some(Severity::Info));
+}
+
+#[test]
+fn a_gpu_with_nothing_running_gives_no_finding() {
+    let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+        busy(g, i)
+            .with(Field::GpuUtil, 0.0)
+            .with(Field::GrActive, 0.0)
+            .with(Field::SmActive, 0.0)
+            .with(Field::TensorActive, 0.0)
+            .with(Field::DramActive, 0.0)
+            .with(Field::FbUsed, 500.0)
+    }));
+    assert!(r.findings.is_empty(), "{:?}", kinds(&r));
+}
+
+#[test]
+fn busy_sms_with_idle_math_pipes_are_not_compute_bound() {
+    // Streaming kernels: every SM busy, waiting on DRAM.
+    let stream = |g, i| {
+        busy(g, i)
+            .with(Field::SmActive, 0.99)
+            .with(Field::TensorActive, 0.0)
+            .with(Field::Fp32Active, 0.01)
+            .with(Field::DramActive, 0.9)
+    };
+    let r = dcgm_doctor::judge(&window(1, 10, stream));
+    assert_eq!(kinds(&r), [Kind::MemoryBandwidthBound], "{:?}", r.findings);
+    // DRAM not saturated either: busy SMs doing neither are nothing to report.
+    let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+        stream(g, i).with(Field::DramActive, 0.4)
+    }));
+    assert!(r.findings.is_empty(), "{:?}", kinds(&r));
+    // Without any math pipe in the samples, compute-bound is not judged, never guessed.
+    let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+        Sample::new(i * 100, g)
+            .with(Field::GpuUtil, 99.0)
+            .with(Field::SmActive, 0.95)
+    }));
+    assert!(r.findings.is_empty(), "{:?}", kinds(&r));
+    assert!(r.not_judged.iter().any(|n| n.kind == Kind::ComputeBound));
+}
+
+#[test]
+fn compute_bound_and_memory_bandwidth_bound_never_meet() {
+    // Across the boundary: the busiest pipe either side of 0.3, DRAM saturated.
+    for pipe in [0.1, 0.29, 0.3, 0.31, 0.6, 0.9] {
+        let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+            busy(g, i)
+                .with(Field::SmActive, 0.95)
+                .with(Field::TensorActive, pipe)
+                .with(Field::DramActive, 0.85)
+        }));
+        let k = kinds(&r);
+        assert!(
+            !(k.contains(&Kind::ComputeBound) && k.contains(&Kind::MemoryBandwidthBound)),
+            "{pipe}: {k:?}"
+        );
+        assert!(
+            k.contains(&Kind::ComputeBound) || k.contains(&Kind::MemoryBandwidthBound),
+            "{pipe}: {k:?}"
+        );
+    }
+}
+
+#[test]
+fn fp32_math_with_idle_tensor_cores_is_told_to_use_tf32_or_bf16() {
+    let fp = |field: Field| {
+        move |g, i| {
+            busy(g, i)
+                .with(Field::SmActive, 0.97)
+                .with(Field::TensorActive, 0.0)
+                .with(field, 0.77)
+                .with(Field::DramActive, 0.05)
+        }
+    };
+    let r = dcgm_doctor::judge(&window(1, 10, fp(Field::Fp32Active)));
+    assert_eq!(kinds(&r), [Kind::TensorCoresUnused], "{:?}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        (f.evidence("fp32_active_mean").unwrap() - 0.77).abs() < 1e-9,
+        "{f:?}"
+    );
+    assert_eq!(f.evidence("tensor_active_mean"), Some(0.0));
+    for part in ["TF32", "bf16", "autocast"] {
+        assert!(f.advice.contains(part), "{part}: {}", f.advice);
+    }
+    // FP64: the advice is about double precision.
+    let r = dcgm_doctor::judge(&window(1, 10, fp(Field::Fp64Active)));
+    let f = r
+        .of_kind(Kind::TensorCoresUnused)
+        .next()
+        .unwrap_or_else(|| panic!("{:?}", kinds(&r)));
+    assert!(f.explanation.contains("FP64"), "{}", f.explanation);
+    assert!(f.advice.contains("double precision"), "{}", f.advice);
+    // Tensor cores busy beside the FP32 pipes: compute-bound, nothing to fix.
+    let r = dcgm_doctor::judge(&window(1, 10, |g, i| {
+        fp(Field::Fp32Active)(g, i).with(Field::TensorActive, 0.5)
+    }));
+    assert_eq!(kinds(&r), [Kind::ComputeBound], "{:?}", r.findings);
+}
+
+#[test]
+fn a_change_of_the_busiest_unit_at_full_utilisation_splits_the_window() {
+    // 10 s each of bf16 matmuls, a streaming optimizer step and FP32 matmuls, all at 99 %.
+    let r = dcgm_doctor::judge(&window(1, 30, |g, i| {
+        let s = busy(g, i).with(Field::SmActive, 0.95);
+        match i / 100 {
+            0 => s.with(Field::TensorActive, 0.9),
+            1 => s
+                .with(Field::TensorActive, 0.0)
+                .with(Field::Fp32Active, 0.03)
+                .with(Field::DramActive, 0.75),
+            _ => s
+                .with(Field::TensorActive, 0.0)
+                .with(Field::Fp32Active, 0.77),
+        }
+    }));
+    let span = |k: Kind| {
+        r.of_kind(k)
+            .map(|f| (f.start_ms, f.end_ms))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(span(Kind::ComputeBound), [(0, 9900)], "{:?}", kinds(&r));
+    assert_eq!(span(Kind::MemoryBandwidthBound), [(10_000, 19_900)]);
+    assert_eq!(span(Kind::TensorCoresUnused), [(20_000, 29_900)]);
+}
+
 #[test]
 fn the_report_lists_each_process_with_its_memory_and_sm_share() {
     let r = dcgm_doctor::judge(&window(1, 10, |g, i| {

@@ -1,11 +1,16 @@
-//! Input-starved or host-bound: the GPU waits for its next batch.
+//! Input-starved: the GPU waits for its next batch. Full-speed bursts with regular idle gaps
+//! between them, or kernels that fill the SMs but run too little of the time. A GPU of small
+//! kernels is host-bound instead (`launch_bound`), and one busy less than
+//! [`MOSTLY_IDLE_DUTY`] of its time is mostly idle (`mostly_idle`): neither is told to add
+//! data-loader workers.
 
 use crate::field::Field;
 use crate::finding::{Evidence, Finding, Kind, Severity};
-use crate::segment::{IDLE_UTIL_PCT, Regime, SM_IDLE_RATIO};
+use crate::segment::Regime;
 use crate::stats;
 
 use super::Stretch;
+use super::mostly_idle::MOSTLY_IDLE_DUTY;
 
 /// A GPU running its SMs steadily below this utilisation (%) spends more than half its time
 /// waiting for work: the host does not keep up.
@@ -33,6 +38,10 @@ const ADVICE: &str = "prepare input ahead of the GPU: more data-loader workers, 
                       and prefetching, or move the CPU-side transforms onto the GPU";
 
 pub(super) fn judge(st: &Stretch<'_>) -> Vec<Finding> {
+    // Small kernels are the host's doing, not the input's.
+    if st.small_kernels().is_some() {
+        return Vec::new();
+    }
     match st.segment.regime {
         Regime::Periodic => periodic(st),
         Regime::Compute => steady_low(st),
@@ -40,59 +49,97 @@ pub(super) fn judge(st: &Stretch<'_>) -> Vec<Finding> {
     }
 }
 
+/// The beats of a periodic regime.
+pub(super) struct Beats {
+    /// The median time from one busy beat's start to the next's, s.
+    pub period: f64,
+    /// The spread of those times (longest less shortest) over the median.
+    pub spread: f64,
+    /// The share of time kernels ran.
+    pub duty: f64,
+    /// The share of samples that were busy.
+    pub busy_share: f64,
+    /// How many busy beats.
+    pub count: usize,
+}
+
+impl Beats {
+    /// The beats of a periodic regime (`None` with fewer than two).
+    pub fn of(st: &Stretch<'_>) -> Option<Beats> {
+        let samples = st.samples;
+        let times: Vec<f64> = st
+            .segment
+            .beats
+            .iter()
+            .map(|&i| st.all[i].timestamp_ms as f64 / 1e3)
+            .collect();
+        let mut periods: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        if periods.is_empty() {
+            return None;
+        }
+        periods.sort_by(f64::total_cmp);
+        let period = periods[periods.len() / 2];
+        let spread = (periods[periods.len() - 1] - periods[0]) / period;
+        let busy_share =
+            samples.iter().filter(|s| super::busy(s)).count() as f64 / samples.len() as f64;
+        // The duty cycle is the share of time kernels ran: DCGM's utilisation measures exactly
+        // that within each sample, where a count of busy samples would call a sample busy for a
+        // kernel that ran a tenth of it.
+        let duty = st.mean(Field::GpuUtil).map_or(busy_share, |u| u / 100.0);
+        Some(Beats {
+            period,
+            spread,
+            duty,
+            busy_share,
+            count: st.segment.beats.len(),
+        })
+    }
+
+    /// The evidence every finding about beats gives.
+    pub fn evidence(&self, st: &Stretch<'_>) -> Vec<Evidence> {
+        let mut ev = vec![
+            Evidence::new("period", self.period, "s"),
+            Evidence::new("duty_cycle", self.duty, "ratio"),
+            Evidence::new("busy_sample_share", self.busy_share, "ratio"),
+            Evidence::new("beats", self.count as f64, "count"),
+            Evidence::new("period_spread", self.spread, "ratio"),
+        ];
+        if let Some(util) = st.mean(Field::GpuUtil) {
+            ev.push(Evidence::new("gpu_util_mean", util, "%"));
+        }
+        if let Some(sm) = st.mean(Field::SmActive) {
+            ev.push(Evidence::new("sm_active_mean", sm, "ratio"));
+        }
+        ev
+    }
+
+    /// `every` for regular beats, `irregularly, about every` for others.
+    pub fn regular(&self) -> &'static str {
+        if self.spread <= REGULAR_PERIOD_SPREAD {
+            "every"
+        } else {
+            "irregularly, about every"
+        }
+    }
+}
+
 /// Busy in short beats with idle gaps between them.
 fn periodic(st: &Stretch<'_>) -> Vec<Finding> {
-    let samples = st.samples;
-    let times: Vec<f64> = st
-        .segment
-        .beats
-        .iter()
-        .map(|&i| st.all[i].timestamp_ms as f64 / 1e3)
-        .collect();
-    let mut periods: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    if periods.is_empty() {
+    let Some(beats) = Beats::of(st) else {
+        return Vec::new();
+    };
+    let (period, duty) = (beats.period, beats.duty);
+    // Bursts far apart: a mostly idle GPU (`mostly_idle`), not a starved one.
+    if duty < MOSTLY_IDLE_DUTY {
         return Vec::new();
     }
-    periods.sort_by(f64::total_cmp);
-    let period = periods[periods.len() / 2];
-    let spread = (periods[periods.len() - 1] - periods[0]) / period;
-    let busy = |s: &crate::Sample| {
-        s.get(Field::GpuUtil).is_some_and(|u| u >= IDLE_UTIL_PCT)
-            || s.get(Field::SmActive).is_some_and(|x| x >= SM_IDLE_RATIO)
-    };
-    let busy_share = samples.iter().filter(|s| busy(s)).count() as f64 / samples.len() as f64;
-    let util = st.mean(Field::GpuUtil).unwrap_or(f64::NAN);
-    // The duty cycle is the share of time kernels ran: DCGM's utilisation measures exactly
-    // that within each sample, where a count of busy samples would call a sample busy for a
-    // kernel that ran a tenth of it.
-    let duty = if util.is_finite() {
-        util / 100.0
-    } else {
-        busy_share
-    };
     let severity = if duty < PROBLEM_DUTY {
         Severity::Problem
     } else {
         Severity::Warning
     };
-    let regular = if spread <= REGULAR_PERIOD_SPREAD {
-        "every"
-    } else {
-        "irregularly, about every"
-    };
-    let mut ev = vec![
-        Evidence::new("period", period, "s"),
-        Evidence::new("duty_cycle", duty, "ratio"),
-        Evidence::new("busy_sample_share", busy_share, "ratio"),
-        Evidence::new("beats", st.segment.beats.len() as f64, "count"),
-        Evidence::new("period_spread", spread, "ratio"),
-    ];
-    if util.is_finite() {
-        ev.push(Evidence::new("gpu_util_mean", util, "%"));
-    }
-    if let Some(sm) = st.mean(Field::SmActive) {
-        ev.push(Evidence::new("sm_active_mean", sm, "ratio"));
-    }
+    let regular = beats.regular();
+    let ev = beats.evidence(st);
     vec![st.finding(
         Kind::InputStarved,
         severity,
@@ -116,6 +163,10 @@ fn steady_low(st: &Stretch<'_>) -> Vec<Finding> {
     }
     if util >= LOW_UTIL_PCT {
         return bursty(st, util);
+    }
+    // A little work spread thin: a mostly idle GPU (`mostly_idle`).
+    if util < MOSTLY_IDLE_DUTY * 100.0 {
+        return Vec::new();
     }
     let mut ev = vec![Evidence::new("gpu_util_mean", util, "%")];
     if let Some(sm) = st.mean(Field::SmActive) {

@@ -1,17 +1,11 @@
-//! Memory-bandwidth-bound: DRAM busy, the math pipes waiting on it.
+//! Memory-bandwidth-bound: DRAM busy, the math pipes waiting on it (every pipe below
+//! [`PIPE_BUSY_RATIO`], which `compute_bound` needs one above: the two never meet).
 
 use crate::field::Field;
 use crate::finding::{Evidence, Finding, Kind, Severity};
-use crate::segment::{Regime, SM_IDLE_RATIO};
+use crate::segment::{DRAM_BOUND_RATIO, PIPE_BUSY_RATIO, Regime, SM_IDLE_RATIO};
 
 use super::Stretch;
-
-/// DRAM active above this share of cycles: the memory interface, not the math, is what the
-/// kernels wait on (streaming kernels sit at 0.7 to 0.9; dense math at 0.1 to 0.3).
-pub const DRAM_BOUND_RATIO: f64 = 0.6;
-
-/// The busiest math pipe below this share of cycles is left waiting for data.
-pub const PIPE_LOW_RATIO: f64 = 0.3;
 
 pub(super) fn judge(st: &Stretch<'_>) -> Vec<Finding> {
     if st.segment.regime == Regime::Periodic {
@@ -20,27 +14,20 @@ pub(super) fn judge(st: &Stretch<'_>) -> Vec<Finding> {
     let Some(dram) = st.mean(Field::DramActive) else {
         return Vec::new();
     };
-    let pipes = [
-        Field::TensorActive,
-        Field::Fp64Active,
-        Field::Fp32Active,
-        Field::Fp16Active,
-    ];
-    let Some((pipe, busiest)) = pipes
-        .iter()
-        .filter_map(|&f| st.mean(f).map(|v| (f, v)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-    else {
+    let Some((pipe, busiest)) = st.busiest_pipe() else {
         return Vec::new();
     };
     let sm_busy = st.mean(Field::SmActive).is_none_or(|s| s >= SM_IDLE_RATIO);
-    if dram < DRAM_BOUND_RATIO || busiest >= PIPE_LOW_RATIO || !sm_busy {
+    if dram < DRAM_BOUND_RATIO || busiest >= PIPE_BUSY_RATIO || !sm_busy {
         return Vec::new();
     }
-    let ev = vec![
+    let mut ev = vec![
         Evidence::new("dram_active_mean", dram, "ratio"),
         Evidence::new("busiest_pipe_mean", busiest, "ratio"),
     ];
+    if let Some(sm) = st.mean(Field::SmActive) {
+        ev.push(Evidence::new("sm_active_mean", sm, "ratio"));
+    }
     vec![st.finding(
         Kind::MemoryBandwidthBound,
         Severity::Warning,

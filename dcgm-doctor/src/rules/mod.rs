@@ -6,16 +6,18 @@ mod input_starved;
 mod launch_bound;
 mod memory_bound;
 mod memory_idle;
+mod mostly_idle;
 mod pcie_bound;
 mod shared_gpu;
 mod straggler;
+mod tensor_cores;
 mod throttle;
 
 use crate::field::Field;
 use crate::finding::{Evidence, Finding, Kind, NotJudged, Severity};
 use crate::limits::Limits;
 use crate::sample::Sample;
-use crate::segment::{self, Segment};
+use crate::segment::{self, IDLE_UTIL_PCT, Regime, SM_IDLE_RATIO, SMALL_KERNEL_FILL, Segment};
 use crate::stats;
 use crate::window::Window;
 
@@ -35,6 +37,49 @@ pub(crate) struct Stretch<'a> {
 impl Stretch<'_> {
     pub fn mean(&self, f: Field) -> Option<f64> {
         stats::mean(self.samples, f)
+    }
+
+    /// The samples the GPU was busy in: all of them, or a periodic regime's busy beats.
+    pub fn busy_samples(&self) -> impl Iterator<Item = &Sample> + Clone {
+        let periodic = self.segment.regime == Regime::Periodic;
+        self.samples.iter().filter(move |s| !periodic || busy(s))
+    }
+
+    /// How well the kernels fill the SMs while they run ([`segment::sm_fill`]), over the busy
+    /// samples.
+    pub fn sm_fill(&self) -> Option<f64> {
+        let m = |f| stats::mean_over(self.busy_samples(), f);
+        segment::sm_fill(m(Field::SmActive), m(Field::GrActive), m(Field::GpuUtil))
+    }
+
+    /// The fill, where the kernels are small (below [`SMALL_KERNEL_FILL`]): the host-bound
+    /// rule's case, which the rules for a GPU that waits on input or sleeps leave to it.
+    pub fn small_kernels(&self) -> Option<f64> {
+        self.sm_fill().filter(|f| *f < SMALL_KERNEL_FILL)
+    }
+
+    /// How many processes were on the GPU during the stretch (distinct pids), `None` where the
+    /// process lists were not read.
+    pub fn processes(&self) -> Option<usize> {
+        let mut pids: Vec<u32> = Vec::new();
+        let mut read = false;
+        for s in self.samples {
+            if let Some(ps) = &s.processes {
+                read = true;
+                pids.extend(ps.iter().map(|p| p.pid));
+            }
+        }
+        pids.sort_unstable();
+        pids.dedup();
+        read.then_some(pids.len())
+    }
+
+    /// The busiest math pipe (tensor, FP64, FP32, FP16) and its mean, where any is known.
+    pub fn busiest_pipe(&self) -> Option<(Field, f64)> {
+        PIPES
+            .iter()
+            .filter_map(|&f| self.mean(f).map(|v| (f, v)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
     }
 
     pub fn finding(
@@ -64,15 +109,31 @@ impl Stretch<'_> {
     }
 }
 
+/// The math pipes, tensor first.
+pub(crate) const PIPES: [Field; 4] = [
+    Field::TensorActive,
+    Field::Fp64Active,
+    Field::Fp32Active,
+    Field::Fp16Active,
+];
+
+/// A sample in which kernels ran: utilisation or SM activity above idle.
+pub(crate) fn busy(s: &Sample) -> bool {
+    s.get(Field::GpuUtil).is_some_and(|u| u >= IDLE_UTIL_PCT)
+        || s.get(Field::SmActive).is_some_and(|x| x >= SM_IDLE_RATIO)
+}
+
 type StretchRule = fn(&Stretch<'_>) -> Vec<Finding>;
 
 /// The rules judged on every regime of every GPU.
-const STRETCH_RULES: [StretchRule; 8] = [
+const STRETCH_RULES: [StretchRule; 10] = [
     input_starved::judge,
+    mostly_idle::judge,
     pcie_bound::judge,
     launch_bound::judge,
     memory_bound::judge,
     compute_bound::judge,
+    tensor_cores::judge,
     throttle::judge_power,
     throttle::judge_thermal,
     memory_idle::judge,
@@ -106,14 +167,12 @@ pub(crate) fn judge(window: &Window) -> Vec<Finding> {
 fn needs(kind: Kind) -> (&'static [Field], &'static [Field]) {
     use Field::*;
     match kind {
-        Kind::InputStarved => (&[GpuUtil], &[]),
+        Kind::InputStarved | Kind::MostlyIdle => (&[GpuUtil], &[]),
         Kind::PcieTransferBound => (&[SmActive], &[PcieRxBytes, PcieTxBytes]),
-        Kind::LaunchBound => (&[GpuUtil, SmActive], &[]),
-        Kind::MemoryBandwidthBound => (
-            &[DramActive],
-            &[TensorActive, Fp64Active, Fp32Active, Fp16Active],
-        ),
-        Kind::ComputeBound => (&[SmActive], &[]),
+        Kind::LaunchBound => (&[SmActive], &[GpuUtil, GrActive]),
+        Kind::MemoryBandwidthBound => (&[DramActive], &PIPES),
+        Kind::ComputeBound => (&[SmActive], &PIPES),
+        Kind::TensorCoresUnused => (&[TensorActive], &[Fp64Active, Fp32Active]),
         Kind::PowerCapped | Kind::ThermalThrottled => (&[ClockEventReasons], &[]),
         Kind::Straggler => (&[], &[SmClock, Power, GpuUtil]),
         Kind::MemoryHeldIdle => (&[FbUsed, GpuUtil], &[]),
