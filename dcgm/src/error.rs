@@ -142,7 +142,6 @@ impl ReturnCode {
     pub fn is_ok(self) -> bool {
         self == Self::Ok
     }
-
 }
 
 impl From<dcgmReturn_t> for ReturnCode {
