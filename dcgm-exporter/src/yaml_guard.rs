@@ -94,7 +94,8 @@ struct Scanner<'a> {
 /// ```
 /// use dcgm_exporter::yaml_guard::{Limits, check};
 /// let limits = Limits { depth: 8, tokens: 1000 };
-/// assert_eq!(check("kind: a/b\ndevices:\n- name: x\n", limits).unwrap().depth, 3);
+/// // A mapping, its indentless sequence (no level of its own in libyaml), the item mapping.
+/// assert_eq!(check("kind: a/b\ndevices:\n- name: x\n", limits).unwrap().depth, 2);
 /// assert!(check(&format!("x: {}", "[".repeat(100)), limits).is_err());
 /// assert!(check(&format!("x: '{}'", "[".repeat(100)), limits).is_ok());
 /// assert!(check(&"- ".repeat(100), limits).is_err());
