@@ -456,6 +456,9 @@ pub struct DraConfig {
     pub resource_slices: Option<ResourceSliceConfig>,
     /// Where the counts of each answer go.
     pub stats: Arc<DraStats>,
+    /// What one pass over the CDI directory may read of changed files (`--once` has one
+    /// pass: it reads them all).
+    pub budget: cdi::Budget,
 }
 
 /// Maps the kubelet's dynamic resources to GPUs, logging what it did once per change.
@@ -475,7 +478,11 @@ impl DraResolver {
     pub fn new(cfg: DraConfig) -> Self {
         Self {
             slices: cfg.resource_slices.clone().map(ResourceSlices::new),
-            specs: SpecCache::new(cfg.cdi_dir.clone()),
+            specs: {
+                let mut c = SpecCache::new(cfg.cdi_dir.clone());
+                c.budget = cfg.budget;
+                c
+            },
             cfg,
             logged: BTreeSet::new(),
         }

@@ -483,6 +483,15 @@ fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>)
                         }
                     }),
                     stats: Arc::default(),
+                    // `--once` has one pass: it reads every changed spec.
+                    budget: if cli.once {
+                        dcgm_exporter::cdi::Budget {
+                            bytes: u64::MAX,
+                            time: Duration::MAX,
+                        }
+                    } else {
+                        dcgm_exporter::cdi::Budget::default()
+                    },
                 }),
         };
         let cache = Arc::new(PodCache::default());
