@@ -882,4 +882,44 @@ mod tests {
         assert!(cache.pass().is_err());
         assert!(cache.registry().is_empty());
     }
+
+    /// A claim's spec as the NVIDIA DRA driver writes it (Go's YAML: hooks, 200 library
+    /// mounts, device nodes) is far inside the limits.
+    #[test]
+    fn a_driver_written_spec_passes_the_check_with_room() {
+        let mut text = String::from(
+            "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  deviceNodes:\n  - path: /dev/nvidia-uvm\n  \
+             env:\n  - NVIDIA_VISIBLE_DEVICES=void\n  hooks:\n  - args:\n    - nvidia-cdi-hook\n    \
+             - create-symlinks\n    - --link\n    - libcuda.so.1::/usr/lib/x86_64-linux-gnu/libcuda.so\n    \
+             env:\n    - NVIDIA_CTK_DEBUG=false\n    hookName: createContainer\n    path: \
+             /usr/bin/nvidia-cdi-hook\n  mounts:\n",
+        );
+        for i in 0..200 {
+            text.push_str(&format!(
+                "  - containerPath: /usr/lib/x86_64-linux-gnu/libnv{i}.so.570.86.15\n    hostPath: \
+                 /usr/lib/x86_64-linux-gnu/libnv{i}.so.570.86.15\n    options:\n    - ro\n    - \
+                 nosuid\n    - nodev\n    - bind\n"
+            ));
+        }
+        text.push_str(
+            "devices:\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n    - path: \
+             /dev/dri/card1\n  name: \"aaaa-gpu-0\"\nkind: k8s.gpu.nvidia.com/claim\n",
+        );
+        let shape = yaml_guard::check(
+            &text,
+            yaml_guard::Limits {
+                depth: MAX_DEPTH,
+                tokens: MAX_TOKENS,
+            },
+        )
+        .unwrap();
+        assert!(shape.depth <= 6, "{shape:?}");
+        assert!(shape.tokens < MAX_TOKENS / 20, "{shape:?}");
+        let spec = parse(Path::new("claim.yaml"), &text).unwrap();
+        assert_eq!(
+            spec.devices[0].container_edits.device_nodes[0].host(),
+            "/dev/nvidia0"
+        );
+        println!("a driver's claim spec of {} bytes: {shape:?}", text.len());
+    }
 }
