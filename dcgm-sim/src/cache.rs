@@ -28,7 +28,7 @@ pub fn unkey(k: u64) -> (u32, u32, u16) {
 pub struct Sample {
     pub ts: i64,
     /// The time of the update this sample belongs to: `ts` less the microseconds it moved to
-    /// stay unique (see [`Watch::push`]).
+    /// stay unique (see `Watch::push`).
     pub update: i64,
     pub value: SimValue,
 }

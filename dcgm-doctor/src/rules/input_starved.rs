@@ -10,6 +10,7 @@ use crate::segment::Regime;
 use crate::stats;
 
 use super::Stretch;
+use super::beats::Beats;
 use super::mostly_idle::MOSTLY_IDLE_DUTY;
 
 /// A GPU running its SMs steadily below this utilisation (%) spends more than half its time
@@ -30,10 +31,6 @@ pub const BURSTY_SWING_PCT: f64 = 10.0;
 /// the time: a problem, not only a warning.
 pub const PROBLEM_DUTY: f64 = 0.5;
 
-/// Beats whose periods vary by more than this share of their median are called irregular
-/// (the period is still reported).
-pub const REGULAR_PERIOD_SPREAD: f64 = 0.35;
-
 const ADVICE: &str = "prepare input ahead of the GPU: more data-loader workers, pinned memory \
                       and prefetching, or move the CPU-side transforms onto the GPU";
 
@@ -46,80 +43,6 @@ pub(super) fn judge(st: &Stretch<'_>) -> Vec<Finding> {
         Regime::Periodic => periodic(st),
         Regime::Compute => steady_low(st),
         _ => Vec::new(),
-    }
-}
-
-/// The beats of a periodic regime.
-pub(super) struct Beats {
-    /// The median time from one busy beat's start to the next's, s.
-    pub period: f64,
-    /// The spread of those times (longest less shortest) over the median.
-    pub spread: f64,
-    /// The share of time kernels ran.
-    pub duty: f64,
-    /// The share of samples that were busy.
-    pub busy_share: f64,
-    /// How many busy beats.
-    pub count: usize,
-}
-
-impl Beats {
-    /// The beats of a periodic regime (`None` with fewer than two).
-    pub fn of(st: &Stretch<'_>) -> Option<Beats> {
-        let samples = st.samples;
-        let times: Vec<f64> = st
-            .segment
-            .beats
-            .iter()
-            .map(|&i| st.all[i].timestamp_ms as f64 / 1e3)
-            .collect();
-        let mut periods: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-        if periods.is_empty() {
-            return None;
-        }
-        periods.sort_by(f64::total_cmp);
-        let period = periods[periods.len() / 2];
-        let spread = (periods[periods.len() - 1] - periods[0]) / period;
-        let busy_share =
-            samples.iter().filter(|s| super::busy(s)).count() as f64 / samples.len() as f64;
-        // The duty cycle is the share of time kernels ran: DCGM's utilisation measures exactly
-        // that within each sample, where a count of busy samples would call a sample busy for a
-        // kernel that ran a tenth of it.
-        let duty = st.mean(Field::GpuUtil).map_or(busy_share, |u| u / 100.0);
-        Some(Beats {
-            period,
-            spread,
-            duty,
-            busy_share,
-            count: st.segment.beats.len(),
-        })
-    }
-
-    /// The evidence every finding about beats gives.
-    pub fn evidence(&self, st: &Stretch<'_>) -> Vec<Evidence> {
-        let mut ev = vec![
-            Evidence::new("period", self.period, "s"),
-            Evidence::new("duty_cycle", self.duty, "ratio"),
-            Evidence::new("busy_sample_share", self.busy_share, "ratio"),
-            Evidence::new("beats", self.count as f64, "count"),
-            Evidence::new("period_spread", self.spread, "ratio"),
-        ];
-        if let Some(util) = st.mean(Field::GpuUtil) {
-            ev.push(Evidence::new("gpu_util_mean", util, "%"));
-        }
-        if let Some(sm) = st.mean(Field::SmActive) {
-            ev.push(Evidence::new("sm_active_mean", sm, "ratio"));
-        }
-        ev
-    }
-
-    /// `every` for regular beats, `irregularly, about every` for others.
-    pub fn regular(&self) -> &'static str {
-        if self.spread <= REGULAR_PERIOD_SPREAD {
-            "every"
-        } else {
-            "irregularly, about every"
-        }
     }
 }
 

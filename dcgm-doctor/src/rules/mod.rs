@@ -1,5 +1,6 @@
 //! The rules: each finding kind's, in a file of its own, and what they need.
 
+mod beats;
 mod compute_bound;
 mod hardware_errors;
 mod input_starved;

@@ -10,7 +10,7 @@ use crate::segment::{MIN_REGIME_S, Regime};
 use crate::stats;
 
 use super::Stretch;
-use super::input_starved::Beats;
+use super::beats::Beats;
 
 /// Busy less than this share of the time, the GPU mostly sleeps: a burst of 0.15 s every 2 s
 /// (a service answering the odd request, the H200 field trace's `sleepy_service`) is 0.09; a
