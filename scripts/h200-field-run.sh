@@ -7,7 +7,7 @@
 #   doctor-shared.json          doctor live on three processes sharing the GPU
 #   doctor-small-batch.json     doctor live on a small-batch training loop
 #   field-workloads.jsonl       dcgm-dmon --json of every workload of the sequence, 100 ms
-#   field-workloads-phases.txt  PHASE lines of that recording
+#   field-workloads-phases.txt  PHASE lines of that recording (SEQUENCE=0: the live parts only)
 # Needs: BIN (dcgm-dmon, dcgm-query, dcgm-stat, dcgm-doctor, release builds) and REAL (a staged
 # real DCGM: lib/, bin/nv-hostengine), as copied by the caller; python3 with torch; nvidia-smi.
 set -u
@@ -47,6 +47,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 for f in r.get("findings", []):
     print(f.get("severity"), f.get("kind"), f.get("gpus"), "|", f.get("explanation", "")[:160])
+for p in r.get("processes", []) or []:
+    print("process", json.dumps(p)[:200])
 PY
 wait $wl
 
@@ -60,9 +62,16 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 for f in r.get("findings", []):
     print(f.get("severity"), f.get("kind"), f.get("gpus"), "|", f.get("explanation", "")[:160])
+for p in r.get("processes", []) or []:
+    print("process", json.dumps(p)[:200])
 PY
 wait $wl
 
+if [ "${SEQUENCE:-1}" = 0 ]; then
+    kill $he
+    wait 2>/dev/null
+    exit 0
+fi
 log "== the workload sequence, $SECS s each, recorded by dcgm-dmon --json every 100 ms"
 fields=gpu_utilization,1001,1002,1003,1004,1005,1006,1007,1008,1009,1010,power_usage,sm_clock,memory_clock,gpu_temp,fb_used,112,mem_copy_utilization,190,240,241
 "$BIN/dcgm-dmon" "${H[@]}" -e $fields -d 100 --json >"$OUT/field-workloads.jsonl" 2>>"$R" &
