@@ -29,6 +29,10 @@ pub const PRESETS: &[&str] = &["default", "faults", "workloads"];
 /// `unsupported=ID;ID`, `blank=ID;ID`).
 pub const FAULTS_ENV: &str = "DCGM_SIM_FAULTS";
 
+/// libdcgm 4.6.0's wait for the answer to one request to a host engine
+/// (`ExchangeModuleCommandAsync`'s default `timeoutMs`).
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
+
 /// The whole simulated node.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -59,6 +63,11 @@ pub struct SimConfig {
     /// Addresses where a simulated nv-hostengine answers (`localhost`, `host:port`,
     /// `unix:///path`). Empty: only embedded mode works.
     pub hostengines: Vec<String>,
+    /// How long libdcgm waits for a host engine's answer to one request, in milliseconds
+    /// (DCGM 4.6.0: 60000, whatever `timeoutMs` says). A connect to something that accepts
+    /// and never answers costs two of them, as on the real library: the version request, then
+    /// the login. Lower it in tests that connect to such a listener.
+    pub request_timeout_ms: u64,
     /// Faults to inject.
     pub faults: FaultConfig,
     /// The DCGM release to speak (`"4.5.3"`; 3.3.9 and 4.0.0 to 4.6.x): its version string,
@@ -409,6 +418,7 @@ impl Default for SimConfig {
                 "127.0.0.1".into(),
                 "unix:///tmp/nv-hostengine".into(),
             ],
+            request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
             faults: FaultConfig::default(),
             dcgm_version: None,
         }

@@ -10,7 +10,7 @@ use dcgm_sys::*;
 
 use crate::cache::Cache;
 use crate::config::SimConfig;
-use crate::listener_probe::{Endpoint, Link, parse_endpoint};
+use crate::listener_probe::{Answer, Endpoint, Link, parse_endpoint};
 use crate::machine::Machine;
 use crate::model::Dynamics;
 
@@ -184,9 +184,12 @@ pub struct Connection {
     pub broken: bool,
     /// The real host engine (listener) this connection reached, watched for its going away.
     pub link: Option<std::sync::Arc<crate::listener_probe::Link>>,
-    /// A configured local address reached while nothing listened there: probed again now
-    /// and then, and bound to a host engine that starts listening there later.
+    /// A configured local address reached while no host engine answered there: probed again
+    /// now and then, and bound to a host engine that starts listening there later.
     pub late_bind: Option<crate::listener_probe::Endpoint>,
+    /// A listener at that address that accepted and has not answered DCGM's handshake yet:
+    /// looked at (without waiting) on each call, and bound to once it answers.
+    pub pending: Option<std::sync::Arc<crate::listener_probe::Link>>,
     /// When `late_bind` was last probed.
     pub last_probe: Option<std::time::Instant>,
     /// `persistAfterDisconnect`: the connection's groups and field groups outlive it.
@@ -289,26 +292,43 @@ pub struct ConnectOptions {
 const DEFAULT_CONNECT_TIMEOUT_MS: u32 = 5000;
 /// libdcgm 4.6.0 waits this long between two connect attempts.
 const CONNECT_RETRY: Duration = Duration::from_millis(50);
-/// A connection to a configured address that nothing listened at probes it again at most this
-/// often (a host engine may start listening there after the client connected).
+/// A connection to a configured address that no host engine answered at probes it again at
+/// most this often (a host engine may start listening there after the client connected).
 const LATE_BIND_EVERY: Duration = Duration::from_millis(10);
-/// How long one such probe (of a local address) may take.
+/// How long one such probe (of a local address) may take, the connect and the wait for the
+/// handshake's answer each (a local nv-hostengine answers within a millisecond).
 const LATE_BIND_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// What a probe of a local address found.
+enum Found {
+    /// A host engine: it accepted and answered DCGM's handshake.
+    Engine(Link),
+    /// Something accepted and has not answered (yet).
+    Silent(Link),
+    /// Something accepted, then closed, or answered what is not DCGM.
+    NotDcgm,
+    /// Nothing accepted.
+    Nothing,
+}
 
 /// Connects to the host engine named by a connection string (`tcp://…`, `unix://…`,
 /// `vsock://…`, or a bare `host[:port]`).
 ///
 /// The rule (documented in the crate README): a host engine exists at an address when a real
-/// listener accepts a connection there (checked for loopback TCP addresses and unix sockets,
-/// retried every 50 ms until the timeout, as libdcgm does) or when the address is one of the
-/// configured `hostengines`, which answer at once with nothing listening. A connection that
-/// reached a real listener keeps it open and answers `DCGM_ST_CONNECTION_NOT_VALID` once it
-/// is gone. The lock is not held while waiting.
+/// one answers there (checked for loopback TCP addresses and unix sockets: the connect is
+/// retried every 50 ms until the timeout, as libdcgm does, and what accepts must answer DCGM's
+/// handshake), or when the address is one of the configured `hostengines`, which answer at
+/// once where no host engine does. A connection that reached a real host engine keeps its
+/// connection open and answers `DCGM_ST_CONNECTION_NOT_VALID` once it is gone. Something else
+/// that accepts at an address that is not configured gets what the real library gives it:
+/// `DCGM_ST_OK` and a handle on which every call answers `DCGM_ST_CONNECTION_NOT_VALID`, at
+/// once where it closed or answered other bytes, after two request timeouts where it stayed
+/// silent. The lock is not held while waiting.
 pub fn connect(
     connection_string: &str,
     opts: ConnectOptions,
 ) -> Result<dcgmHandle_t, dcgmReturn_t> {
-    let (ep, configured) = {
+    let (ep, configured, request_timeout) = {
         let s = lock();
         if !s.initialized {
             return Err(DCGM_ST_UNINITIALIZED);
@@ -329,16 +349,28 @@ pub fn connect(
             .hostengines
             .iter()
             .any(|h| parse_endpoint(h).is_some_and(|e| e.key() == key));
-        (ep, configured)
+        (
+            ep,
+            configured,
+            Duration::from_millis(cfg.request_timeout_ms),
+        )
     };
-    let link = if ep.is_local() {
-        probe(&ep, opts.timeout_ms, configured)
+    let found = if ep.is_local() {
+        probe(&ep, opts.timeout_ms, configured, request_timeout)
     } else {
-        None
+        Found::Nothing
     };
-    if link.is_none() && !configured {
-        return Err(DCGM_ST_CONNECTION_NOT_VALID);
-    }
+    let (link, pending) = match found {
+        Found::Engine(l) => (Some(l), None),
+        // The configured address's simulated engine answers; a silent listener there is
+        // looked at again on each call, in case it is a host engine that is slow to answer.
+        Found::Silent(l) if configured => (None, Some(l)),
+        Found::NotDcgm | Found::Nothing if configured => (None, None),
+        Found::Nothing => return Err(DCGM_ST_CONNECTION_NOT_VALID),
+        // As libdcgm 4.6.0: its version request timed out (ignored), then the login did, or
+        // the peer closed; it disconnects and returns dcgmDisconnect's DCGM_ST_OK.
+        Found::Silent(_) | Found::NotDcgm => return abandoned(&ep),
+    };
     let mut s = lock();
     if !s.initialized {
         return Err(DCGM_ST_UNINITIALIZED);
@@ -374,6 +406,7 @@ pub fn connect(
             engine: key,
             link: link.map(Arc::new),
             late_bind,
+            pending: pending.map(Arc::new),
             persist: opts.persist,
             ..Connection::default()
         },
@@ -381,12 +414,35 @@ pub fn connect(
     Ok(h)
 }
 
-/// Tries to reach a listener at a local endpoint: once for a configured address (the
-/// simulated engine answers if nothing does), else until the timeout as libdcgm does, but
-/// only while an `nv-hostengine` process runs here (one starting up, not listening yet):
-/// with none, nothing is coming and the answer is given at once rather than after the
-/// timeout (clients that look for a local host engine stay fast).
-fn probe(ep: &Endpoint, timeout_ms: u32, configured: bool) -> Option<Link> {
+/// The handle libdcgm 4.6.0 returns for a peer that accepted and is no host engine: the
+/// connection it gave up on, where every call answers `DCGM_ST_CONNECTION_NOT_VALID`.
+fn abandoned(ep: &Endpoint) -> Result<dcgmHandle_t, dcgmReturn_t> {
+    let mut s = lock();
+    if !s.initialized {
+        return Err(DCGM_ST_UNINITIALIZED);
+    }
+    let h = s.next_handle;
+    s.next_handle += 1;
+    s.connections.insert(
+        h,
+        Connection {
+            engine: ep.key(),
+            broken: true,
+            ..Connection::default()
+        },
+    );
+    Ok(h)
+}
+
+/// Tries to reach a host engine at a local endpoint. The connect is tried once for a
+/// configured address (the simulated engine answers if nothing does), else until the timeout
+/// as libdcgm does, but only while an `nv-hostengine` process runs here (one starting up, not
+/// listening yet): with none, nothing is coming and the answer is given at once rather than
+/// after the timeout (clients that look for a local host engine stay fast). What accepts is
+/// then asked DCGM's handshake: at a configured address for [`LATE_BIND_TIMEOUT`], elsewhere
+/// for as long as libdcgm waits, two request timeouts (the version request, then the login;
+/// `timeoutMs` bounds neither).
+fn probe(ep: &Endpoint, timeout_ms: u32, configured: bool, request_timeout: Duration) -> Found {
     let ms = if timeout_ms == 0 {
         DEFAULT_CONNECT_TIMEOUT_MS
     } else {
@@ -394,17 +450,27 @@ fn probe(ep: &Endpoint, timeout_ms: u32, configured: bool) -> Option<Link> {
     };
     let budget = Duration::from_millis(u64::from(ms));
     let start = Instant::now();
-    loop {
+    let link = loop {
         if let Ok(l) = Link::connect(ep, budget.saturating_sub(start.elapsed())) {
-            return Some(l);
+            break l;
         }
         if configured
             || start.elapsed() + CONNECT_RETRY > budget
             || !crate::listener_probe::hostengine_running()
         {
-            return None;
+            return Found::Nothing;
         }
         std::thread::sleep(CONNECT_RETRY);
+    };
+    let wait = if configured {
+        LATE_BIND_TIMEOUT
+    } else {
+        request_timeout.saturating_mul(2)
+    };
+    match link.handshake(wait) {
+        Answer::Dcgm => Found::Engine(link),
+        Answer::NotYet => Found::Silent(link),
+        Answer::NotDcgm => Found::NotDcgm,
     }
 }
 
@@ -515,6 +581,7 @@ impl Sim {
                 c.broken = true;
                 c.link = None;
                 c.late_bind = None;
+                c.pending = None;
             }
         }
         self.engines.remove(name);
@@ -522,8 +589,10 @@ impl Sim {
         self.last_caller.remove(name);
     }
 
-    /// Probes a configured local address again for a connection that reached it while
-    /// nothing listened there; binds the connection to a host engine found there.
+    /// Probes a configured local address again for a connection that reached it while no host
+    /// engine answered there; binds the connection to a host engine found there (one that
+    /// answers DCGM's handshake: a listener that has not answered yet is looked at again on
+    /// the next call, without waiting).
     fn late_bind(&mut self, handle: dcgmHandle_t) {
         let Some(conn) = self.connections.get_mut(&handle) else {
             return;
@@ -531,22 +600,47 @@ impl Sim {
         let Some(ep) = &conn.late_bind else {
             return;
         };
-        if conn
-            .last_probe
-            .is_some_and(|t| t.elapsed() < LATE_BIND_EVERY)
-        {
-            return;
-        }
-        conn.last_probe = Some(Instant::now());
-        if let Ok(link) = Link::connect(ep, LATE_BIND_TIMEOUT) {
-            conn.late_bind = None;
-            let id = link.listener;
-            conn.link = Some(Arc::new(link));
-            let name = conn.engine.clone();
-            let entry = self.listeners.entry(name).or_insert(None);
-            if entry.is_none() {
-                *entry = id;
+        let answered = match &conn.pending {
+            Some(p) => match p.answer(Duration::ZERO) {
+                Answer::Dcgm => conn.pending.take(),
+                Answer::NotYet => return,
+                Answer::NotDcgm => {
+                    conn.pending = None;
+                    None
+                }
+            },
+            None => None,
+        };
+        let link = match answered {
+            Some(link) => link,
+            None => {
+                if conn
+                    .last_probe
+                    .is_some_and(|t| t.elapsed() < LATE_BIND_EVERY)
+                {
+                    return;
+                }
+                conn.last_probe = Some(Instant::now());
+                let Ok(link) = Link::connect(ep, LATE_BIND_TIMEOUT) else {
+                    return;
+                };
+                match link.handshake(LATE_BIND_TIMEOUT) {
+                    Answer::Dcgm => Arc::new(link),
+                    Answer::NotYet => {
+                        conn.pending = Some(Arc::new(link));
+                        return;
+                    }
+                    Answer::NotDcgm => return,
+                }
             }
+        };
+        conn.late_bind = None;
+        let id = link.listener;
+        conn.link = Some(link);
+        let name = conn.engine.clone();
+        let entry = self.listeners.entry(name).or_insert(None);
+        if entry.is_none() {
+            *entry = id;
         }
     }
 

@@ -1,21 +1,30 @@
-//! Where a host engine is: DCGM connection strings, and the real listeners behind them.
+//! Where a host engine is: DCGM connection strings, and the real host engines behind them.
 //!
-//! The simulator decides that a host engine exists at an address the way libdcgm 4.6.0 does:
-//! something accepts a connection there. For the addresses it can check locally (TCP on a
-//! loopback address, unix sockets) it connects, keeps that connection open for as long as the
-//! client's handle lives, and reads it without blocking on each call: end of stream means the
-//! host-engine process is gone (killed or terminated), and the handle is no longer valid. The
-//! listening socket's inode (from `/proc/net`) tells one incarnation of a host engine from the
-//! next at the same address, and the process that holds it is the host engine whose environment
+//! Something that accepts a connection is not yet a host engine. The simulator decides as
+//! libdcgm 4.6.0 does, by DCGM's handshake: a host engine says nothing until the client speaks
+//! (measured with the real nv-hostengine: a connection that sends nothing hears nothing), and
+//! answers the client's first request, the host-engine version that libdcgm asks for before
+//! anything else, within a millisecond. So the simulator sends that same request and waits for
+//! an answer that starts with DCGM's message header ([`Link::handshake`]). Only a peer that
+//! answers is a host engine.
+//!
+//! For the addresses it can check locally (TCP on a loopback address, unix sockets) it
+//! connects, keeps that connection open for as long as the client's handle lives, and reads it
+//! without blocking on each call: end of stream means the host-engine process is gone (killed
+//! or terminated), and the handle is no longer valid. The listening socket's inode (from
+//! `/proc/net`) tells one incarnation of a host engine from the next at the same address, and
+//! the process that holds it is the host engine whose environment
 //! `dcgmHostengineEnvironmentVariableInfo` reports.
 
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use dcgm_sys::DCGM_HE_PORT_NUMBER;
+use dcgm_sys::{DCGM_HE_PORT_NUMBER, dcgmVersionInfo_v2, dcgmVersionInfo_version2};
 
 /// `sizeof(sockaddr_un::sun_path)` on Linux: the longest unix socket path DCGM accepts.
 const SUN_PATH_MAX: usize = 108;
@@ -145,19 +154,95 @@ impl Endpoint {
     }
 }
 
+/// DCGM's wire protocol, as much of it as telling a host engine from any other listener takes
+/// (DCGM 4.6.0's `DcgmProtocol.h`, `dcgm_module_structs.h` and `dcgm_core_structs.h`; checked
+/// against the bytes the real libdcgm sends and the real nv-hostengine answers).
+pub mod wire {
+    use super::{dcgmVersionInfo_v2, dcgmVersionInfo_version2};
+
+    /// `DCGM_PROTO_MAGIC`: the first word of every message, either way.
+    pub const MAGIC: u32 = 0xadbc_bcad;
+    /// `sizeof(dcgm_message_header_t)`: magic, request id, body length, type, status (packed
+    /// 32-bit words, little-endian on the machines DCGM runs on).
+    pub const HEADER_LEN: usize = 20;
+    /// `DCGM_MSG_MODULE_COMMAND`.
+    pub const MSG_MODULE_COMMAND: u32 = 0x0300;
+    /// `DCGM_CORE_SR_HOSTENGINE_VERSION`: the core module's version request.
+    const CORE_SR_HOSTENGINE_VERSION: u32 = 10;
+    /// `DcgmModuleIdCore`.
+    const MODULE_CORE: u32 = 0;
+    /// `sizeof(dcgm_module_command_header_t)`.
+    const MODULE_HEADER_LEN: usize = 24;
+    /// The request id the simulator's handshake uses (libdcgm's first request has id 1 too).
+    pub const REQUEST_ID: u32 = 1;
+
+    /// The host-engine version request libdcgm 4.6.0 sends first on a new connection
+    /// (`dcgm_core_msg_hostengine_version_v1`: a module command header, then a versioned
+    /// `dcgmVersionInfo_v2` for the answer), with its message header: 560 bytes.
+    pub fn version_request() -> Vec<u8> {
+        let body_len = MODULE_HEADER_LEN + std::mem::size_of::<dcgmVersionInfo_v2>();
+        let body = body_len as u32;
+        let mut m = Vec::with_capacity(HEADER_LEN + body_len);
+        for w in [MAGIC, REQUEST_ID, body, MSG_MODULE_COMMAND, 0] {
+            m.extend_from_slice(&w.to_le_bytes());
+        }
+        // length, module, sub-command, connection id, request id, version of the message.
+        for w in [
+            body,
+            MODULE_CORE,
+            CORE_SR_HOSTENGINE_VERSION,
+            0,
+            0,
+            body | (1 << 24),
+        ] {
+            m.extend_from_slice(&w.to_le_bytes());
+        }
+        m.extend_from_slice(&dcgmVersionInfo_version2.to_le_bytes());
+        m.resize(HEADER_LEN + body_len, 0);
+        m
+    }
+
+    /// Whether `header` (a whole message header's bytes) is DCGM's answer to the handshake: its
+    /// magic and the request's id.
+    pub fn is_answer(header: &[u8]) -> bool {
+        let word = |i: usize| {
+            header
+                .get(4 * i..4 * i + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        header.len() >= HEADER_LEN && word(0) == Some(MAGIC) && word(1) == Some(REQUEST_ID)
+    }
+}
+
+/// What a peer made of the handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// It answered with DCGM's message header: a host engine.
+    Dcgm,
+    /// Nothing yet (it may still answer).
+    NotYet,
+    /// It closed the connection, reset it, or sent something that is not DCGM's answer (the
+    /// real library drops a connection whose first bytes are not DCGM's header).
+    NotDcgm,
+}
+
 #[derive(Debug)]
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
 
-/// An open connection to a real listener: the host engine a simulated handle stands for.
+/// An open connection to a real listener: the host engine a simulated handle stands for, once
+/// it has answered the handshake.
 #[derive(Debug)]
 pub struct Link {
     stream: Stream,
     /// Inode of the listening socket (one incarnation of the host engine), where `/proc/net`
     /// shows it.
     pub listener: Option<u64>,
+    /// The answer's header as far as it has come (read no further: the rest of the answer is
+    /// dropped by [`Link::alive`]).
+    heard: Mutex<Vec<u8>>,
 }
 
 impl Link {
@@ -171,6 +256,7 @@ impl Link {
                 Ok(Link {
                     listener: unix_listener_inode(path),
                     stream: Stream::Unix(s),
+                    heard: Mutex::default(),
                 })
             }
             Endpoint::Tcp { host, port } => {
@@ -183,6 +269,7 @@ impl Link {
                             return Ok(Link {
                                 listener: tcp_listener_inode(peer),
                                 stream: Stream::Tcp(s),
+                                heard: Mutex::default(),
                             });
                         }
                         Err(e) => last = e,
@@ -195,6 +282,85 @@ impl Link {
                 "vsock endpoints are not probed",
             )),
         }
+    }
+
+    /// DCGM's handshake: sends the version request libdcgm sends first ([`wire::version_request`])
+    /// and waits at most `wait` for the answer's header ([`Link::answer`]).
+    pub fn handshake(&self, wait: Duration) -> Answer {
+        match self.send(&wire::version_request()) {
+            Ok(()) => self.answer(wait),
+            Err(_) => Answer::NotDcgm,
+        }
+    }
+
+    /// Whether the peer has answered the handshake, waiting at most `wait` for the rest of the
+    /// answer's header (`Duration::ZERO`: only what has already come).
+    pub fn answer(&self, wait: Duration) -> Answer {
+        let deadline = Instant::now() + wait;
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buf = [0u8; wire::HEADER_LEN];
+        while heard.len() < wire::HEADER_LEN {
+            let want = wire::HEADER_LEN - heard.len();
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.read_within(&mut buf[..want], left) {
+                Ok(0) => return Answer::NotDcgm,
+                Ok(n) => heard.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    return Answer::NotYet;
+                }
+                Err(_) => return Answer::NotDcgm,
+            }
+        }
+        if wire::is_answer(&heard) {
+            Answer::Dcgm
+        } else {
+            Answer::NotDcgm
+        }
+    }
+
+    /// One read, within `left` (zero: without blocking). The stream is left non-blocking.
+    fn read_within(&self, buf: &mut [u8], left: Duration) -> std::io::Result<usize> {
+        let blocking = !left.is_zero();
+        match &self.stream {
+            Stream::Tcp(s) => {
+                if blocking {
+                    s.set_nonblocking(false)?;
+                    s.set_read_timeout(Some(left))?;
+                }
+                let r = (&*s).read(buf);
+                s.set_nonblocking(true)?;
+                r
+            }
+            Stream::Unix(s) => {
+                if blocking {
+                    s.set_nonblocking(false)?;
+                    s.set_read_timeout(Some(left))?;
+                }
+                let r = (&*s).read(buf);
+                s.set_nonblocking(true)?;
+                r
+            }
+        }
+    }
+
+    /// Writes `bytes` whole (within a second), without raising `SIGPIPE` where the peer has
+    /// closed: the simulator runs in its client's process, which may not ignore that signal.
+    /// std's `TcpStream` sends with `MSG_NOSIGNAL`; a unix stream's own `write` does not, so
+    /// it is written through a `TcpStream` over a duplicate of its descriptor (`send(2)` takes
+    /// any stream socket; the duplicate is closed after).
+    fn send(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let fd: OwnedFd = match &self.stream {
+            Stream::Tcp(s) => s.try_clone()?.into(),
+            Stream::Unix(s) => s.try_clone()?.into(),
+        };
+        let mut s = TcpStream::from(fd);
+        // The descriptors share their file status: blocking while writing, as before after.
+        s.set_nonblocking(false)?;
+        s.set_write_timeout(Some(Duration::from_secs(1)))?;
+        let r = s.write_all(bytes);
+        s.set_nonblocking(true)?;
+        r
     }
 
     /// Whether the host engine still holds its end: reads (and drops) whatever it sent without
@@ -339,6 +505,16 @@ mod tests {
         }
         let long = format!("unix:///{}", "a".repeat(SUN_PATH_MAX));
         assert_eq!(parse_endpoint(&long), None);
+    }
+
+    #[test]
+    fn the_handshake_is_libdcgms_first_request_and_its_answer_is_dcgms_header() {
+        let r = wire::version_request();
+        assert_eq!(r.len(), 560, "as libdcgm 4.6.0 sends it");
+        assert_eq!(&r[..4], &[0xad, 0xbc, 0xbc, 0xad]);
+        assert!(wire::is_answer(&r[..wire::HEADER_LEN]));
+        assert!(!wire::is_answer(b"HTTP/1.1 400 Bad Request\r\n"));
+        assert!(!wire::is_answer(&r[..8]), "a header, whole");
     }
 
     #[test]

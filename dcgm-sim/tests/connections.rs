@@ -1,8 +1,9 @@
 //! Connections as libdcgm 4.6.0 makes them: a host engine exists where something listens (a
-//! loopback TCP port, a unix socket) or at a configured address; a handle whose host-engine
-//! process went away is no longer valid; `timeoutMs` bounds the wait for one that is not
-//! there; a connection's groups go with it unless it asked to persist; the host engine's
-//! environment is the listening process's.
+//! loopback TCP port, a unix socket) and answers DCGM's handshake, or at a configured address;
+//! a handle whose host-engine process went away is no longer valid; `timeoutMs` bounds the
+//! wait for one that is not there; a connection's groups go with it unless it asked to
+//! persist; the host engine's environment is the listening process's. (A listener that is no
+//! host engine: tests/silent_listener.rs.)
 
 // Each unsafe call here carries its SAFETY comment above the assertion that makes it.
 #![allow(clippy::undocumented_unsafe_blocks)]
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Session, field_group, lib};
+use common::{Manner, Peer, Session, field_group, lib};
 use dcgm_sim::listener_probe::hostengine_running;
 use dcgm_sys::*;
 
@@ -81,16 +82,25 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-/// Another process listening on a unix socket (standing in for nv-hostengine), with
+/// Another process listening on a unix socket and answering DCGM's handshake (standing in for
+/// nv-hostengine: each request is answered with its own header, status 0, and its body), with
 /// `CUDA_VISIBLE_DEVICES` in its environment; killed when dropped.
 struct Listener(Child);
 
 impl Listener {
     fn start(path: &Path) -> Option<Listener> {
-        let script = "import socket,sys,time\n\
+        let script = "import socket,struct,sys,threading\n\
+                      def serve(c):\n\
+                      \x20   got=b''\n\
+                      \x20   while True:\n\
+                      \x20       d=c.recv(4096)\n\
+                      \x20       if not d: return\n\
+                      \x20       got+=d\n\
+                      \x20       while len(got)>=20 and len(got)>=20+struct.unpack('<i',got[8:12])[0]:\n\
+                      \x20           n=20+struct.unpack('<i',got[8:12])[0]\n\
+                      \x20           c.sendall(got[:16]+bytes(4)+got[20:n]); got=got[n:]\n\
                       s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16)\n\
-                      c=[]\n\
-                      while True: c.append(s.accept()[0])\n";
+                      while True: threading.Thread(target=serve,args=(s.accept()[0],),daemon=True).start()\n";
         let child = Command::new("python3")
             .args(["-c", script])
             .arg(path)
@@ -119,11 +129,11 @@ impl Drop for Listener {
 }
 
 #[test]
-fn a_listener_at_a_loopback_port_is_a_host_engine_until_it_goes_away() {
+fn a_dcgm_speaking_listener_at_a_loopback_port_is_a_host_engine_until_it_goes_away() {
     let _s = Session::new(None);
     init();
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
+    let l = Peer::open(Manner::Dcgm);
+    let port = l.port;
     let h = connect_v3(&format!("tcp://127.0.0.1:{port}"), 1000, false).unwrap();
     // `localhost` is the same address: the same engine.
     let h2 = connect_v3(&format!("localhost:{port}"), 1000, false).unwrap();

@@ -311,3 +311,127 @@ pub fn job(id: &str) -> [c_char; 64] {
     }
     b
 }
+
+/// What a [`Peer`] does with the connections it accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Manner {
+    /// Answers every DCGM request as nv-hostengine does as far as a handshake goes: a DCGM
+    /// message header with the request's id and status OK, then the request's own body.
+    Dcgm,
+    /// The same, each answer this many milliseconds late (a host engine slow to answer).
+    LateDcgm(u64),
+    /// Reads what comes and never writes a byte (the connection stays open).
+    Silent,
+    /// Closes the connection at once.
+    Closes,
+    /// Writes an HTTP error (not DCGM) and keeps the connection open.
+    Http,
+}
+
+/// A loopback TCP port standing in for what may listen where a host engine is looked for.
+/// Dropping it closes the port and every connection it holds, as a process that exits does.
+pub struct Peer {
+    pub port: u16,
+    /// The bytes each accepted connection sent, in order of acceptance.
+    pub heard: std::sync::Arc<Mutex<Vec<Vec<u8>>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    held: std::sync::Arc<Mutex<Vec<std::net::TcpStream>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Peer {
+    pub fn open(manner: Manner) -> Peer {
+        Self::open_at(manner, 0)
+    }
+
+    /// At a given port (0: any free one).
+    pub fn open_at(manner: Manner, port: u16) -> Peer {
+        use std::io::{Read, Write};
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let held: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+        let heard: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+        let (flag, keep, log) = (stop.clone(), held.clone(), heard.clone());
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                let Ok((mut s, _)) = listener.accept() else {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    continue;
+                };
+                s.set_nonblocking(false).unwrap();
+                if manner == Manner::Closes {
+                    continue;
+                }
+                if manner == Manner::Http {
+                    let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+                }
+                keep.lock().unwrap().push(s.try_clone().unwrap());
+                let n = {
+                    let mut log = log.lock().unwrap();
+                    log.push(Vec::new());
+                    log.len() - 1
+                };
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    let mut got = Vec::new();
+                    loop {
+                        let k = match s.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(k) => k,
+                        };
+                        got.extend_from_slice(&buf[..k]);
+                        log.lock().unwrap()[n].extend_from_slice(&buf[..k]);
+                        let late = match manner {
+                            Manner::Dcgm => 0,
+                            Manner::LateDcgm(ms) => ms,
+                            _ => continue,
+                        };
+                        // Answer each whole request: its header with status 0, then its body.
+                        while got.len() >= 20 {
+                            let len = i32::from_le_bytes(got[8..12].try_into().unwrap());
+                            let whole = 20 + usize::try_from(len).unwrap_or(0);
+                            if got.len() < whole {
+                                break;
+                            }
+                            let mut answer: Vec<u8> = got.drain(..whole).collect();
+                            answer[16..20].copy_from_slice(&0i32.to_le_bytes());
+                            std::thread::sleep(std::time::Duration::from_millis(late));
+                            if s.write_all(&answer).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        Peer {
+            port,
+            heard,
+            stop,
+            held,
+            thread: Some(thread),
+        }
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        for s in self.held.lock().unwrap().drain(..) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
