@@ -78,11 +78,15 @@ def test_injected_temperature_is_read_back_with_its_timestamp(engine: dcgm.Handl
     inject_value(engine, gpu, TEMP, 95, timestamp=at)
     v = latest(engine, (GPU, gpu), TEMP)
     assert (v.value, v.blank, v.timestamp_us) == (95, None, round(at * 1e6))
-    # Stored as round(timestamp * 1e6), ties to even as Python rounds, to the microsecond.
+    # Stored as round(timestamp * 1e6), ties to even as Python rounds, to the microsecond; a
+    # microsecond already taken moves one later, as libdcgm's time series stores a duplicate.
+    prev = round(at * 1e6)
     for k in range(1, 17):
         t = at + k * 1.25e-7
         inject_value(engine, gpu, TEMP, 95 + k, timestamp=t)
-        assert latest(engine, (GPU, gpu), TEMP).timestamp_us == round(t * 1e6), k
+        want = max(round(t * 1e6), prev + 1)
+        assert latest(engine, (GPU, gpu), TEMP).timestamp_us == want, k
+        prev = want
     # An entity pair and a field tag work too; no timestamp means now.
     t0 = time.time()
     inject_value(engine, (GPU, 0), "gpu_temp", 42)
