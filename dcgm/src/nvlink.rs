@@ -87,6 +87,32 @@ impl NvLinkStatus {
     }
 }
 
+/// An NVLink status of any version (v4 and v5 differ only in the GPU entries' link count),
+/// checked against the version word the library wrote back.
+macro_rules! decode {
+    ($s:expr, $version:expr) => {{
+        let s = &$s;
+        if s.version != $version {
+            return Err(Error::UnknownLayout {
+                call: "dcgmGetNvLinkLinkStatus",
+                version: s.version,
+            });
+        }
+        let ng = (s.numGpus as usize).min(s.gpus.len());
+        let ns = (s.numNvSwitches as usize).min(s.nvSwitches.len());
+        Ok(NvLinkStatus {
+            gpus: s.gpus[..ng]
+                .iter()
+                .map(|g| (g.entityId, trimmed(&g.linkState)))
+                .collect(),
+            switches: s.nvSwitches[..ns]
+                .iter()
+                .map(|w| (w.entityId, trimmed(&w.linkState)))
+                .collect(),
+        })
+    }};
+}
+
 fn trimmed(raw: &[dcgmNvLinkLinkState_t]) -> Vec<LinkState> {
     let mut v: Vec<LinkState> = raw.iter().map(|s| LinkState::from_raw(*s)).collect();
     while v.last() == Some(&LinkState::NotSupported) {
@@ -167,24 +193,7 @@ impl System {
         let lib = self.handle().lib();
         // SAFETY: a versioned struct valid for the call.
         unsafe { ffi!(lib, dcgmGetNvLinkLinkStatus(self.handle().raw(), &mut *s)) }?;
-        if s.version != dcgmNvLinkStatus_version5 {
-            return Err(Error::UnknownLayout {
-                call: "dcgmGetNvLinkLinkStatus",
-                version: s.version,
-            });
-        }
-        let ng = (s.numGpus as usize).min(s.gpus.len());
-        let ns = (s.numNvSwitches as usize).min(s.nvSwitches.len());
-        Ok(NvLinkStatus {
-            gpus: s.gpus[..ng]
-                .iter()
-                .map(|g| (g.entityId, trimmed(&g.linkState)))
-                .collect(),
-            switches: s.nvSwitches[..ns]
-                .iter()
-                .map(|w| (w.entityId, trimmed(&w.linkState)))
-                .collect(),
-        })
+        decode!(s, dcgmNvLinkStatus_version5)
     }
 
     /// DCGM 4.0 to 4.5.3's layout: 18 links per GPU.
@@ -209,24 +218,7 @@ impl System {
                 e => e,
             },
         )?;
-        if s.version != dcgmNvLinkStatus_version4 {
-            return Err(Error::UnknownLayout {
-                call: "dcgmGetNvLinkLinkStatus",
-                version: s.version,
-            });
-        }
-        let ng = (s.numGpus as usize).min(s.gpus.len());
-        let ns = (s.numNvSwitches as usize).min(s.nvSwitches.len());
-        Ok(NvLinkStatus {
-            gpus: s.gpus[..ng]
-                .iter()
-                .map(|g| (g.entityId, trimmed(&g.linkState)))
-                .collect(),
-            switches: s.nvSwitches[..ns]
-                .iter()
-                .map(|w| (w.entityId, trimmed(&w.linkState)))
-                .collect(),
-        })
+        decode!(s, dcgmNvLinkStatus_version4)
     }
 
     /// NVLink peer-to-peer status between every pair of GPUs.

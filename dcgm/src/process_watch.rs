@@ -34,6 +34,8 @@ pub struct ProcessWatch {
     fields: FieldGroup,
     _watch: Watch,
     interval: Duration,
+    /// The watched GPUs (each gets a list, empty without processes).
+    gpus: Vec<u32>,
 }
 
 /// A number for each watch's DCGM object names (names are per host engine).
@@ -80,6 +82,7 @@ impl ProcessWatch {
             fields,
             _watch: watch,
             interval,
+            gpus: gpus.to_vec(),
         })
     }
 
@@ -104,12 +107,8 @@ impl ProcessWatch {
             .into_iter()
             .filter(|v| v.timestamp_us >= now - window)
             .collect();
-        let mut out: BTreeMap<u32, Vec<RunningProcess>> = self
-            .group
-            .gpu_ids()?
-            .into_iter()
-            .map(|g| (g, Vec::new()))
-            .collect();
+        let mut out: BTreeMap<u32, Vec<RunningProcess>> =
+            self.gpus.iter().map(|&g| (g, Vec::new())).collect();
         for (entity, list) in running_processes_of(&fresh) {
             out.insert(entity.id, list);
         }
