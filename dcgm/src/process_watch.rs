@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use dcgm_sys::{DCGM_FI_DEV_COMPUTE_PIDS, DCGM_FI_DEV_GRAPHICS_PIDS};
 
 use crate::{
-    Error, FieldGroup, FieldId, Group, Handle, Result, RunningProcess, SinceCursor, System, Watch,
-    WatchOptions, running_processes_of,
+    Entity, Error, FieldGroup, FieldId, Group, Handle, Result, RunningProcess, SinceCursor, System,
+    Watch, WatchOptions, latest_update, running_processes_of,
 };
 
 /// A watch of the running-process lists (`DCGM_FI_DEV_COMPUTE_PIDS` and
@@ -52,6 +52,11 @@ impl ProcessWatch {
         if gpus.is_empty() {
             return Err(Error::InvalidArgument(
                 "no GPU to watch the processes of".into(),
+            ));
+        }
+        if interval.is_zero() {
+            return Err(Error::InvalidArgument(
+                "a process watch needs an interval above zero".into(),
             ));
         }
         let name = format!(
@@ -100,12 +105,20 @@ impl ProcessWatch {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_micros() as i64);
         let window = (self.interval * 2 + Duration::from_secs(1)).as_micros() as i64;
-        let samples = self
-            .group
-            .values_since(&self.fields, &mut SinceCursor::default())?;
-        let fresh: Vec<_> = samples
+        // Only the recent past is read (not the watch's whole kept history): from one more
+        // interval and a second before the freshness window, so that an update whose
+        // consecutive-microsecond run straddles the window's start is read whole.
+        let lead = (self.interval + Duration::from_secs(1)).as_micros() as i64;
+        let mut cursor = SinceCursor((now - window - lead).max(0));
+        let latest = latest_update(&self.group.values_since(&self.fields, &mut cursor)?);
+        let mut newest: BTreeMap<(Entity, FieldId), i64> = BTreeMap::new();
+        for v in &latest {
+            let t = newest.entry((v.entity, v.field)).or_insert(v.timestamp_us);
+            *t = (*t).max(v.timestamp_us);
+        }
+        let fresh: Vec<_> = latest
             .into_iter()
-            .filter(|v| v.timestamp_us >= now - window)
+            .filter(|v| newest[&(v.entity, v.field)] >= now - window)
             .collect();
         let mut out: BTreeMap<u32, Vec<RunningProcess>> =
             self.gpus.iter().map(|&g| (g, Vec::new())).collect();
