@@ -86,6 +86,9 @@ pub(crate) struct HandleInner {
     key: PathBuf,
     kind: ConnectionKind,
     closed: Mutex<bool>,
+    /// The connected nv-hostengine's release, asked once: a raw handle is bound to one
+    /// engine process for its life (a restarted engine makes it invalid), so it cannot change.
+    pub(crate) engine_release: std::sync::OnceLock<crate::DcgmVersion>,
 }
 
 impl std::fmt::Debug for HandleInner {
@@ -484,6 +487,7 @@ impl HandleBuilder {
                     key,
                     kind: ConnectionKind::Embedded,
                     closed: Mutex::new(false),
+                    engine_release: std::sync::OnceLock::new(),
                 }),
             }),
             Err(e) => {
@@ -580,6 +584,7 @@ impl HandleBuilder {
                     key,
                     kind: ConnectionKind::Standalone(address.to_string()),
                     closed: Mutex::new(false),
+                    engine_release: std::sync::OnceLock::new(),
                 }),
             }),
             Err(e) => {

@@ -180,12 +180,23 @@ impl Handle {
         let lib = self.lib().release();
         let engine = match self.kind() {
             ConnectionKind::Embedded => None,
-            ConnectionKind::Standalone(_) => self
-                .system()
-                .hostengine_version()
-                .ok()
-                .and_then(|v| v.version)
-                .and_then(|v| DcgmVersion::parse(&v)),
+            ConnectionKind::Standalone(_) => match self.inner.engine_release.get() {
+                Some(v) => Some(*v),
+                // Asked once per handle (a round trip to the engine); a failed ask is not
+                // remembered, so the next call asks again.
+                None => {
+                    let v = self
+                        .system()
+                        .hostengine_version()
+                        .ok()
+                        .and_then(|v| v.version)
+                        .and_then(|v| DcgmVersion::parse(&v));
+                    if let Some(v) = v {
+                        let _ = self.inner.engine_release.set(v);
+                    }
+                    v
+                }
+            },
         };
         match (lib, engine) {
             (Some(a), Some(b)) => Some(a.min(b)),
