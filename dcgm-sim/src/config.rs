@@ -151,11 +151,21 @@ pub enum Workload {
     /// The steady profile on a slow card: clocks and power well below its peers', no reason
     /// reported.
     Straggler,
+    /// A stress test (`dcgm-burn --simulate`): utilisation 100 %, power near the limit, clocks
+    /// at their maximum, temperature rising over the first minute as a real card warms.
+    Burn,
+    /// `burn` on a card whose SM clock is stuck at a fifth of its maximum (a broken fan or a
+    /// clock locked by hand), no reason reported.
+    BurnStuckClock,
+    /// `burn` on a hot card: it climbs to 91 °C, SW thermal slowdown set, clocks held down.
+    BurnHot,
+    /// `burn` on a card that throws single-bit ECC errors under load (two a second).
+    BurnEcc,
 }
 
 impl Workload {
     /// Every workload, by its config name.
-    pub const ALL: [Workload; 10] = [
+    pub const ALL: [Workload; 14] = [
         Workload::Training,
         Workload::Steady,
         Workload::Sawtooth,
@@ -166,6 +176,10 @@ impl Workload {
         Workload::PowerCapped,
         Workload::ThermalThrottle,
         Workload::Straggler,
+        Workload::Burn,
+        Workload::BurnStuckClock,
+        Workload::BurnHot,
+        Workload::BurnEcc,
     ];
 
     /// The name a config gives it (`pcie_bound`).
@@ -181,6 +195,10 @@ impl Workload {
             Workload::PowerCapped => "power_capped",
             Workload::ThermalThrottle => "thermal_throttle",
             Workload::Straggler => "straggler",
+            Workload::Burn => "burn",
+            Workload::BurnStuckClock => "burn_stuck_clock",
+            Workload::BurnHot => "burn_hot",
+            Workload::BurnEcc => "burn_ecc",
         }
     }
 }

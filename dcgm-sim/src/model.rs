@@ -180,11 +180,20 @@ pub fn gpu_power(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> f64 
     p
 }
 
-/// GPU temperature in °C: follows power.
+/// GPU temperature in °C: follows power (a burn profile warms towards it from idle after
+/// the engine starts, [`Activity::warm_up_s`]).
 pub fn gpu_temp(m: &Machine, d: &Dynamics, gpu: u32, t_s: f64, ts: i64) -> i64 {
-    let mut t = 27.0 + gpu_power(m, d, gpu, t_s, ts) * 0.085 + f64::from(gpu % 3);
-    if let Some(held) = activity(m, gpu, t_s).and_then(|a| a.temp_c) {
+    let base = 27.0 + f64::from(gpu % 3);
+    let mut t = base + gpu_power(m, d, gpu, t_s, ts) * 0.085;
+    let act = activity(m, gpu, t_s);
+    if let Some(held) = act.as_ref().and_then(|a| a.temp_c) {
         t = t.max(held + smooth(m.cfg.seed, u64::from(gpu) * 31 + 3, t_s));
+    }
+    if let Some(tau) = act.map(|a| a.warm_up_s).filter(|tau| *tau > 0.0) {
+        let limit = d.power_limit_w.get(gpu as usize).copied().unwrap_or(700.0);
+        let idle = base + 0.167 * limit * 0.085;
+        let since_s = ((ts - d.start_us).max(0) as f64) / 1e6;
+        t = idle + (t - idle) * (1.0 - (-since_s / tau).exp());
     }
     if let Some(e) = d.held_event(gpu, "thermal", ts) {
         t = t.max(e.value as f64);
@@ -227,6 +236,12 @@ fn profile_violation_ns(m: &Machine, d: &Dynamics, gpu: u32, ts: i64, mask: i64)
     };
     let share = workload::reason_share(g.workload, mask);
     ((ts - d.start_us).max(0) as f64 * 1e3 * share) as i64
+}
+
+/// Single-bit ECC errors a workload profile threw since the engine started.
+fn load_sbe(d: &Dynamics, g: &crate::config::GpuConfig, ts: i64) -> i64 {
+    let since_s = ((ts - d.start_us).max(0) as f64) / 1e6;
+    (workload::sbe_per_s(g.workload) * since_s) as i64
 }
 
 fn ratio_fields(u: f64, field: u16, share: f64) -> Option<f64> {
@@ -509,8 +524,8 @@ pub fn sample(
         | DCGM_FI_DEV_TOTAL_BASE_CLOCKS_VIOLATION => 0,
         DCGM_FI_DEV_ECC_MODE => 1,
         DCGM_FI_DEV_ECC_PENDING => 0,
-        DCGM_FI_DEV_ECC_SBE_VOL_TOTAL => d.held_total(gpu, "sbe", ts),
-        DCGM_FI_DEV_ECC_SBE_AGG_TOTAL => d.event_total(gpu, "sbe", ts, false),
+        DCGM_FI_DEV_ECC_SBE_VOL_TOTAL => d.held_total(gpu, "sbe", ts) + load_sbe(d, g, ts),
+        DCGM_FI_DEV_ECC_SBE_AGG_TOTAL => d.event_total(gpu, "sbe", ts, false) + load_sbe(d, g, ts),
         DCGM_FI_DEV_ECC_DBE_VOL_TOTAL => d.held_total(gpu, "dbe", ts),
         DCGM_FI_DEV_ECC_DBE_AGG_TOTAL => d.event_total(gpu, "dbe", ts, false),
         DCGM_FI_DEV_PAGE_RETIRED_SBE_TOTAL => 0,

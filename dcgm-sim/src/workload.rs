@@ -38,6 +38,29 @@ pub struct Activity {
     pub temp_c: Option<f64>,
     /// Share of the framebuffer the workload holds (more than its processes say).
     pub memory_share: f64,
+    /// The time constant, s, of the temperature's rise from idle after the engine starts
+    /// (0: at once): a card under a fresh stress test warms over a minute or so.
+    pub warm_up_s: f64,
+}
+
+/// How fast a burn profile's temperature rises: 63 % of the way from idle in this many
+/// seconds after the engine starts.
+pub const BURN_WARM_UP_S: f64 = 20.0;
+
+/// Single-bit ECC errors a second that the `burn_ecc` profile throws under load.
+pub const BURN_ECC_SBE_PER_S: f64 = 2.0;
+
+/// The share of the maximum SM clock the `burn_stuck_clock` profile's clock is stuck at.
+pub const BURN_STUCK_CLOCK_SHARE: f64 = 0.2;
+
+/// Single-bit ECC errors a second that `workload` throws (volatile and aggregate counts grow
+/// by this from the engine's start).
+pub fn sbe_per_s(workload: Workload) -> f64 {
+    if workload == Workload::BurnEcc {
+        BURN_ECC_SBE_PER_S
+    } else {
+        0.0
+    }
 }
 
 /// The software power cap reason: clocks held at the power limit.
@@ -71,6 +94,26 @@ fn idle() -> Activity {
         reasons: 0,
         temp_c: None,
         memory_share: 0.0,
+        warm_up_s: 0.0,
+    }
+}
+
+/// A stress test: every SM busy in the tensor pipes, power near the limit (below it: clocks
+/// at their maximum, no reason set), most of the memory held by its matrices.
+fn burn() -> Activity {
+    Activity {
+        util: 100.0,
+        gr: 1.0,
+        sm: 0.99,
+        occupancy: 0.2,
+        tensor: 0.95,
+        dram: 0.12,
+        fp32: 0.02,
+        power_share: 0.93,
+        mem_copy: 10.0,
+        memory_share: 0.05,
+        warm_up_s: BURN_WARM_UP_S,
+        ..idle()
     }
 }
 
@@ -100,7 +143,7 @@ fn matmul() -> Activity {
 pub fn reason_share(workload: Workload, mask: i64) -> f64 {
     let reasons = match workload {
         Workload::PowerCapped => REASON_SW_POWER_CAP,
-        Workload::ThermalThrottle => REASON_SW_THERMAL,
+        Workload::ThermalThrottle | Workload::BurnHot => REASON_SW_THERMAL,
         Workload::Sawtooth => {
             return if mask & REASON_SW_POWER_CAP != 0 {
                 SAWTOOTH_BUSY_S / SAWTOOTH_PERIOD_S
@@ -140,6 +183,19 @@ pub fn activity(workload: Workload, seed: u64, gpu: u32, t_s: f64) -> Option<Act
             clock_share: 0.75,
             reasons: REASON_SW_POWER_CAP,
             ..matmul()
+        },
+        Workload::Burn | Workload::BurnEcc => burn(),
+        Workload::BurnStuckClock => Activity {
+            clock_share: BURN_STUCK_CLOCK_SHARE,
+            power_share: 0.35,
+            ..burn()
+        },
+        Workload::BurnHot => Activity {
+            power_share: 0.8,
+            clock_share: 0.7,
+            reasons: REASON_SW_THERMAL,
+            temp_c: Some(91.0),
+            ..burn()
         },
         Workload::ThermalThrottle => Activity {
             power_share: 0.7,
@@ -231,6 +287,19 @@ mod tests {
         let share = busy as f64 / f64::from(samples);
         let want = SAWTOOTH_BUSY_S / SAWTOOTH_PERIOD_S;
         assert!((share - want).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn only_the_ecc_burn_throws_errors_and_the_burns_warm_up() {
+        for w in Workload::ALL {
+            assert_eq!(sbe_per_s(w) > 0.0, w == Workload::BurnEcc, "{w:?}");
+        }
+        let a = activity(Workload::Burn, 1, 0, 10.0).unwrap();
+        assert!(a.util > 98.0 && a.power_share > 0.9 && a.warm_up_s > 0.0);
+        let stuck = activity(Workload::BurnStuckClock, 1, 0, 10.0).unwrap();
+        assert_eq!(stuck.clock_share, BURN_STUCK_CLOCK_SHARE);
+        let hot = activity(Workload::BurnHot, 1, 0, 10.0).unwrap();
+        assert_eq!(hot.reasons, REASON_SW_THERMAL);
     }
 
     #[test]
