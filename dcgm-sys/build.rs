@@ -21,6 +21,7 @@ struct Row {
     width: i16,
     aliases: Vec<String>,
     internal: bool,
+    newer_names: Vec<String>,
 }
 
 fn parse_table(text: &str) -> Vec<Row> {
@@ -41,8 +42,8 @@ fn parse_table(text: &str) -> Vec<Row> {
         }
         let c: Vec<&str> = line.split('\t').collect();
         assert!(
-            c.len() == 13,
-            "fields.tsv:{lineno}: expected 13 tab-separated columns, found {}",
+            c.len() == 14,
+            "fields.tsv:{lineno}: expected 14 tab-separated columns, found {}",
             c.len()
         );
         let num = |s: &str, what: &str| -> i64 {
@@ -78,6 +79,12 @@ fn parse_table(text: &str) -> Vec<Row> {
                 "1" => true,
                 other => panic!("fields.tsv:{lineno}: internal must be 0 or 1, not {other:?}"),
             },
+            newer_names: c[13]
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
         });
     }
     rows
@@ -122,10 +129,19 @@ fn generate_fields(rows: &[Row]) -> String {
             )
             .unwrap();
         }
+        for n in &r.newer_names {
+            writeln!(
+                out,
+                "/// DCGM 4.6.1's name of [`{0}`] (the same id; a 4.6.0 library knows the field under\n/// its 4.6.0 name, which stays the primary one here).\npub const {1}: u16 = {2};",
+                r.name, n, r.id
+            )
+            .unwrap();
+        }
     }
     out.push_str("\n/// Every field DCGM 4.6.0 registers, sorted by id.\npub static FIELD_TABLE: &[crate::FieldInfo] = &[\n");
     for r in rows {
         let aliases: Vec<String> = r.aliases.iter().map(|a| format!("{a:?}")).collect();
+        let newer: Vec<String> = r.newer_names.iter().map(|a| format!("{a:?}")).collect();
         let scope = match r.scope.as_str() {
             "GLOBAL" => "crate::DCGM_FS_GLOBAL",
             "ENTITY" => "crate::DCGM_FS_ENTITY",
@@ -133,7 +149,7 @@ fn generate_fields(rows: &[Row]) -> String {
         };
         writeln!(
             out,
-            "    crate::FieldInfo {{ id: {}, name: {:?}, tag: {:?}, field_type: b'{}', size: {}, scope: {}, entity_level: crate::{}, nvml_field_id: {}, short_name: {:?}, unit: {:?}, width: {}, deprecated_aliases: &[{}], internal: {} }},",
+            "    crate::FieldInfo {{ id: {}, name: {:?}, tag: {:?}, field_type: b'{}', size: {}, scope: {}, entity_level: crate::{}, nvml_field_id: {}, short_name: {:?}, unit: {:?}, width: {}, deprecated_aliases: &[{}], internal: {}, newer_names: &[{}] }},",
             r.id,
             r.name,
             r.tag,
@@ -146,7 +162,8 @@ fn generate_fields(rows: &[Row]) -> String {
             r.unit,
             r.width,
             aliases.join(", "),
-            r.internal
+            r.internal,
+            newer.join(", ")
         )
         .unwrap();
     }
@@ -156,7 +173,7 @@ fn generate_fields(rows: &[Row]) -> String {
     let mut names: Vec<(String, u16)> = Vec::new();
     for r in rows {
         names.push((r.name.clone(), r.id));
-        for a in &r.aliases {
+        for a in r.aliases.iter().chain(&r.newer_names) {
             names.push((a.clone(), r.id));
         }
     }
@@ -164,7 +181,7 @@ fn generate_fields(rows: &[Row]) -> String {
     for w in names.windows(2) {
         assert!(w[0].0 != w[1].0, "fields.tsv: name {} used twice", w[0].0);
     }
-    out.push_str("/// `(name, id)` for every field name and deprecated alias, sorted by name.\npub static FIELD_NAME_INDEX: &[(&str, u16)] = &[\n");
+    out.push_str("/// `(name, id)` for every field name, deprecated alias and newer (4.6.1) name, sorted by name.\npub static FIELD_NAME_INDEX: &[(&str, u16)] = &[\n");
     for (n, id) in &names {
         writeln!(out, "    ({n:?}, {id}),").unwrap();
     }

@@ -140,6 +140,10 @@ pub struct FieldInfo {
     pub deprecated_aliases: &'static [&'static str],
     /// Registered by libdcgm but declared only in an internal header.
     pub internal: bool,
+    /// Names a later release gave the same field id (DCGM 4.6.1 renamed 36 fields, e.g.
+    /// `DCGM_FI_DEV_CPU_UTIL_TOTAL` became `DCGM_FI_DEV_CPU_UTIL_RATIO`); accepted everywhere a
+    /// name is.
+    pub newer_names: &'static [&'static str],
 }
 
 include!(concat!(env!("OUT_DIR"), "/fields.rs"));
@@ -158,8 +162,9 @@ pub fn field_by_id(id: u16) -> Option<&'static FieldInfo> {
         .map(|i| &FIELD_TABLE[i])
 }
 
-/// The registry entry of a field by its 4.6 name or a pre-4.6 alias
-/// (`DCGM_FI_DEV_GPU_TEMP` and `DCGM_FI_DEV_GPU_TEMP_CELSIUS` both work).
+/// The registry entry of a field by its 4.6 name, a pre-4.6 alias or its DCGM 4.6.1 name
+/// (`DCGM_FI_DEV_GPU_TEMP` and `DCGM_FI_DEV_GPU_TEMP_CELSIUS` both work, and so do
+/// `DCGM_FI_DEV_CPU_UTIL_TOTAL` and 4.6.1's `DCGM_FI_DEV_CPU_UTIL_RATIO`).
 pub fn field_by_name(name: &str) -> Option<&'static FieldInfo> {
     FIELD_NAME_INDEX
         .binary_search_by_key(&name, |(n, _)| n)

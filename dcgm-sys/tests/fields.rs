@@ -129,3 +129,45 @@ fn every_return_code_has_a_name_and_pydcgm_class_suffix() {
     );
     assert_eq!(python_error_suffix("DCGM_ST_NOT_SUPPORTED"), "NotSupported");
 }
+
+#[test]
+fn dcgm_4_6_1_names_resolve_to_the_4_6_0_field() {
+    // Facts of DCGM 4.6.1's dcgm_fields.h (its aliases from the old names to the new ones).
+    assert_eq!(DCGM_FI_DEV_CPU_UTIL_RATIO, DCGM_FI_DEV_CPU_UTIL_TOTAL);
+    assert_eq!(DCGM_FI_DEV_NVLINK_LINK_STATUS, 1508);
+    for (new, old, id) in [
+        (
+            "DCGM_FI_DEV_CPU_UTIL_RATIO",
+            "DCGM_FI_DEV_CPU_UTIL_TOTAL",
+            1100,
+        ),
+        (
+            "DCGM_FI_DEV_SYSIO_POWER_WATTS",
+            "DCGM_FI_DEV_SYSIO_POWER_UTIL_CURRENT",
+            1132,
+        ),
+        (
+            "DCGM_FI_DEV_NVLINK_FEC_HISTORY_15_TOTAL",
+            "DCGM_FI_DEV_NVLINK_COUNT_FEC_HISTORY_15",
+            1419,
+        ),
+        (
+            "DCGM_FI_DEV_NVLINK_PPCNT_IBPC_TX_WAIT_TOTAL",
+            "DCGM_FI_DEV_NVLINK_PPCNT_IBPC_PORT_XMIT_WAIT",
+            1509,
+        ),
+    ] {
+        let f = field_by_name(new).unwrap();
+        assert_eq!((f.id, f.name), (id, old), "{new}");
+        assert!(f.newer_names.contains(&new));
+        assert_eq!(field_by_name(old).unwrap().id, id);
+    }
+    let renamed: usize = FIELD_TABLE.iter().map(|f| f.newer_names.len()).sum();
+    assert_eq!(renamed, 36);
+    // A newer name never shadows another field's name or alias.
+    for f in FIELD_TABLE {
+        for n in f.newer_names {
+            assert_eq!(field_by_name(n).unwrap().id, f.id, "{n}");
+        }
+    }
+}

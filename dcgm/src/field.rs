@@ -12,14 +12,16 @@ use crate::error::{Error, Result};
 pub struct FieldId(pub u16);
 
 impl FieldId {
-    /// A field by its 4.6 name, a pre-4.6 alias, or its tag:
+    /// A field by its 4.6 name, a pre-4.6 alias, its DCGM 4.6.1 name, or its tag:
     /// `"DCGM_FI_DEV_GPU_TEMP_CELSIUS"`, `"DCGM_FI_DEV_GPU_TEMP"` and `"gpu_temp"` are the same
-    /// field. A decimal id is accepted too.
+    /// field, as are 4.6.0's `DCGM_FI_DEV_CPU_UTIL_TOTAL` and 4.6.1's
+    /// `DCGM_FI_DEV_CPU_UTIL_RATIO`. A decimal id is accepted too.
     ///
     /// ```
     /// use dcgm::FieldId;
     /// assert_eq!(FieldId::parse("DCGM_FI_DEV_GPU_TEMP")?, FieldId(150));
     /// assert_eq!(FieldId::parse("gpu_temp")?, FieldId(150));
+    /// assert_eq!(FieldId::parse("DCGM_FI_DEV_CPU_UTIL_RATIO")?, FieldId(1100));
     /// assert!(FieldId::parse("no_such_field").is_err());
     /// # Ok::<(), dcgm::Error>(())
     /// ```
@@ -41,7 +43,7 @@ impl FieldId {
             .map(|f| FieldId(f.id))
             .ok_or_else(|| {
                 Error::InvalidArgument(format!(
-                    "unknown field {s:?}: use a DCGM_FI_* name (4.6 or pre-4.6), a tag such as \
+                    "unknown field {s:?}: use a DCGM_FI_* name (4.6.1, 4.6 or pre-4.6), a tag such as \
                      gpu_temp, or a numeric id"
                 ))
             })

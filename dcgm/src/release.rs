@@ -124,6 +124,35 @@ impl Capability {
         }
     }
 
+    /// Its name in snake case (`"topology_v2"`), as the Python package and JSON outputs
+    /// spell it; [`Capability::from_name`] reads it back.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Capability::GroupInfo => "group_info",
+            Capability::HealthCheck => "health_check",
+            Capability::Config => "config",
+            Capability::PolicyCallbacks => "policy_callbacks",
+            Capability::Diagnostics => "diagnostics",
+            Capability::ChipArchitecture => "chip_architecture",
+            Capability::NvLinkP2pStatus => "nvlink_p2p_status",
+            Capability::ConnectUrl => "connect_url",
+            Capability::EmptyCache => "empty_cache",
+            Capability::NvLinkStatus => "nvlink_status",
+            Capability::TopologyV2 => "topology_v2",
+        }
+    }
+
+    /// The capability named `name` ([`Capability::name`]); `None` for an unknown name.
+    ///
+    /// ```
+    /// use dcgm::Capability;
+    /// assert_eq!(Capability::from_name("diagnostics"), Some(Capability::Diagnostics));
+    /// assert_eq!(Capability::from_name("warp_drive"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
     /// What it is, in words (`"diagnostics"`).
     pub const fn describe(self) -> &'static str {
         match self {
@@ -247,6 +276,17 @@ mod tests {
         assert!(DcgmVersion::new(4, 1, 1) < DcgmVersion::new(4, 2, 0));
         assert!(DcgmVersion::new(3, 3, 9) < Capability::GroupInfo.since());
         assert_eq!(DcgmVersion::parse(""), None);
+    }
+
+    #[test]
+    fn every_capability_name_reads_back() {
+        for c in Capability::ALL {
+            assert_eq!(Capability::from_name(c.name()), Some(c));
+        }
+        let mut names: Vec<_> = Capability::ALL.iter().map(|c| c.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Capability::ALL.len());
     }
 
     #[test]
