@@ -22,8 +22,9 @@ use serde::{Deserialize, Serialize};
 pub const CONFIG_ENV: &str = "DCGM_SIM_CONFIG";
 /// The names `DCGM_SIM_CONFIG` takes for a built-in node: `default` (the calm default node),
 /// `faults` (the same node with scripted incidents) and `workloads` (eight H200s, each running
-/// a workload profile that shows one of the doctor's findings).
-pub const PRESETS: &[&str] = &["default", "faults", "workloads"];
+/// a workload profile that shows one of the doctor's findings), `burn` (eight H200s under a
+/// stress test, what `dcgm-burn --simulate` reads unless told otherwise).
+pub const PRESETS: &[&str] = &["default", "faults", "workloads", "burn"];
 /// Environment variable with comma-separated faults, merged over the config's
 /// (`init_fails`, `connect_refused`, `drop_after=N`, `down_ms=N`, `slow_ms=N`, `prof_in_use`,
 /// `unsupported=ID;ID`, `blank=ID;ID`).
@@ -531,12 +532,33 @@ impl SimConfig {
         }
     }
 
+    /// The preset `burn`: eight H200s each running the [`Workload::Burn`] stress-test profile
+    /// under one `dcgm-burn` process, none of them weak; `dcgm-burn --simulate` reads it
+    /// unless `DCGM_SIM_CONFIG` names another node.
+    pub fn burn() -> Self {
+        let mut cfg = Self::workloads();
+        for g in &mut cfg.gpus {
+            g.workload = Workload::Burn;
+        }
+        cfg.hostname = "sim-burn-0".into();
+        cfg.processes = vec![ProcessConfig {
+            pid: 4747,
+            name: "dcgm-burn".into(),
+            user: "root".into(),
+            gpus: (0..8).collect(),
+            memory_mib: 1_600,
+            ..ProcessConfig::default()
+        }];
+        cfg
+    }
+
     /// The preset of this name ([`PRESETS`]), defaults filled in.
     pub fn preset(name: &str) -> Option<Self> {
         let mut cfg = match name {
             "default" => Self::default(),
             "faults" => Self::faults(),
             "workloads" => Self::workloads(),
+            "burn" => Self::burn(),
             _ => return None,
         };
         cfg.fill_defaults();

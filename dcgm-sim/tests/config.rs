@@ -30,8 +30,11 @@ fn the_faults_preset_is_the_default_node_with_three_incidents() {
     let calm = SimConfig::preset("default").unwrap();
     assert_eq!(faults.gpus.len(), calm.gpus.len());
     assert_eq!(faults.gpus[3].uuid, calm.gpus[3].uuid);
-    assert_eq!(PRESETS, ["default", "faults", "workloads"]);
+    assert_eq!(PRESETS, ["default", "faults", "workloads", "burn"]);
     assert!(SimConfig::preset("calm").is_none());
+    let burn = SimConfig::preset("burn").unwrap();
+    assert_eq!(burn.gpus.len(), 8);
+    assert!(burn.gpus.iter().all(|g| g.workload.name() == "burn"));
 }
 
 #[test]
