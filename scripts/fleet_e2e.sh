@@ -14,14 +14,19 @@
 #   1. nothing fires before the incidents;
 #   2. every GPU's series carry the pod, namespace and container its node's kubelet names
 #      (none on the GPUs no pod holds);
-#   3. exactly those three alerts reach the webhook, with Hostname, gpu, UUID (the simulator's),
+#      The fleet is mid-upgrade: nodes 0-11 keep the old host-name label (`--hostname-label
+#      Hostname`), nodes 12-23 have dcgm-exporter's new default, `hostname`; the rules and the
+#      checks must work with both.
+#   3. exactly those three alerts reach the webhook, with the node's host-name label (Hostname
+#      on the XID and DBE nodes, hostname on the hot one), gpu, UUID (the simulator's),
 #      the pod, namespace and container holding the GPU, and the node's hpc_job label where the
 #      rule keeps every label of the series (not GpuXidError's aggregation), the temperature
 #      not before its for: has passed, and each is followed by a "resolved" notification once
 #      its condition clears, not before (the XID when it leaves the exporter's 15 s XID
 #      window); Prometheus's ALERTS fired those three and no other;
 #   4. every PromQL query of Grafana dashboard 12239 (NVIDIA's dcgm-exporter dashboard) returns
-#      data for all 24 nodes through Prometheus's HTTP API.
+#      data for the 12 nodes labelled Hostname as the dashboard has it, and for the 12 labelled
+#      hostname with the dashboard's Hostname renamed, through Prometheus's HTTP API.
 # Then it prints, per target, Prometheus's scrape duration and the exporter's CPU (utime +
 # stime) and RSS, and the fake kubelet's: numbers, not asserted.
 # Needs target/debug/dcgm-exporter, target/debug/examples/fake_kubelet and libdcgm_sim.so built
@@ -114,6 +119,8 @@ AM_PID=$!
 # The nodes: node-NN, seed 1000+NN, 8 GPUs with UUIDs the test knows, at 85 % load (so that no
 # GPU stays above 95 % busy), GPU 7 in MIG mode on every sixth node, one training job.
 node_name() { printf 'fleet-node-%02d' "$1"; }
+# host_label N: node N's host-name label (the first half of the fleet not upgraded yet).
+host_label() { if [ "$1" -lt $((NODES / 2)) ]; then echo Hostname; else echo hostname; fi; }
 gpu_uuid() { printf 'GPU-f1ee7%03x-%04x-4000-8000-%012x' "$1" "$2" $((1000 + $1)); }
 XID_NODE=3 XID_GPU=5
 DBE_NODE=11 DBE_GPU=2
@@ -214,7 +221,7 @@ for n in $(seq 0 $((NODES - 1))); do
     NODE_NAME=$name DCGM_SIM_CONFIG=$TMP/$name/node.toml "$BIN" --simulate \
         -a "127.0.0.1:${PORTS[n]}" -c 1000 -x $((XID_WINDOW_S * 1000)) --hpc-job-mapping-dir "$TMP/$name/jobs" \
         --kubernetes --kubernetes-gpu-id-type "$(gpu_id_type "$n")" \
-        --pod-resources-kubelet-socket "$TMP/$name/kubelet.sock" \
+        --pod-resources-kubelet-socket "$TMP/$name/kubelet.sock" --hostname-label "$(host_label "$n")" \
         >"$TMP/$name/exporter.log" 2>&1 &
     PIDS+=($!)
     echo "$name $! 127.0.0.1:${PORTS[n]} $(date +%s)" >>"$TMP/pids"
@@ -252,8 +259,8 @@ up_count_is() { # up_count_is N
 }
 expect "prometheus scrapes all $NODES exporters (up == 1)" 60 up_count_is "$NODES"
 gpu_series_are() { # every node's 8 GPUs (GPU 7 as its MIG instances on the MIG nodes)
-    curl -sf -G "$PROM/api/v1/query" --data-urlencode 'query=count(count by (Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP))' |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; n=int(r[0]["value"][1]) if r else 0; print("Hostname/gpu pairs:", n); sys.exit(n != int(sys.argv[1]))' "$1"
+    curl -sf -G "$PROM/api/v1/query" --data-urlencode 'query=count(count by (hostname, Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP))' |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; n=int(r[0]["value"][1]) if r else 0; print("host/gpu pairs:", n); sys.exit(n != int(sys.argv[1]))' "$1"
 }
 expect "DCGM_FI_DEV_GPU_TEMP for all $((NODES * 8)) GPUs of the fleet" 30 gpu_series_are $((NODES * 8))
 rules_ok() {
@@ -296,16 +303,16 @@ def pod(spec):
     p, ns, c = spec.split()
     return {"pod": p, "namespace": ns, "container": c}
 json.dump([
-    {"labels": {"alertname": "GpuXidError", "severity": "critical", "Hostname": "$(node_name $XID_NODE)",
+    {"labels": {"alertname": "GpuXidError", "severity": "critical", "$(host_label $XID_NODE)": "$(node_name $XID_NODE)",
                 "gpu": "$XID_GPU", "UUID": "$(gpu_uuid $XID_NODE $XID_GPU)", "modelName": "$MODEL", "xid": "79",
                 **pod("$(pod_of $XID_NODE $XID_GPU)")},
      "exact": True, "fires_after": t, "resolves_after": t + $XID_WINDOW_S},
-    {"labels": {"alertname": "GpuDoubleBitEccError", "severity": "critical", "Hostname": "$(node_name $DBE_NODE)",
+    {"labels": {"alertname": "GpuDoubleBitEccError", "severity": "critical", "$(host_label $DBE_NODE)": "$(node_name $DBE_NODE)",
                 "gpu": "$DBE_GPU", "UUID": "$(gpu_uuid $DBE_NODE $DBE_GPU)", "hpc_job": "$(job_of $DBE_NODE $DBE_GPU)",
                 "device": "nvidia$DBE_GPU", "job": "dcgm-fleet", "instance": "127.0.0.1:${PORTS[DBE_NODE]}",
                 **pod("$(pod_of $DBE_NODE $DBE_GPU)")},
      "fires_after": t, "resolves_after": t + $DBE_FOR_S},
-    {"labels": {"alertname": "GpuTemperatureHigh", "severity": "warning", "Hostname": "$(node_name $HOT_NODE)",
+    {"labels": {"alertname": "GpuTemperatureHigh", "severity": "warning", "$(host_label $HOT_NODE)": "$(node_name $HOT_NODE)",
                 "gpu": "$HOT_GPU", "UUID": "$(gpu_uuid $HOT_NODE $HOT_GPU)", "hpc_job": "$(job_of $HOT_NODE $HOT_GPU)",
                 "device": "nvidia$HOT_GPU", "job": "dcgm-fleet", "instance": "127.0.0.1:${PORTS[HOT_NODE]}",
                 **pod("$(pod_of $HOT_NODE $HOT_GPU)")},
@@ -333,9 +340,17 @@ DASHBOARD=(
     'range	max(DCGM_FI_DEV_FB_USED{Hostname=~"$Hostname", gpu=~"$gpu"}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)'
 )
 printf '%s\n' "${DASHBOARD[@]}" >"$TMP/dashboard.tsv"
-NODE_LIST=$(IFS=,; echo "${NODE_NAMES[*]}")
-$CHECKS dashboard "$PROM" "$TMP/dashboard.tsv" "$NODE_LIST" 0,1,2,3,4,5,6,7 >"$TMP/dashboard.out" 2>&1
-rc=$?
+# Each half of the fleet with the dashboard as its label needs it: as published (Hostname), and
+# with Hostname renamed to hostname.
+OLD_NODES=$(IFS=,; echo "${NODE_NAMES[*]:0:NODES/2}")
+NEW_NODES=$(IFS=,; echo "${NODE_NAMES[*]:NODES/2}")
+{
+    $CHECKS dashboard "$PROM" "$TMP/dashboard.tsv" "$OLD_NODES" 0,1,2,3,4,5,6,7 Hostname
+    rc_old=$?
+    $CHECKS dashboard "$PROM" "$TMP/dashboard.tsv" "$NEW_NODES" 0,1,2,3,4,5,6,7 hostname
+    rc_new=$?
+} >"$TMP/dashboard.out" 2>&1
+rc=$((rc_old | rc_new))
 while IFS= read -r line; do
     case $line in
     "ok   dashboard "*) pass "${line#ok   }" ;;

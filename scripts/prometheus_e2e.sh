@@ -220,7 +220,7 @@ EOF
 check "prometheus returns 8 DCGM_FI_DEV_GPU_TEMP series (within 45 s)" \
     wait_for 45 count_is 8 'DCGM_FI_DEV_GPU_TEMP{job="dcgm-gpus"}'
 api "$TMP/temp.json" 'DCGM_FI_DEV_GPU_TEMP{job="dcgm-gpus"}'
-check "each GPU_TEMP series has gpu/UUID/pci_bus_id/device/modelName/Hostname and a plausible value" \
+check "each GPU_TEMP series has gpu/UUID/pci_bus_id/device/modelName/hostname and a plausible value" \
     python3 - "$TMP/temp.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))["data"]["result"]
@@ -228,10 +228,10 @@ ok = len(r) == 8
 gpus, uuids = set(), set()
 for s in r:
     m, v = s["metric"], float(s["value"][1])
-    for l in ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"):
+    for l in ("gpu", "UUID", "pci_bus_id", "device", "modelName", "hostname", "DCGM_FI_DRIVER_VERSION"):
         if not m.get(l):
             print("missing", l, m); ok = False
-    if m.get("device") != "nvidia" + m.get("gpu", "?") or m.get("Hostname") != "e2e-node":
+    if m.get("device") != "nvidia" + m.get("gpu", "?") or m.get("hostname") != "e2e-node":
         print("bad labels", m); ok = False
     if not m.get("UUID", "").startswith("GPU-"):
         print("bad UUID", m); ok = False
@@ -250,7 +250,7 @@ check "power and utilization are plausible" \
 check "prometheus scrapes the https + basic auth exporter" \
     wait_for 20 count_is 8 'DCGM_FI_DEV_GPU_TEMP{job="dcgm-tls"}'
 check "prometheus returns the 4 NvSwitch temperatures, labelled nvswitch0-3 (within 20 s)" \
-    wait_for 20 count_is 4 'DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS{job="dcgm-fabric",nvswitch=~"nvswitch[0-3]",Hostname="e2e-node"} > 20 < 100'
+    wait_for 20 count_is 4 'DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS{job="dcgm-fabric",nvswitch=~"nvswitch[0-3]",hostname="e2e-node"} > 20 < 100'
 check "NvSwitch link series have nvlink and nvswitch, GPU link series nvlink and gpu_uuid" \
     count_is 400 'DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX{job="dcgm-fabric",nvlink!="",nvswitch!=""} or DCGM_FI_DEV_NVSWITCH_LINK_THROUGHPUT_TX{job="dcgm-fabric",nvlink!="",gpu_uuid=~"GPU-.+"}'
 check "CPU series have cpu, CPU-core series cpucore and cpu" \

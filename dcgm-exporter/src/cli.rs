@@ -302,11 +302,13 @@ pub struct Cli {
     /// Leave the host-name label out.
     #[arg(short = 'n', long = "no-hostname", env = "DCGM_EXPORTER_NO_HOSTNAME")]
     pub no_hostname: bool,
-    /// Name of the host-name label (dcgm-exporter 4.x: Hostname).
+    /// Name of the host-name label: `hostname`, as dcgm-exporter since its 4.8 line;
+    /// `Hostname` for dashboards and rules written for the older name.
     #[arg(
         long = "hostname-label",
-        default_value = "Hostname",
-        value_name = "NAME"
+        default_value = "hostname",
+        value_name = "NAME",
+        env = "DCGM_EXPORTER_HOSTNAME_LABEL"
     )]
     pub hostname_label: String,
     /// Replace the blanks of GPU model names with dashes.

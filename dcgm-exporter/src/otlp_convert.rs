@@ -945,7 +945,7 @@ mod tests {
                 ("pci_bus_id", format!("0:{i}")),
                 ("device", format!("nvidia{i}")),
                 ("modelName", "H100".into()),
-                ("Hostname", "n1".into()),
+                ("hostname", "n1".into()),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
@@ -1050,7 +1050,7 @@ mod tests {
                     ),
                 ],
                 simulated: Some(true),
-                hostname_label: "Hostname".into(),
+                hostname_label: "hostname".into(),
                 uuid_label: "UUID".into(),
             }
         }

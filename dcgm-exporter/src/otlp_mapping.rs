@@ -699,23 +699,24 @@ mod tests {
     #[test]
     fn labels_map_to_semantic_convention_attributes() {
         assert_eq!(
-            attribute("UUID", "Hostname", "UUID"),
+            attribute("UUID", "hostname", "UUID"),
             Target::Point("hw.id")
-        );
-        assert_eq!(
-            attribute("Hostname", "Hostname", "UUID"),
-            Target::Resource("host.name")
         );
         assert_eq!(
             attribute("hostname", "hostname", "UUID"),
             Target::Resource("host.name")
         );
+        // --hostname-label Hostname: the old name is the host, and `hostname` is not.
         assert_eq!(
-            attribute("pod", "Hostname", "UUID"),
+            attribute("Hostname", "Hostname", "UUID"),
+            Target::Resource("host.name")
+        );
+        assert_eq!(
+            attribute("pod", "hostname", "UUID"),
             Target::Resource("k8s.pod.name")
         );
         assert_eq!(
-            attribute("DCGM_FI_DEV_BRAND", "Hostname", "UUID"),
+            attribute("DCGM_FI_DEV_BRAND", "hostname", "UUID"),
             Target::Other
         );
     }

@@ -120,7 +120,7 @@ const IDENTITY_LABELS: [&str; 6] = [
     "pci_bus_id",
     "device",
     "modelName",
-    "Hostname",
+    "hostname",
 ];
 
 #[test]
@@ -146,7 +146,7 @@ fn once_prints_a_valid_labelled_exposition_of_every_gpu() {
         }
         assert_eq!(labels["gpu"], i.to_string());
         assert_eq!(labels["device"], format!("nvidia{i}"));
-        assert_eq!(labels["Hostname"], "e2e-node");
+        assert_eq!(labels["hostname"], "e2e-node");
         assert!(labels["UUID"].starts_with("GPU-"));
         assert!(
             labels.contains_key("DCGM_FI_DRIVER_VERSION"),
@@ -254,7 +254,7 @@ fn counters_file_spelling_is_kept_and_errors_carry_line_numbers() {
     );
     assert_eq!(m["DCGM_FI_DEV_POWER_USAGE"].len(), 4);
     // -n: no host name label.
-    assert!(!m["DCGM_FI_DEV_POWER_USAGE"][0].0.contains_key("Hostname"));
+    assert!(!m["DCGM_FI_DEV_POWER_USAGE"][0].0.contains_key("hostname"));
 
     let bad = dir.join("bad.csv");
     std::fs::write(
@@ -312,9 +312,9 @@ fn once_exports_switches_links_and_cpus_with_dcgm_exporters_labels() {
     let sw = &m["DCGM_FI_DEV_NVSWITCH_TEMP_CELSIUS"];
     assert_eq!(sw.len(), 4);
     for (i, (l, v)) in sw.iter().enumerate() {
-        assert_eq!(keys(l), [DV, "Hostname", "nvswitch"]);
+        assert_eq!(keys(l), [DV, "hostname", "nvswitch"]);
         assert_eq!(l["nvswitch"], format!("nvswitch{i}"));
-        assert_eq!(l["Hostname"], "e2e-node");
+        assert_eq!(l["hostname"], "e2e-node");
         assert!(
             (30.0..90.0).contains(v),
             "implausible switch temperature {v}"
@@ -344,10 +344,10 @@ fn once_exports_switches_links_and_cpus_with_dcgm_exporters_labels() {
             keys(l),
             [
                 DV,
-                "Hostname",
                 "device",
                 "gpu",
                 "gpu_uuid",
+                "hostname",
                 "model_name",
                 "nvlink",
                 "pci_bus_id"
@@ -358,7 +358,7 @@ fn once_exports_switches_links_and_cpus_with_dcgm_exporters_labels() {
         assert!(l["nvlink"].parse::<u32>().unwrap() < 18);
     }
     for (l, v) in &switch_links {
-        assert_eq!(keys(l), [DV, "Hostname", "nvlink", "nvswitch"]);
+        assert_eq!(keys(l), [DV, "hostname", "nvlink", "nvswitch"]);
         assert!(l["nvswitch"].starts_with("nvswitch"));
         assert!(l["nvlink"].parse::<u32>().unwrap() < 64);
         assert!(*v >= 0.0);
@@ -374,7 +374,7 @@ fn once_exports_switches_links_and_cpus_with_dcgm_exporters_labels() {
     let cpus = &m["DCGM_FI_DEV_CPU_TEMP_CELSIUS"];
     assert_eq!(cpus.len(), 2);
     for (i, (l, v)) in cpus.iter().enumerate() {
-        assert_eq!(keys(l), [DV, "Hostname", "cpu"]);
+        assert_eq!(keys(l), [DV, "cpu", "hostname"]);
         assert_eq!(l["cpu"], i.to_string());
         assert!((20.0..110.0).contains(v), "implausible CPU temperature {v}");
     }
@@ -382,7 +382,7 @@ fn once_exports_switches_links_and_cpus_with_dcgm_exporters_labels() {
     let cores = &m["DCGM_FI_DEV_CPU_UTIL_TOTAL"];
     assert_eq!(cores.len(), 112);
     for (l, v) in cores {
-        assert_eq!(keys(l), [DV, "Hostname", "cpu", "cpucore"]);
+        assert_eq!(keys(l), [DV, "cpu", "cpucore", "hostname"]);
         let core: u32 = l["cpucore"].parse().unwrap();
         assert_eq!(l["cpu"], if core < 56 { "0" } else { "1" });
         assert!((0.0..=1.0).contains(v));

@@ -64,7 +64,7 @@ fn simulated_engines_are_each_labelled_and_an_unreachable_one_is_named_on_health
     assert_eq!(engines_of(&metrics, "DCGM_FI_DEV_GPU_TEMP"), want);
     // The host name of each engine's series is its engine's host, as with one -r.
     for l in series(&metrics, "DCGM_FI_DEV_GPU_TEMP") {
-        assert_eq!(l["Hostname"], l["hostengine"]);
+        assert_eq!(l["hostname"], l["hostengine"]);
     }
     assert_families_once(&metrics);
     let simulated = metrics

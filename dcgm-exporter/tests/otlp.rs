@@ -479,7 +479,7 @@ fn check_against_metrics(r: &ExportMetricsServiceRequest, text: &str) {
         .map(|l| l["UUID"].clone())
         .collect();
     assert!(uuids.len() >= 7, "{uuids:?}");
-    let host = series(text, "DCGM_FI_DEV_GPU_TEMP")[0]["Hostname"].clone();
+    let host = series(text, "DCGM_FI_DEV_GPU_TEMP")[0]["hostname"].clone();
     for uuid in &uuids {
         let (res, m, p) = point(r, "dcgm.gpu.temperature", uuid, &[]);
         assert_eq!(m.unit, "Cel");
@@ -831,7 +831,7 @@ fn pods_are_resources_and_health_is_hw_status() {
             ("pci_bus_id", "0:1"),
             ("device", "nvidia0"),
             ("modelName", "H100"),
-            ("Hostname", "n1"),
+            ("hostname", "n1"),
             ("DCGM_FI_DEV_BRAND", "NVIDIA"),
         ]
         .iter()
@@ -885,7 +885,7 @@ fn pods_are_resources_and_health_is_hw_status() {
             family("DCGM_EXP_GPU_HEALTH_STATUS", status, vec![health]),
         ],
         simulated: Some(false),
-        hostname_label: "Hostname".into(),
+        hostname_label: "hostname".into(),
         uuid_label: "UUID".into(),
     };
     let mut conv = Converter::new(vec![("service.name".into(), "x".into())], "fallback".into());
@@ -1223,7 +1223,7 @@ fn once_pushes_its_collection_and_waits_for_it() {
         let mut want: Vec<String> = series(&text, "DCGM_FI_DEV_GPU_TEMP")
             .into_iter()
             .filter(|l| l["hostengine"] == *engine && !l.contains_key("GPU_I_ID"))
-            .inspect(|l| assert_eq!(l["Hostname"], *host))
+            .inspect(|l| assert_eq!(l["hostname"], *host))
             .map(|l| l["UUID"].clone())
             .collect();
         want.sort();
@@ -1582,7 +1582,7 @@ fn several_host_engines_are_pushed_each_as_its_own_resource_and_one_lost_leaves_
         }
         let e = want
             .entry(l["hostengine"].clone())
-            .or_insert_with(|| (l["Hostname"].clone(), Vec::new()));
+            .or_insert_with(|| (l["hostname"].clone(), Vec::new()));
         e.1.push(l["UUID"].clone());
     }
     for (_, u) in want.values_mut() {

@@ -19,7 +19,7 @@ pub struct Exposition {
     pub families: Vec<MetricFamily>,
     /// Whether the values come from dcgm-sim (`None`: not said, as in the text).
     pub simulated: Option<bool>,
-    /// The host-name label's name (`Hostname` by default).
+    /// The host-name label's name (`hostname` by default).
     pub hostname_label: String,
     /// The UUID label's name (`UUID` by default).
     pub uuid_label: String,

@@ -67,8 +67,8 @@ pub struct LabelOptions {
     /// Value of the host-name label; `None` leaves the label out (dcgm-exporter's
     /// `--no-hostname`).
     pub hostname: Option<String>,
-    /// Name of the host-name label: `Hostname`, as dcgm-exporter 4.x (the unreleased
-    /// dcgm-exporter main spells it `hostname`).
+    /// Name of the host-name label: `hostname`, as dcgm-exporter since its rename (#655);
+    /// `Hostname` before it.
     pub hostname_label: String,
     /// Name of the UUID label: `UUID` (dcgm-exporter's `--use-old-namespace` uses `uuid`).
     pub uuid_label: String,
@@ -85,7 +85,7 @@ impl Default for LabelOptions {
     fn default() -> Self {
         Self {
             hostname: Some(default_hostname(None)),
-            hostname_label: "Hostname".into(),
+            hostname_label: "hostname".into(),
             uuid_label: "UUID".into(),
             replace_blanks_in_model_name: false,
             hostengine: None,

@@ -13,7 +13,7 @@
 //!   It writes into any [`std::fmt::Write`] (a `String` you keep and reuse allocates nothing
 //!   per value in steady state) or, through [`Renderer::render_io`], any [`std::io::Write`].
 //! * GPU and MIG series carry dcgm-exporter's labels: `gpu`, `UUID`, `pci_bus_id`, `device`
-//!   (`nvidiaN`), `modelName`, `Hostname`, and for MIG GPU instances `GPU_I_PROFILE` and
+//!   (`nvidiaN`), `modelName`, `hostname`, and for MIG GPU instances `GPU_I_PROFILE` and
 //!   `GPU_I_ID`; then one label per `label` row of the counters file (`DCGM_FI_DRIVER_VERSION`,
 //!   ...), named as written in the file.
 //! * Rows of NvSwitch, NVLink, CPU and CPU-core fields ([`row_entity_group`]) are exported for

@@ -79,7 +79,7 @@ struct LabelRow {
 /// r.render(&snap, &[], &mut text);
 /// assert!(text.contains(
 ///     "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-1234\",pci_bus_id=\"00000000:18:00.0\",\
-///      device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\"} 41\n"));
+///      device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"node-1\"} 41\n"));
 /// ```
 ///
 /// Rows of NvSwitch, NVLink, CPU and CPU-core fields ([`row_entity_group`]) are written for the

@@ -144,7 +144,7 @@ fn a_series_has_dcgm_exporters_labels_in_order() {
         "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (C).\n\
          # TYPE DCGM_FI_DEV_GPU_TEMP gauge\n\
          DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-0000\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",\
-         modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\"} 41\n"
+         modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"node-1\"} 41\n"
     );
 }
 
@@ -227,7 +227,7 @@ fn mig_instances_carry_gpu_i_profile_and_gpu_i_id() {
             "modelName",
             "GPU_I_PROFILE",
             "GPU_I_ID",
-            "Hostname"
+            "hostname"
         ]
     );
     assert_eq!(label(&s[1].0, "gpu"), Some("7"));
@@ -321,7 +321,7 @@ fn label_values_and_help_texts_are_escaped() {
         text.contains("modelName=\"Model \\\"X\\\" \\\\ A\\nB\""),
         "{text}"
     );
-    assert!(text.contains("Hostname=\"host\\\"1\""), "{text}");
+    assert!(text.contains("hostname=\"host\\\"1\""), "{text}");
     // In HELP, only backslash and newline are escaped.
     assert!(
         text.contains("# HELP DCGM_FI_DEV_GPU_TEMP back\\\\slash, \"quoted\"\n"),
@@ -456,7 +456,7 @@ fn label_options_hostname_uuid_and_model_blanks() {
         hostname: None,
         ..opts()
     });
-    assert_eq!(label(&l, "Hostname"), None);
+    assert_eq!(label(&l, "hostname"), None);
     assert_eq!(l.len(), 5);
     let l = run(LabelOptions {
         hostname_label: "hostname".into(),
@@ -745,7 +745,7 @@ fn collector_flex_replaces_a_mig_gpu_by_its_instances() {
             "pci_bus_id",
             "device",
             "modelName",
-            "Hostname",
+            "hostname",
             "DCGM_FI_DRIVER_VERSION",
         ] {
             assert!(
@@ -961,7 +961,7 @@ fn switch_link_and_cpu_series_carry_dcgm_exporters_labels() {
     }
     let mut text = String::new();
     r.render(&snap, &[], &mut text);
-    let host = "Hostname=\"node-1\"";
+    let host = "hostname=\"node-1\"";
     let dv = "DCGM_FI_DRIVER_VERSION=\"570.1\"";
     let expected = [
         format!(
@@ -1165,7 +1165,7 @@ fn health_status_rows_per_gpu_and_watch() {
     assert_eq!(label(l, "UUID"), Some("GPU-7777"));
     assert_eq!(label(l, "GPU_I_PROFILE"), None);
     assert_eq!(label(l, "DCGM_FI_DRIVER_VERSION"), Some("570.1"));
-    assert_eq!(label(l, "Hostname"), Some("node-1"));
+    assert_eq!(label(l, "hostname"), Some("node-1"));
     // The next check passes again.
     r.health_mut().as_mut().unwrap().apply(&HealthReport {
         overall: HealthResult::Pass,
@@ -1288,8 +1288,8 @@ fn collector_exports_switches_links_cpus_and_cores() {
         "{text}"
     );
     for (l, v) in &temps {
-        assert_eq!(l.len(), 3, "nvswitch, Hostname, driver version: {l:?}");
-        assert_eq!(label(l, "Hostname"), Some("node-1"));
+        assert_eq!(l.len(), 3, "nvswitch, hostname, driver version: {l:?}");
+        assert_eq!(label(l, "hostname"), Some("node-1"));
         assert!(label(l, "DCGM_FI_DRIVER_VERSION").is_some_and(|v| !v.is_empty()));
         assert!((30.0..90.0).contains(&v.parse::<f64>().unwrap()), "{v}");
     }
@@ -1308,7 +1308,7 @@ fn collector_exports_switches_links_cpus_and_cores() {
             "pci_bus_id",
             "device",
             "model_name",
-            "Hostname",
+            "hostname",
         ] {
             assert!(
                 label(l, name).is_some_and(|v| !v.is_empty()),

@@ -117,7 +117,7 @@ fn gpu_info_is_one_series_per_entity_and_blank_values_stay_out_of_its_labels() {
         ("pci_bus_id", "0:0"),
         ("device", "nvidia0"),
         ("modelName", "H100"),
-        ("Hostname", "node-1"),
+        ("hostname", "node-1"),
         ("driver_version", "570.1"),
         ("vbios_version", "96.00"),
         ("cuda_compute_capability", "9.0"),

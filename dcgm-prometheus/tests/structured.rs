@@ -139,7 +139,7 @@ fn the_structured_form_holds_the_texts_series_exactly() {
         .iter()
         .find(|s| s.label("pod") == Some("a\\b"))
         .unwrap();
-    assert_eq!(pod.label("Hostname"), Some("node \"1\""));
+    assert_eq!(pod.label("hostname"), Some("node \"1\""));
     assert_eq!(pod.label("gpu"), Some("0"));
     // A name that is not a label name is left out, as in the text.
     assert!(

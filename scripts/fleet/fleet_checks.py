@@ -12,7 +12,10 @@ that exits 0 when its check holds and 1 with the reason on stdout when not:
     pods PROM EXPECTED_TSV               every GPU's pod, namespace and container labels are the
                                          expected ones (lines `HOSTNAME GPU [POD NS CONTAINER]`,
                                          tab-separated; none where no pod holds the GPU)
-    dashboard PROM QUERIES NODES GPUS    every dashboard query returns data for every node
+    dashboard PROM QUERIES NODES GPUS [LABEL]
+                                         every dashboard query returns data for every node, the
+                                         host-name label named LABEL (default Hostname, as the
+                                         dashboard has it; `hostname` rewrites the queries)
     report PROM PIDS                     scrape duration per target, exporters' CPU and RSS
 
 EXPECTED is a JSON list of {"labels": {...}, "exact": bool, "fires_after": T, "resolves_after":
@@ -63,8 +66,14 @@ def matches(labels, want):
     return True
 
 
+def host(labels):
+    """The host-name label's value: `hostname` (dcgm-exporter since #655, our default) or
+    `Hostname` (older releases, `--hostname-label Hostname`); a fleet may have both."""
+    return labels.get("hostname") or labels.get("Hostname", "")
+
+
 def identity(labels):
-    return tuple(labels.get(k, "") for k in ("alertname", "Hostname", "gpu", "UUID"))
+    return (labels.get("alertname", ""), host(labels), labels.get("gpu", ""), labels.get("UUID", ""))
 
 
 def show(labels):
@@ -91,7 +100,7 @@ def cmd_webhook(path, expected, state):
             early.append(f"resolved {w['resolves_after'] - resolved[0]['received_at']:.1f} s "
                          "before its condition cleared")
         if early:
-            print(w["labels"]["alertname"], "on", w["labels"]["Hostname"], ", ".join(early))
+            print(w["labels"]["alertname"], "on", host(w["labels"]), ", ".join(early))
             return 1
         if not firing or (state == "resolved" and not resolved):
             missing.append(show(w["labels"]))
@@ -116,7 +125,7 @@ def cmd_webhook_exact(path, expected, t0):
 
 def cmd_prom_alerts(prom, seconds, expected):
     expected = json.load(open(expected))
-    q = f'group by (alertname, Hostname, gpu, UUID) (max_over_time(ALERTS{{alertstate="firing"}}[{int(seconds)}s]))'
+    q = f'group by (alertname, hostname, Hostname, gpu, UUID) (max_over_time(ALERTS{{alertstate="firing"}}[{int(seconds)}s]))'
     got = {identity(s["metric"]) for s in get(prom, "/api/v1/query", query=q)["result"]}
     want = {identity(dict(w["labels"])) for w in expected}
     if got != want:
@@ -135,18 +144,18 @@ def cmd_none_firing(prom, path):
 
 
 def cmd_pods(prom, expected):
-    """Every (Hostname, gpu) of DCGM_FI_DEV_GPU_TEMP (a MIG GPU's instances included) has
+    """Every (host name, gpu) of DCGM_FI_DEV_GPU_TEMP (a MIG GPU's instances included) has
     exactly the expected pod, namespace and container, or none of them."""
     want = {}
     for line in open(expected, encoding="utf-8"):
         f = line.rstrip("\n").split("\t")
         if len(f) >= 2:
             want[(f[0], f[1])] = tuple(f[2:5]) if len(f) >= 5 and f[2] else ()
-    q = "group by (Hostname, gpu, pod, namespace, container) (DCGM_FI_DEV_GPU_TEMP)"
+    q = "group by (hostname, Hostname, gpu, pod, namespace, container) (DCGM_FI_DEV_GPU_TEMP)"
     got = {}
     for s in get(prom, "/api/v1/query", query=q)["result"]:
         m = s["metric"]
-        key = (m.get("Hostname", ""), m.get("gpu", ""))
+        key = (host(m), m.get("gpu", ""))
         labels = tuple(m[k] for k in ("pod", "namespace", "container") if k in m)
         got.setdefault(key, set()).add(labels)
     bad = [f"{k}: {sorted(got.get(k, []))} (want {v or 'no pod'})"
@@ -157,26 +166,27 @@ def cmd_pods(prom, expected):
     return 1 if bad or extra else 0
 
 
-def cmd_dashboard(prom, queries, nodes, gpus):
+def cmd_dashboard(prom, queries, nodes, gpus, label="Hostname"):
     """QUERIES: lines `KIND<TAB>EXPR`, KIND `range` (a time-series panel: query_range over the
     last 30 s) or `instant`. The Hostname and gpu variables come from the dashboard's own
     label_values queries and are set to All, as a regex of every value. A query whose answer
     keeps the Hostname label must have, for every node, a series with data for each GPU (when
     it keeps gpu); one that aggregates the nodes away is asked once per node, $Hostname set to
-    that node, and must return data each time."""
+    that node, and must return data each time. With LABEL `hostname` every `Hostname` of the
+    queries and variables is read as `hostname` (the dashboard after dcgm-exporter's rename)."""
     nodes = set(nodes.split(","))
     gpus = set(gpus.split(","))
-    hosts = set(get(prom, "/api/v1/label/Hostname/values", **{"match[]": "DCGM_FI_DEV_FB_FREE"}))
+    hosts = set(get(prom, f"/api/v1/label/{label}/values", **{"match[]": "DCGM_FI_DEV_FB_FREE"}))
     ok = hosts == nodes
-    print(f"{'ok  ' if ok else 'FAIL'} dashboard variable label_values(DCGM_FI_DEV_FB_FREE, Hostname): "
+    print(f"{'ok  ' if ok else 'FAIL'} dashboard variable label_values(DCGM_FI_DEV_FB_FREE, {label}): "
           f"{len(hosts)} values")
     if not ok:
         return 1
     all_hosts = "(" + "|".join(sorted(hosts)) + ")"
-    match = f'DCGM_FI_DEV_FB_FREE{{Hostname=~"{all_hosts}"}}'
+    match = f'DCGM_FI_DEV_FB_FREE{{{label}=~"{all_hosts}"}}'
     gpu_values = set(get(prom, "/api/v1/label/gpu/values", **{"match[]": match}))
     ok = gpu_values == gpus
-    print(f"{'ok  ' if ok else 'FAIL'} dashboard variable label_values(DCGM_FI_DEV_FB_FREE{{Hostname=~\"$Hostname\"}}, gpu): "
+    print(f"{'ok  ' if ok else 'FAIL'} dashboard variable label_values(DCGM_FI_DEV_FB_FREE{{{label}=~\"${label}\"}}, gpu): "
           f"{sorted(gpu_values, key=int)}")
     if not ok:
         return 1
@@ -195,19 +205,20 @@ def cmd_dashboard(prom, queries, nodes, gpus):
         if not line.strip():
             continue
         kind, expr = line.rstrip("\n").split("\t", 1)
+        expr = expr.replace("Hostname", label)
         q = expr.replace("$gpu", all_gpus)
-        series = ask(kind, q.replace("$Hostname", all_hosts))
-        if series and all("Hostname" in m for m in series):
+        series = ask(kind, q.replace(f"${label}", all_hosts))
+        if series and all(label in m for m in series):
             per = {}
             for m in series:
-                per.setdefault(m["Hostname"], set()).add(m.get("gpu"))
+                per.setdefault(m[label], set()).add(m.get("gpu"))
             keeps_gpu = all("gpu" in m for m in series)
             lacking = sorted(n for n in nodes if n not in per or (keeps_gpu and per[n] != gpus))
             ok = not lacking and set(per) == nodes
-            why = f"nodes lacking data: {lacking}; Hostnames answered: {len(per)}"
+            why = f"nodes lacking data: {lacking}; {label} values answered: {len(per)}"
             what = f"{len(series)} series, {len(per)} nodes"
         else:
-            empty = [n for n in sorted(nodes) if not ask(kind, q.replace("$Hostname", n))]
+            empty = [n for n in sorted(nodes) if not ask(kind, q.replace(f"${label}", n))]
             ok = bool(series) and not empty
             why = f"no data for {empty}" if series else "no data"
             what = f"asked per node: {len(nodes) - len(empty)} of {len(nodes)} answered"
