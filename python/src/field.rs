@@ -41,6 +41,7 @@ pub struct PyFieldMeta {
     deprecated_aliases: Vec<String>,
     #[pyo3(get)]
     internal: bool,
+    newer_names: Vec<String>,
 }
 
 impl PyFieldMeta {
@@ -59,6 +60,7 @@ impl PyFieldMeta {
             width: f.width,
             deprecated_aliases: f.deprecated_aliases.iter().map(|s| s.to_string()).collect(),
             internal: f.internal,
+            newer_names: f.newer_names.iter().map(|s| s.to_string()).collect(),
         }
     }
 
@@ -93,6 +95,9 @@ impl PyFieldMeta {
                 .map(|f| f.deprecated_aliases.iter().map(|s| s.to_string()).collect())
                 .unwrap_or_default(),
             internal: info.is_some_and(|f| f.internal),
+            newer_names: info
+                .map(|f| f.newer_names.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default(),
         }
     }
 }
@@ -103,6 +108,12 @@ impl PyFieldMeta {
     #[getter]
     fn deprecated_aliases(&self) -> Vec<String> {
         self.deprecated_aliases.clone()
+    }
+
+    /// Names DCGM 4.6.1 gave the field (the same id).
+    #[getter]
+    fn newer_names(&self) -> Vec<String> {
+        self.newer_names.clone()
     }
 
     /// Whether the field is global rather than per entity.

@@ -10,7 +10,7 @@ use pyo3::types::PyDict;
 use crate::duration::seconds;
 use crate::entity::extract_entities;
 use crate::errors::{self, ResultExt};
-use crate::field::extract_fields;
+use crate::field::{extract_field, extract_fields};
 use crate::group::{PyFieldGroup, PyGroup};
 use crate::slot::Slot;
 use crate::system::PySystem;
@@ -163,6 +163,41 @@ impl PyHandle {
             .path()
             .display()
             .to_string())
+    }
+
+    /// The DCGM release answering this handle (`"4.6.0"`): the library's, or for a
+    /// connection the older of the library and the nv-hostengine; `None` when neither says.
+    #[getter]
+    fn dcgm_version(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let h = self.get(py)?;
+        Ok(py.detach(move || h.dcgm_version()).map(|v| v.to_string()))
+    }
+
+    /// Whether the release answering this handle has `capability`, by name (`"diagnostics"`,
+    /// `"topology_v2"`, … see `dcgm.CAPABILITIES`); `ValueError` for an unknown name. True
+    /// where the release is unknown: the call then says so itself.
+    fn supports(&self, py: Python<'_>, capability: &str) -> PyResult<bool> {
+        let Some(c) = dcgm::Capability::from_name(capability) else {
+            let names: Vec<_> = dcgm::Capability::ALL.iter().map(|c| c.name()).collect();
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown capability {capability:?}; known: {}",
+                names.join(", ")
+            )));
+        };
+        let h = self.get(py)?;
+        Ok(py.detach(move || h.supports(c)))
+    }
+
+    /// Whether the loaded library knows field `field` (an id or a `DCGM_FI_*` name): a field
+    /// added in a later release is unknown to an older one.
+    fn knows_field(&self, py: Python<'_>, field: &Bound<'_, PyAny>) -> PyResult<bool> {
+        // A number is asked as it is (an id this package's table lacks may be one a newer
+        // library knows); a name must be one of the table's.
+        let id = match field.extract::<u16>() {
+            Ok(n) => dcgm::FieldId(n),
+            Err(_) => extract_field(py, field)?,
+        };
+        Ok(self.get(py)?.knows_field(id))
     }
 
     /// Whether `close()` was called.

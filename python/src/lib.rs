@@ -43,6 +43,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DCGM_FE_COUNT", entity::ENTITY_GROUP_COUNT)?;
     m.add("DCGM_FI_MAX_FIELDS", dcgm::raw::sys::DCGM_FI_MAX_FIELDS)?;
     m.add("DEFAULT_FIELD_IDS", dcgm_reader::DEFAULT_FIELD_IDS.to_vec())?;
+    // The capability names `Handle.supports` takes, with the first release of each.
+    m.add(
+        "CAPABILITIES",
+        dcgm::Capability::ALL
+            .iter()
+            .map(|c| (c.name(), c.since().to_string()))
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    )?;
     // For dcgm.structs_internal (the pydcgm-compatible test-API structs).
     m.add(
         "DCGM_MAX_HIERARCHY_INFO",

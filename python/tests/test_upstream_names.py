@@ -139,3 +139,14 @@ def test_generated_stubs_match_the_native_tables() -> None:
         [sys.executable, tool, "--check", "--dir", installed], capture_output=True, text=True
     )
     assert r.returncode == 0, r.stderr
+
+
+def test_dcgm_4_6_1_names_are_the_same_fields() -> None:
+    from dcgm import fields
+
+    assert fields.DCGM_FI_DEV_CPU_UTIL_RATIO == fields.DCGM_FI_DEV_CPU_UTIL_TOTAL == 1100
+    assert fields.NEWER_NAMES["DCGM_FI_DEV_NVLINK_LINK_STATUS"] == "DCGM_FI_DEV_NVLINK_GET_STATE"
+    assert len(fields.NEWER_NAMES) == 36
+    assert fields.field_id("DCGM_FI_DEV_SYSIO_POWER_WATTS") == 1132
+    meta = fields.field_info(1100)
+    assert meta is not None and "DCGM_FI_DEV_CPU_UTIL_RATIO" in meta.newer_names

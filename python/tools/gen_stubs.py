@@ -34,11 +34,13 @@ def render_fields() -> str:
     )
     for name, value, _ in _native.entity_groups():
         out.append("%s: Final = %d\n" % (name, value))
-    out.append("\nENTITY_GROUP_NAMES: Dict[int, str]\nDEPRECATED_ALIASES: Dict[str, str]\n\n")
+    out.append("\nENTITY_GROUP_NAMES: Dict[int, str]\nDEPRECATED_ALIASES: Dict[str, str]\nNEWER_NAMES: Dict[str, str]\n\n")
     for f in _native.field_table():
         out.append("%s: Final = %d\n" % (f.name, f.field_id))
         for alias in f.deprecated_aliases:
             out.append("%s: Final = %d  # before DCGM 4.6; now %s\n" % (alias, f.field_id, f.name))
+        for newer in f.newer_names:
+            out.append("%s: Final = %d  # DCGM 4.6.1's name of %s\n" % (newer, f.field_id, f.name))
     out.append(
         "\n"
         "def all_fields() -> List[FieldMeta]: ...\n"

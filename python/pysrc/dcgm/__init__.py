@@ -18,6 +18,8 @@ from __future__ import annotations
 import atexit as _atexit
 import os as _os
 
+from typing import Dict
+
 from dcgm import _native
 from dcgm._native import (
     AccountingStats,
@@ -41,6 +43,8 @@ from dcgm._native import (
 )
 
 __version__: str = _native.__version__
+#: The capability names ``Handle.supports`` takes, with the first DCGM release of each.
+CAPABILITIES: Dict[str, str] = dict(_native.CAPABILITIES)
 
 _SIM = _os.path.realpath(_os.path.join(_os.path.dirname(__file__), "_sim", "libdcgm_sim.so"))
 _native._set_packaged_simulator(_SIM)
@@ -70,6 +74,7 @@ def simulator_path() -> str:
 
 __all__ = [
     "AccountingStats",
+    "CAPABILITIES",
     "Blank",
     "DCGMError",
     "DcgmReader",

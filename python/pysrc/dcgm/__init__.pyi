@@ -1,3 +1,5 @@
+from typing import Dict
+
 from dcgm import fields as fields, structs as structs, testing as testing
 from dcgm._enums import (
     Blank as Blank,
@@ -33,8 +35,10 @@ from dcgm.reader import (
 from dcgm.structs import DCGMError as DCGMError, dcgmExceptionClass as dcgmExceptionClass
 
 __version__: str
+CAPABILITIES: Dict[str, str]
 __all__ = [
     "AccountingStats",
+    "CAPABILITIES",
     "Blank",
     "DCGMError",
     "DcgmReader",

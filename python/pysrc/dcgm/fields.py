@@ -43,6 +43,8 @@ _BY_TAG: Dict[str, FieldMeta] = {f.tag: f for f in _TABLE}
 
 #: pre-4.6 name -> DCGM 4.6 name (``"DCGM_FI_DEV_GPU_TEMP" -> "DCGM_FI_DEV_GPU_TEMP_CELSIUS"``).
 DEPRECATED_ALIASES: Dict[str, str] = {}
+#: DCGM 4.6.1 name -> DCGM 4.6.0 name (``"DCGM_FI_DEV_CPU_UTIL_RATIO" -> "DCGM_FI_DEV_CPU_UTIL_TOTAL"``).
+NEWER_NAMES: Dict[str, str] = {}
 
 for _f in _TABLE:
     assert _f.name is not None
@@ -50,6 +52,9 @@ for _f in _TABLE:
     for _alias in _f.deprecated_aliases:
         globals()[_alias] = _f.field_id
         DEPRECATED_ALIASES[_alias] = _f.name
+    for _alias in _f.newer_names:
+        globals()[_alias] = _f.field_id
+        NEWER_NAMES[_alias] = _f.name
 
 del _name, _value, _display, _f, _alias
 
