@@ -195,6 +195,8 @@ pub fn activity(workload: Workload, seed: u64, gpu: u32, t_s: f64) -> Option<Act
             clock_share: 0.7,
             reasons: REASON_SW_THERMAL,
             temp_c: Some(91.0),
+            // Hot from the start: its cooling does not keep up even at first.
+            warm_up_s: 0.0,
             ..burn()
         },
         Workload::ThermalThrottle => Activity {
