@@ -38,6 +38,8 @@ pub struct AttributionConfig {
     pub local_engine: bool,
     /// Where the HPC directory's state goes for `/health` (shared by the collectors).
     pub hpc_board: Option<crate::health::SourceBoard>,
+    /// With `--container-labels`: the container runtime's CRI socket.
+    pub container_runtime: Option<PathBuf>,
 }
 
 impl Default for AttributionConfig {
@@ -48,6 +50,7 @@ impl Default for AttributionConfig {
             proc_root: PathBuf::from("/proc"),
             local_engine: true,
             hpc_board: None,
+            container_runtime: None,
         }
     }
 }
@@ -67,6 +70,8 @@ pub struct Attribution {
     cgroup_failing: Option<String>,
     /// The last failure to read DCGM's process statistics, logged once.
     pid_stats_failing: Option<String>,
+    /// With `--container-labels`: the container runtime.
+    containers: Option<crate::cri::Containers>,
 }
 
 impl Attribution {
@@ -88,6 +93,10 @@ impl Attribution {
             processes_failing: None,
             cgroup_failing: None,
             pid_stats_failing: None,
+            containers: cfg
+                .container_runtime
+                .filter(|_| cfg.local_engine)
+                .map(crate::cri::Containers::new),
         }
     }
 
@@ -119,7 +128,9 @@ impl Attribution {
         let util_row = has_util_row && self.local_engine;
         let mapper = self.pods.as_ref().map(|(m, _)| m);
         let want_uid = mapper.is_some_and(|m| m.pod_uid) && self.local_engine;
-        if self.pods.is_none() && self.hpc.is_none() && !memory_row && !util_row {
+        let want_containers = self.containers.is_some();
+        if self.pods.is_none() && self.hpc.is_none() && !memory_row && !util_row && !want_containers
+        {
             return;
         }
         let pod_map = self.pods.as_ref().map(|(_, cache)| cache.get());
@@ -139,7 +150,9 @@ impl Attribution {
             }
         }
         let mut matched = PodMatch::default();
-        if memory_row || util_row || want_uid {
+        // With --container-labels: per GPU, the labels of the containers running on it.
+        let mut containers_on: BTreeMap<u32, Vec<LabelSet>> = BTreeMap::new();
+        if memory_row || util_row || want_uid || want_containers {
             let processes = match collector.running_processes() {
                 Ok(p) => {
                     if self.processes_failing.take().is_some() {
@@ -173,6 +186,24 @@ impl Attribution {
                 }
             }
             matched = match_pods(&uids, &holders);
+            if let Some(runtime) = &mut self.containers {
+                let by_id = if processes.is_empty() {
+                    HashMap::new()
+                } else {
+                    runtime.by_id()
+                };
+                for p in &processes {
+                    let Some(id) = owners.get(&p.pid).and_then(|o| o.container_id.as_ref()) else {
+                        continue;
+                    };
+                    if let Some(l) = by_id.get(id) {
+                        let on = containers_on.entry(p.gpu).or_default();
+                        if !on.contains(l) {
+                            on.push(l.clone());
+                        }
+                    }
+                }
+            }
             if memory_row {
                 let memory = memory_by_owner(&processes, |p| {
                     owner_labels(p, owners.get(&p.pid), &matched, &holders)
@@ -237,19 +268,23 @@ impl Attribution {
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
+            // Without pod labels from the kubelet: one label set per container on the GPU.
+            let pods: Vec<LabelSet> = match containers_on.get(&id.gpu) {
+                Some(c) if pod.is_empty() && !c.is_empty() => c.clone(),
+                _ => vec![pod],
+            };
             let jobs = match (&jobs, label_jobs) {
                 (Some(j), true) => j.labels(id),
                 _ => Vec::new(),
             };
             if jobs.is_empty() {
-                return if pod.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![pod]
-                };
+                return pods.into_iter().filter(|p| !p.is_empty()).collect();
             }
-            jobs.into_iter()
-                .map(|job| pod.iter().cloned().chain(job).collect())
+            pods.iter()
+                .flat_map(|pod| {
+                    jobs.iter()
+                        .map(move |job| pod.iter().cloned().chain(job.iter().cloned()).collect())
+                })
                 .collect()
         });
     }

@@ -385,15 +385,99 @@ pub struct Cli {
         value_parser = per_client_limit,
     )]
     pub web_max_per_client: usize,
-    /// Time a client has to send a whole request, head and body (e.g. `10s`, `500ms`).
-    #[arg(long = "web-request-timeout", value_name = "DURATION", default_value = "10s", value_parser = web_timeout)]
+    /// Time a client has to send a whole request, head and body (e.g. `10s`, `500ms`);
+    /// dcgm-exporter 4.8.3's `--web-read-timeout`.
+    #[arg(
+        long = "web-read-timeout",
+        visible_alias = "web-request-timeout",
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = web_timeout,
+        env = "DCGM_EXPORTER_WEB_READ_TIMEOUT"
+    )]
     pub web_request_timeout: Duration,
     /// Time a keep-alive connection may stay without a request.
-    #[arg(long = "web-idle-timeout", value_name = "DURATION", default_value = "10s", value_parser = web_timeout)]
+    #[arg(
+        long = "web-idle-timeout",
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = web_timeout,
+        env = "DCGM_EXPORTER_WEB_IDLE_TIMEOUT"
+    )]
     pub web_idle_timeout: Duration,
     /// Time a response may take to be written, however slowly the client reads.
-    #[arg(long = "web-write-timeout", value_name = "DURATION", default_value = "10s", value_parser = web_timeout)]
+    #[arg(
+        long = "web-write-timeout",
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = web_timeout,
+        env = "DCGM_EXPORTER_WEB_WRITE_TIMEOUT"
+    )]
     pub web_write_timeout: Duration,
+    /// A YAML file of flags (`collect-interval: 10000`, ...): the command line, then the
+    /// environment, win over it.
+    #[arg(
+        long = "config-file",
+        value_name = "FILE",
+        env = "DCGM_EXPORTER_CONFIG_FILE"
+    )]
+    pub config_file: Option<PathBuf>,
+    /// `/metrics` responses served at once; past it a scrape is answered 503 at once
+    /// (0: no limit beyond the connection limits).
+    #[arg(
+        long = "max-concurrent-scrapes",
+        value_name = "N",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u32).range(0..=65_536),
+        env = "DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES"
+    )]
+    pub max_concurrent_scrapes: u32,
+    /// Add the exporter's own metrics to `/metrics`: its process (`process_*`) and its
+    /// `/metrics` handler (`promhttp_metric_handler_*`).
+    #[arg(
+        long = "enable-exporter-metrics",
+        env = "DCGM_EXPORTER_ENABLE_EXPORTER_METRICS"
+    )]
+    pub enable_exporter_metrics: bool,
+    /// How long DCGM keeps the samples of the exporter's watches (DCGM's `maxKeepAge`):
+    /// a duration (`5m`) or seconds; default 4 collect intervals, at least 30 s. The XID and
+    /// clock-event windows' watch keeps at least its window.
+    #[arg(
+        long = "watch-max-keep-age",
+        value_name = "DURATION",
+        value_parser = keep_age,
+        env = "DCGM_EXPORTER_WATCH_MAX_KEEP_AGE"
+    )]
+    pub watch_max_keep_age: Option<Duration>,
+    /// How many samples DCGM keeps per watched field (DCGM's `maxKeepSamples`; 0: no
+    /// limit, only the age).
+    #[arg(
+        long = "watch-max-keep-samples",
+        value_name = "N",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u32).range(0..=1_000_000),
+        env = "DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES"
+    )]
+    pub watch_max_keep_samples: u32,
+    /// `/health` answers 503 while the exporter sees no GPU (none found, or none left by
+    /// `-d`).
+    #[arg(
+        long = "health-require-gpus",
+        env = "DCGM_EXPORTER_HEALTH_REQUIRE_GPUS"
+    )]
+    pub health_require_gpus: bool,
+    /// Label the series of each GPU with the containers whose processes run on it, from
+    /// the container runtime's CRI socket (`--container-runtime-socket`), without Kubernetes.
+    #[arg(long = "container-labels", env = "DCGM_EXPORTER_CONTAINER_LABELS")]
+    pub container_labels: bool,
+    /// The container runtime's CRI socket (containerd, CRI-O), for `--container-labels`.
+    #[arg(
+        long = "container-runtime-socket",
+        value_name = "PATH",
+        default_value = crate::cri::DEFAULT_SOCKET,
+        env = "DCGM_CONTAINER_RUNTIME_SOCKET"
+    )]
+    pub container_runtime_socket: PathBuf,
     /// OTLP export (`--otlp-*`, `--no-metrics-endpoint`).
     #[command(flatten)]
     pub otlp: crate::otlp_config::OtlpArgs,
@@ -404,6 +488,21 @@ fn web_timeout(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e} (e.g. 10s, 500ms)"))?;
     if d < Duration::from_millis(10) || d > Duration::from_secs(3600) {
         return Err(format!("{s:?} is outside 10ms..1h"));
+    }
+    Ok(d)
+}
+
+/// `--watch-max-keep-age`: a duration (`300s`, `5m`) or a number of seconds, from 1 s to a
+/// week.
+fn keep_age(s: &str) -> Result<Duration, String> {
+    let d = match s.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => Duration::from_secs_f64(secs),
+        Ok(_) => return Err(format!("{s:?} is not a duration")),
+        Err(_) => humantime::parse_duration(s.trim())
+            .map_err(|e| format!("{s:?}: {e} (e.g. 300s, 5m, or 300)"))?,
+    };
+    if d < Duration::from_secs(1) || d > Duration::from_millis(MAX_WINDOW_MS) {
+        return Err(format!("{s:?} is outside 1s..7d"));
     }
     Ok(d)
 }
@@ -433,6 +532,8 @@ impl Cli {
             request_timeout: self.web_request_timeout,
             idle_timeout: self.web_idle_timeout,
             write_timeout: self.web_write_timeout,
+            max_concurrent_scrapes: self.max_concurrent_scrapes as usize,
+            exporter_metrics: self.enable_exporter_metrics,
             ..server::Limits::default()
         }
     }

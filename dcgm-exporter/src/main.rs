@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::Parser;
 use dcgm_exporter::attribution::{Attribution, AttributionConfig};
 use dcgm_exporter::cli::Cli;
 use dcgm_exporter::health::{self, Health, activity};
@@ -37,7 +36,13 @@ use dcgm_prometheus::{Collector, CollectorConfig, Counter};
 use dcgm_reader::Connection;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match dcgm_exporter::config_file::parse(std::env::args_os().collect()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     logging::init(cli.log_format, cli.debug);
     run(cli)
 }
@@ -81,6 +86,8 @@ impl Settings {
             engine_log: cli
                 .enable_dcgm_log
                 .then(|| ("-".to_string(), cli.dcgm_log_level.into())),
+            watch_keep_age: cli.watch_max_keep_age,
+            watch_keep_samples: cli.watch_max_keep_samples,
             ..CollectorConfig::new(counters)
         }
     }
@@ -529,6 +536,9 @@ fn attribution(
             proc_root: cli.proc_root.clone(),
             local_engine: engine.is_none_or(is_local_engine),
             hpc_board,
+            container_runtime: cli
+                .container_labels
+                .then(|| cli.container_runtime_socket.clone()),
         },
     )
 }
@@ -758,6 +768,20 @@ fn collect_loop(
             out.begin(activity::CONNECTING);
             match start(&settings, counters.clone()) {
                 Ok(c) => break c,
+                // --health-require-gpus: no GPU yet is a state /health reports, not a
+                // configuration error; asked again every retry.
+                Err(StartError::Config(e))
+                    if settings.cli.health_require_gpus && dcgm_prometheus::is_no_gpu(&e) =>
+                {
+                    out.failed(format!(
+                        "no GPU is visible (--health-require-gpus): {e}; looking again every \
+                         {retry:?}"
+                    ));
+                    wait(Instant::now() + retry, reload);
+                    if reload.swap(false, Ordering::Relaxed) {
+                        counters = reload_counters(&settings, counters, out);
+                    }
+                }
                 Err(StartError::Config(e)) => {
                     log::error!("{e}");
                     std::process::exit(2);

@@ -87,6 +87,11 @@ pub struct Limits {
     /// complete request for this long (since it was accepted or since its last response) is
     /// closed: the idle and request-head deadlines shorten to this (checked every 100 ms).
     pub pressure_timeout: Duration,
+    /// `/metrics` responses served at once, from the request to the response's last byte
+    /// handed to the connection; past it a scrape is answered 503 at once (0: no limit).
+    pub max_concurrent_scrapes: usize,
+    /// Add the exporter's own metrics ([`crate::self_metrics`]) to `/metrics`.
+    pub exporter_metrics: bool,
 }
 
 impl Default for Limits {
@@ -99,6 +104,8 @@ impl Default for Limits {
             idle_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
             pressure_timeout: PRESSURE_TIMEOUT,
+            max_concurrent_scrapes: 0,
+            exporter_metrics: false,
         }
     }
 }
@@ -175,6 +182,9 @@ pub fn serve_with(
         published,
         cache: Mutex::new(Cache::default()),
         stats: stats.clone(),
+        scrapes: Arc::default(),
+        max_scrapes: limits.max_concurrent_scrapes,
+        exporter_metrics: limits.exporter_metrics,
     });
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(16));
     let mut queues = Vec::with_capacity(workers);
@@ -301,6 +311,71 @@ struct State {
     published: Arc<Mutex<Published>>,
     cache: Mutex<Cache>,
     stats: Arc<Stats>,
+    /// The `/metrics` handler's counts (in flight, by status).
+    scrapes: Arc<crate::self_metrics::HandlerStats>,
+    /// `--max-concurrent-scrapes` (0: none).
+    max_scrapes: usize,
+    /// `--enable-exporter-metrics`.
+    exporter_metrics: bool,
+}
+
+/// A response body handed to hyper in frames of [`FRAME`] bytes, so that a `/metrics`
+/// response holds its place among the scrapes in flight until its last frame is taken for
+/// writing (hyper takes a frame only when its write buffer has room: a client that does not
+/// read keeps it), or the connection is dropped.
+struct Body {
+    data: Bytes,
+    _scrape: Option<ScrapeGuard>,
+}
+
+/// The most bytes of a response handed over at once.
+const FRAME: usize = 64 * 1024;
+
+impl Body {
+    fn new(mut inner: Full<Bytes>, scrape: Option<ScrapeGuard>) -> Self {
+        // A Full body is its one frame, ready at once.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let data = match std::pin::Pin::new(&mut inner).poll_frame(&mut cx) {
+            std::task::Poll::Ready(Some(Ok(f))) => f.into_data().unwrap_or_default(),
+            _ => Bytes::new(),
+        };
+        Self {
+            data,
+            _scrape: scrape,
+        }
+    }
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        if self.data.is_empty() {
+            self._scrape = None;
+            return std::task::Poll::Ready(None);
+        }
+        let n = self.data.len().min(FRAME);
+        let chunk = self.data.split_to(n);
+        std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(chunk))))
+    }
+    fn is_end_stream(&self) -> bool {
+        self.data.is_empty()
+    }
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.data.len() as u64)
+    }
+}
+
+/// One scrape in flight.
+struct ScrapeGuard(Arc<crate::self_metrics::HandlerStats>);
+
+impl Drop for ScrapeGuard {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// How stale the server's counters at the end of `/metrics` may be: the cached exposition is
@@ -522,7 +597,32 @@ async fn handle(
     req: Request<Incoming>,
     state: Arc<State>,
     slot: Arc<SlotHandle>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<Body>, Infallible> {
+    let is_metrics = req.uri().path() == "/metrics";
+    let mut guard = None;
+    let r = route(req, &state, &slot, is_metrics.then_some(&mut guard)).await;
+    Ok(r.map(|inner| Body::new(inner, guard)))
+}
+
+/// Answers one request; a `/metrics` answer that is being served leaves its place among the
+/// scrapes in flight in `scrape`.
+async fn route(
+    req: Request<Incoming>,
+    state: &Arc<State>,
+    slot: &Arc<SlotHandle>,
+    scrape: Option<&mut Option<ScrapeGuard>>,
+) -> Response<Full<Bytes>> {
+    match respond(req, state, slot, scrape).await {
+        Ok(r) | Err(r) => r,
+    }
+}
+
+async fn respond(
+    req: Request<Incoming>,
+    state: &Arc<State>,
+    slot: &Arc<SlotHandle>,
+    scrape: Option<&mut Option<ScrapeGuard>>,
+) -> Result<Response<Full<Bytes>>, Response<Full<Bytes>>> {
     let web = &state.web;
     let (parts, body) = req.into_parts();
     if let Err(why) = crate::request_framing::check(&parts) {
@@ -595,8 +695,43 @@ async fn handle(
     }
     Ok(match parts.uri.path() {
         "/metrics" => {
+            let counts = &state.scrapes;
+            let now = counts.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
+            let guard = ScrapeGuard(counts.clone());
+            if state.max_scrapes > 0 && now > state.max_scrapes {
+                drop(guard);
+                counts.unavailable.fetch_add(1, Ordering::Relaxed);
+                static BUSY: ThrottledLog = ThrottledLog::new(Duration::from_secs(60));
+                BUSY.warn(|| {
+                    format!(
+                        "a scrape was answered 503: {} are being served already                          (--max-concurrent-scrapes)",
+                        state.max_scrapes
+                    )
+                });
+                let mut r = reply(
+                    web,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    TEXT,
+                    format!(
+                        "too many concurrent scrapes (--max-concurrent-scrapes {})\n",
+                        state.max_scrapes
+                    ),
+                );
+                r.headers_mut()
+                    .insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+                return Ok(r);
+            }
+            if let Some(s) = scrape {
+                *s = Some(guard);
+            }
             let gzip = accepts_gzip(&parts.headers);
-            let mut r = match state.metrics(gzip) {
+            let result = state.metrics(gzip);
+            match &result {
+                Ok(_) => &counts.ok,
+                Err(_) => &counts.unavailable,
+            }
+            .fetch_add(1, Ordering::Relaxed);
+            let mut r = match result {
                 Ok(body) => {
                     let mut r = reply(
                         web,
@@ -652,7 +787,9 @@ impl State {
         let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let stats = self.stats.snapshot();
         let now = Instant::now();
-        let stale_stats = c.stats != Some(stats)
+        // The exporter's own metrics (CPU time, scrapes) change all the time: refreshed
+        // like the server's counters, within STATS_REFRESH.
+        let stale_stats = (c.stats != Some(stats) || self.exporter_metrics)
             && c.built
                 .is_none_or(|t| now.saturating_duration_since(t) >= STATS_REFRESH);
         if c.version != Some(p.version) || stale_stats {
@@ -662,6 +799,10 @@ impl State {
                 text.push('\n');
             }
             Stats::write(&stats, &mut text);
+            if self.exporter_metrics {
+                let process = crate::self_metrics::process_stats();
+                crate::self_metrics::write(&mut text, process.as_ref(), &self.scrapes);
+            }
             *c = Cache {
                 version: Some(p.version),
                 stats: Some(stats),

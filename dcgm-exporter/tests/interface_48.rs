@@ -1,11 +1,13 @@
 //! dcgm-exporter 4.8's interface through the binary on dcgm-sim: the `hostname` label and
 //! `--hostname-label`, and the flags of its 4.8.3 and 4.8.4 releases.
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::process::Output;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 mod support;
-use support::process::{self, run_bounded};
+use support::process::{self, Server, run_bounded};
 
 fn once(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut all = vec!["--simulate", "--once"];
@@ -61,4 +63,702 @@ fn hostname_is_the_default_label_and_hostname_label_brings_back_the_old_name() {
     let bad = once(&["--hostname-label", "host-name"], &[]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a label name"));
+}
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn config_file_sets_flags_the_environment_and_command_line_win_and_unknown_keys_fail() {
+    let dir = process::tempdir("config-file");
+    let file = write(
+        &dir,
+        "exporter.yaml",
+        "# dcgm-exporter flags\nhostname-label: FromFile\ndevices: \"g:0-1\"\n\
+         remote-hostengine-info: [localhost]\n",
+    );
+    let text = stdout(&once(&["--config-file", &file], &[]));
+    let t = temps(&text);
+    assert_eq!(t.len(), 2, "-d g:0-1 from the file: {text}");
+    assert!(
+        t.iter().all(|l| l.contains(",FromFile=\"localhost\"")),
+        "{t:?}"
+    );
+    // Its environment variable names the file too.
+    let text = stdout(&once(&[], &[("DCGM_EXPORTER_CONFIG_FILE", &file)]));
+    assert_eq!(temps(&text).len(), 2);
+    // The environment, then the command line, win over the file.
+    let env = [("DCGM_EXPORTER_HOSTNAME_LABEL", "FromEnv")];
+    let text = stdout(&once(&["--config-file", &file], &env));
+    assert!(temps(&text).iter().all(|l| l.contains(",FromEnv=\"")));
+    let text = stdout(&once(
+        &[
+            "--config-file",
+            &file,
+            "--hostname-label",
+            "FromCli",
+            "-d",
+            "g:3",
+        ],
+        &env,
+    ));
+    let t = temps(&text);
+    assert_eq!(t.len(), 1, "{text}");
+    assert!(
+        t[0].contains("gpu=\"3\"") && t[0].contains(",FromCli=\""),
+        "{t:?}"
+    );
+
+    // Errors: exit status 2, the file and the key named.
+    for (yaml, want) in [
+        (
+            "collect_interval: 1000\n",
+            "unknown key \"collect_interval\" (did you mean \"collect-interval\"?)",
+        ),
+        ("kubernetes: sometimes\n", "kubernetes: takes true or false"),
+        ("collect-interval: 0\n", "collect-interval"),
+        ("[1, 2]\n", "expected a mapping of flag names"),
+        (
+            "config-file: /etc/other.yaml\n",
+            "cannot be set in a configuration file",
+        ),
+        (
+            "a: [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]\n",
+            "not valid YAML",
+        ),
+    ] {
+        let bad = write(&dir, "bad.yaml", yaml);
+        let o = once(&["--config-file", &bad], &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{yaml}: {err}");
+        assert!(err.contains(&bad) && err.contains(want), "{yaml}: {err}");
+        assert!(o.stdout.is_empty());
+    }
+    let o = once(
+        &["--config-file", &dir.join("missing.yaml").to_string_lossy()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.yaml"));
+}
+
+fn server(args: &[&str], env: &[(&str, &str)]) -> Server {
+    let mut all = vec!["--simulate", "-a", "127.0.0.1:0", "-c", "500"];
+    all.extend_from_slice(args);
+    let mut c = process::exporter("iface-node", &all);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    Server::start(c)
+}
+
+/// How long the server keeps a connection that sent half a request head.
+fn held_with_half_a_head(addr: &str) -> Duration {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let t0 = Instant::now();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+    }
+    t0.elapsed()
+}
+
+#[test]
+fn web_read_timeout_bounds_a_trickled_request_by_flag_and_environment() {
+    let s = server(&["--web-read-timeout", "300ms"], &[]);
+    s.poll("/health", Duration::from_secs(30), |st, _| st == 200);
+    let held = held_with_half_a_head(&s.addr);
+    assert!(
+        held >= Duration::from_millis(250) && held < Duration::from_secs(3),
+        "{held:?}"
+    );
+    let s = server(&[], &[("DCGM_EXPORTER_WEB_READ_TIMEOUT", "1s")]);
+    s.poll("/health", Duration::from_secs(30), |st, _| st == 200);
+    let held = held_with_half_a_head(&s.addr);
+    assert!(
+        held >= Duration::from_millis(900) && held < Duration::from_secs(4),
+        "{held:?}"
+    );
+    // The write timeout's variable is read too: a bad value is refused at start.
+    let o = run_bounded(
+        {
+            let mut c = process::exporter("iface-node", &["--simulate", "--once"]);
+            c.env("DCGM_EXPORTER_WEB_WRITE_TIMEOUT", "forever");
+            c
+        },
+        Duration::from_secs(30),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--web-write-timeout"));
+}
+
+/// An HPC mapping of 64 jobs on each GPU: every GPU series 64 times, a 4 MB exposition
+/// that a client with a small receive buffer keeps being written.
+fn big_exposition_dir(tag: &str) -> process::TempDir {
+    let dir = process::tempdir(tag);
+    let jobs = dir.join("jobs");
+    std::fs::create_dir_all(&jobs).unwrap();
+    for g in 0..8 {
+        let list: Vec<String> = (0..64).map(|j| format!("job-{g}-{j:02}")).collect();
+        std::fs::write(jobs.join(g.to_string()), list.join("\n") + "\n").unwrap();
+    }
+    dir
+}
+
+/// A connection that asks for `/metrics` and never reads.
+fn stalled_scrape(addr: &str) -> TcpStream {
+    let addr: std::net::SocketAddr = addr.parse().unwrap();
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(4096).unwrap();
+    s.connect(&addr.into()).unwrap();
+    let mut s: TcpStream = s.into();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    s
+}
+
+/// The value of the series `name` (with its labels) in `text`.
+fn counter(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no {name}"))
+        .parse()
+        .unwrap()
+}
+
+fn scrape_status(addr: &str) -> (u16, String, Duration) {
+    let t0 = Instant::now();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body, t0.elapsed())
+}
+
+#[test]
+fn max_concurrent_scrapes_answers_503_at_once_and_exporter_metrics_count_it() {
+    let dir = big_exposition_dir("max-scrapes");
+    let jobs = dir.join("jobs");
+    let jobs = jobs.to_str().unwrap();
+    let s = server(
+        &[
+            "--hpc-job-mapping-dir",
+            jobs,
+            "--max-concurrent-scrapes",
+            "2",
+            "--enable-exporter-metrics",
+        ],
+        &[],
+    );
+    let (st, body) = s.poll("/metrics", Duration::from_secs(30), |st, _| st == 200);
+    assert_eq!(st, 200);
+    assert!(body.len() > 2_000_000, "{} bytes", body.len());
+    // 503s before the first collection count too: the count before the test, once the
+    // exporter's metrics are refreshed (within a second).
+    std::thread::sleep(Duration::from_millis(1100));
+    let refused_before = counter(
+        &s.get("/metrics").1,
+        "promhttp_metric_handler_requests_total{code=\"503\"}",
+    );
+    // Two scrapes that never read hold both places (each is written until the write
+    // deadline); a third is refused at once, and once they are gone, scrapes work again.
+    let a = stalled_scrape(&s.addr);
+    let b = stalled_scrape(&s.addr);
+    std::thread::sleep(Duration::from_millis(500));
+    let (st, body, took) = scrape_status(&s.addr);
+    assert_eq!(st, 503, "{body}");
+    assert!(body.contains("too many concurrent scrapes"), "{body}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    drop((a, b));
+    let (st, _) = s.poll("/metrics", Duration::from_secs(15), |st, _| st == 200);
+    assert_eq!(st, 200);
+    // The exporter's own metrics, under the Prometheus Go client's names, counting the 503.
+    let refused = "promhttp_metric_handler_requests_total{code=\"503\"}";
+    let (_, body) = s.poll("/metrics", Duration::from_secs(5), |st, b| {
+        st == 200 && counter(b, refused) == refused_before + 1.0
+    });
+    for name in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_virtual_memory_bytes",
+        "process_open_fds",
+        "process_max_fds",
+        "process_start_time_seconds",
+        "promhttp_metric_handler_requests_in_flight",
+    ] {
+        assert!(body.contains(&format!("# TYPE {name} ")), "{name}");
+    }
+    assert_eq!(
+        counter(&body, refused),
+        refused_before + 1.0,
+        "{}",
+        &body[body.len().saturating_sub(2000)..]
+    );
+    assert!(
+        counter(
+            &body,
+            "promhttp_metric_handler_requests_total{code=\"200\"}"
+        ) >= 1.0
+    );
+    let value = |name: &str| -> f64 {
+        body.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(value("process_resident_memory_bytes") > 4e6);
+    assert!(value("process_open_fds") >= 3.0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let started = value("process_start_time_seconds");
+    assert!(
+        started <= now && started > now - 120.0,
+        "{started} vs {now}"
+    );
+
+    // Without the flags: no limit, no self-metrics.
+    let s = server(&["--hpc-job-mapping-dir", jobs], &[]);
+    s.poll("/metrics", Duration::from_secs(30), |st, _| st == 200);
+    let held: Vec<TcpStream> = (0..3).map(|_| stalled_scrape(&s.addr)).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (st, body, _) = scrape_status(&s.addr);
+    assert_eq!(st, 200);
+    assert!(!body.contains("process_cpu_seconds_total"));
+    assert!(!body.contains("promhttp_metric_handler"));
+    drop(held);
+
+    // Their variables.
+    let s = server(
+        &["--hpc-job-mapping-dir", jobs],
+        &[
+            ("DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES", "1"),
+            ("DCGM_EXPORTER_ENABLE_EXPORTER_METRICS", "true"),
+        ],
+    );
+    let (_, body) = s.poll("/metrics", Duration::from_secs(30), |st, _| st == 200);
+    assert!(body.contains("# TYPE process_cpu_seconds_total counter"));
+    let a = stalled_scrape(&s.addr);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(scrape_status(&s.addr).0, 503);
+    drop(a);
+}
+
+#[test]
+fn health_require_gpus_keeps_the_exporter_up_and_unhealthy_without_gpus() {
+    let dir = process::tempdir("require-gpus");
+    let none = write(&dir, "none.json", r#"{"gpus": []}"#);
+    // Without the flag, no GPU is a configuration error, as before.
+    let mut c = process::exporter("iface-node", &["--simulate", "-a", "127.0.0.1:0"]);
+    c.env("DCGM_SIM_CONFIG", &none);
+    let o = run_bounded(c, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no GPU to export"));
+    // With it: up, /health 503 saying why, /metrics 503.
+    for (args, env) in [
+        (
+            vec!["--health-require-gpus"],
+            vec![("DCGM_SIM_CONFIG", none.as_str())],
+        ),
+        (
+            vec![],
+            vec![
+                ("DCGM_SIM_CONFIG", none.as_str()),
+                ("DCGM_EXPORTER_HEALTH_REQUIRE_GPUS", "true"),
+            ],
+        ),
+    ] {
+        let s = server(&args, &env);
+        let (st, body) = s.poll("/health", Duration::from_secs(30), |_, b| {
+            b.contains("no GPU is visible")
+        });
+        assert_eq!(st, 503, "{body}");
+        assert!(body.contains("--health-require-gpus"), "{body}");
+        std::thread::sleep(Duration::from_millis(1200));
+        let (st, body) = s.get("/health");
+        assert_eq!(st, 503, "still: {body}");
+        assert_eq!(s.get("/metrics").0, 503);
+    }
+    // With GPUs, the flag changes nothing.
+    let s = server(&["--health-require-gpus"], &[]);
+    let (st, body) = s.poll("/health", Duration::from_secs(30), |st, _| st == 200);
+    assert_eq!(st, 200, "{body}");
+}
+
+fn cid(n: u8) -> String {
+    format!("{:02x}", n).repeat(32)
+}
+
+fn container(id: &str, name: &str, pod: Option<(&str, &str)>) -> dcgm_exporter::cri::Container {
+    let mut labels = std::collections::HashMap::new();
+    if let Some((ns, p)) = pod {
+        labels.insert("io.kubernetes.pod.namespace".to_string(), ns.to_string());
+        labels.insert("io.kubernetes.pod.name".to_string(), p.to_string());
+    }
+    dcgm_exporter::cri::Container {
+        id: id.into(),
+        pod_sandbox_id: "sandbox".into(),
+        metadata: Some(dcgm_exporter::cri::ContainerMetadata {
+            name: name.into(),
+            attempt: 0,
+        }),
+        labels,
+    }
+}
+
+#[test]
+fn container_labels_come_from_the_cri_socket_for_the_processes_on_each_gpu() {
+    let dir = process::tempdir("cri");
+    // GPU 0: a Kubernetes container (containerd); GPU 1: two docker containers; GPU 2: a
+    // process in no container; GPU 3: a container the runtime does not list.
+    let procs = [
+        (
+            4101,
+            0,
+            format!(
+                "0::/kubepods.slice/kubepods-pod0d5c2a3e_4b1f_4c6d_9e8a_000000000001.slice/cri-containerd-{}.scope\n",
+                cid(1)
+            ),
+        ),
+        (
+            4102,
+            1,
+            format!("0::/system.slice/docker-{}.scope\n", cid(2)),
+        ),
+        (
+            4103,
+            1,
+            format!("0::/system.slice/docker-{}.scope\n", cid(3)),
+        ),
+        (
+            4104,
+            2,
+            "0::/user.slice/user-1000.slice/session-3.scope\n".to_string(),
+        ),
+        (
+            4105,
+            3,
+            format!("0::/system.slice/docker-{}.scope\n", cid(5)),
+        ),
+    ];
+    let list: Vec<String> = procs
+        .iter()
+        .map(|(pid, gpu, _)| format!(r#"{{"pid": {pid}, "gpus": [{gpu}], "memory_mib": 1000}}"#))
+        .collect();
+    let config = write(
+        &dir,
+        "node.json",
+        &format!(
+            r#"{{"gpus": [{{}}, {{}}, {{}}, {{}}], "processes": [{}]}}"#,
+            list.join(",")
+        ),
+    );
+    let proc_root = dir.join("proc");
+    for (pid, _, cgroup) in &procs {
+        let d = proc_root.join(pid.to_string());
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("cgroup"), cgroup).unwrap();
+    }
+    let runtime = support::cri::Runtime::default();
+    *runtime.answer.lock().unwrap() = dcgm_exporter::cri::ListContainersResponse {
+        containers: vec![
+            container(&cid(1), "trainer", Some(("ml", "train-0"))),
+            container(&cid(2), "jupyter", None),
+            container(&cid(3), "tensorboard", None),
+            container(&cid(9), "idle", None),
+        ],
+    };
+    let sock = support::cri::serve(&dir, runtime.clone());
+    let sock = sock.to_str().unwrap();
+    let proc_root = proc_root.to_str().unwrap();
+    let env = [("DCGM_SIM_CONFIG", config.as_str())];
+
+    let text = stdout(&once(
+        &[
+            "--container-labels",
+            "--container-runtime-socket",
+            sock,
+            "--proc-root",
+            proc_root,
+        ],
+        &env,
+    ));
+    let temp = process::series(&text, "DCGM_FI_DEV_GPU_TEMP");
+    let on = |gpu: &str| -> Vec<Vec<(String, String)>> {
+        let mut v: Vec<Vec<(String, String)>> = temp
+            .iter()
+            .filter(|l| l["gpu"] == gpu)
+            .map(|l| {
+                ["pod", "namespace", "container", "container_id"]
+                    .iter()
+                    .filter_map(|k| l.get(*k).map(|v| (k.to_string(), v.clone())))
+                    .collect()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let kv = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        on("0"),
+        vec![kv(&[
+            ("pod", "train-0"),
+            ("namespace", "ml"),
+            ("container", "trainer"),
+            ("container_id", &cid(1))
+        ])]
+    );
+    assert_eq!(
+        on("1"),
+        vec![
+            kv(&[("container", "jupyter"), ("container_id", &cid(2))]),
+            kv(&[("container", "tensorboard"), ("container_id", &cid(3))]),
+        ]
+    );
+    assert_eq!(on("2"), vec![kv(&[])], "no container");
+    assert_eq!(
+        on("3"),
+        vec![kv(&[])],
+        "a container the runtime does not list"
+    );
+    assert!(runtime.calls.load(std::sync::atomic::Ordering::Relaxed) >= 1);
+
+    // Their variables.
+    let mut envs = env.to_vec();
+    envs.push(("DCGM_EXPORTER_CONTAINER_LABELS", "true"));
+    envs.push(("DCGM_CONTAINER_RUNTIME_SOCKET", sock));
+    envs.push(("DCGM_EXPORTER_PROC_ROOT", proc_root));
+    let text = stdout(&once(&[], &envs));
+    assert!(text.contains(",container=\"tensorboard\""), "{text}");
+
+    // Without the flag: no container labels, and the runtime is not asked.
+    let before = runtime.calls.load(std::sync::atomic::Ordering::Relaxed);
+    let text = stdout(&once(&["--proc-root", proc_root], &env));
+    assert!(!text.contains("container_id="));
+    assert_eq!(
+        runtime.calls.load(std::sync::atomic::Ordering::Relaxed),
+        before
+    );
+
+    // No runtime at the socket: the series go out without container labels, and the log
+    // says why.
+    let o = once(
+        &[
+            "--container-labels",
+            "--container-runtime-socket",
+            "/nonexistent/cri.sock",
+            "--proc-root",
+            proc_root,
+        ],
+        &env,
+    );
+    let text = stdout(&o);
+    assert!(!text.contains("container_id="));
+    assert_eq!(temps(&text).len(), 4);
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.contains("/nonexistent/cri.sock") && log.contains("without container labels"),
+        "{log}"
+    );
+}
+
+/// The staged real DCGM (bin/nv-hostengine, lib/libdcgm.so.4) and NVML capture, or `None`
+/// (the test is skipped, and says so).
+fn real_dcgm() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let staged = std::process::Command::new("bash")
+        .arg(root.join("scripts/real-dcgm.sh"))
+        .arg("dir")
+        .output()
+        .unwrap();
+    let capture = dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml");
+    if !staged.status.success() || !capture.exists() {
+        dcgm::testing::skip("the real libdcgm or the H200 capture is absent");
+        return None;
+    }
+    Some((
+        std::path::PathBuf::from(String::from_utf8_lossy(&staged.stdout).trim()),
+        capture,
+    ))
+}
+
+/// A real nv-hostengine on NVML's injected H200 capture, killed when dropped.
+struct Engine(std::process::Child, u16);
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_engine(
+    dcgm: &std::path::Path,
+    capture: &std::path::Path,
+    log: &std::path::Path,
+) -> Engine {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(dcgm.join("bin/nv-hostengine"))
+        .args(["-n", "-b", "127.0.0.1", "-p", &port.to_string(), "-f"])
+        .arg(log)
+        .env("NVML_INJECTION_MODE", "True")
+        .env("NVML_YAML_FILE", capture)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start nv-hostengine");
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "nv-hostengine does not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Engine(child, port)
+}
+
+#[test]
+fn watch_retention_flags_reach_dcgms_watches() {
+    let Some((dcgm, capture)) = real_dcgm() else {
+        return;
+    };
+    let dir = process::tempdir("watch-keep");
+    let lib = dcgm.join("lib/libdcgm.so.4");
+    // What DCGM keeps of GPU 0's temperature (field 150) while the exporter reads it.
+    let kept = |args: &[&str], env: &[(&str, &str)], tag: &str| {
+        let engine = start_engine(&dcgm, &capture, &dir.join(format!("{tag}.log")));
+        let address = format!("127.0.0.1:{}", engine.1);
+        let mut all = vec!["-r", &address, "-a", "127.0.0.1:0", "-c", "100", "-d", "g"];
+        all.extend_from_slice(args);
+        let mut cmd = process::exporter("real-node", &all);
+        cmd.env("DCGM_LIB_PATH", &lib);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let s = Server::start(cmd);
+        let (st, _) = s.poll("/metrics", Duration::from_secs(60), |st, _| st == 200);
+        assert_eq!(st, 200, "{}", s.log_text());
+        std::thread::sleep(Duration::from_secs(2));
+        let h = dcgm::Handle::builder()
+            .library_path(&lib)
+            .connect(&address)
+            .unwrap();
+        let info = h
+            .field_cache_info(dcgm::Entity::gpu(0), dcgm::FieldId(150))
+            .unwrap();
+        // The samples DCGM still holds (what maxKeepSamples bounds).
+        let held = h
+            .field_samples(0, dcgm::FieldId(150), 0, 0, 1000)
+            .unwrap()
+            .unwrap_or_default()
+            .len();
+        drop(s);
+        drop(engine);
+        (info, held)
+    };
+    let (default, held) = kept(&[], &[], "default");
+    assert!(default.watched);
+    assert_eq!(
+        default.max_age,
+        Some(Duration::from_secs(30)),
+        "{default:?}"
+    );
+    assert!(held > 5, "{held} held: {default:?}");
+
+    let (set, held) = kept(
+        &[
+            "--watch-max-keep-age",
+            "7m",
+            "--watch-max-keep-samples",
+            "5",
+        ],
+        &[],
+        "flags",
+    );
+    assert_eq!(set.max_age, Some(Duration::from_secs(420)), "{set:?}");
+    // libdcgm 4.6.0's nv-hostengine holds every sample of the last 2 s (21 at 100 ms) even
+    // with maxKeepSamples 5 (measured): the exporter's watch keeps no more than a watch made
+    // directly with the same parameters.
+    let direct = {
+        let engine = start_engine(&dcgm, &capture, &dir.join("direct.log"));
+        let h = dcgm::Handle::builder()
+            .library_path(&lib)
+            .connect(&format!("127.0.0.1:{}", engine.1))
+            .unwrap();
+        let f = dcgm::FieldGroup::create(&h, "direct", &[dcgm::FieldId(150)]).unwrap();
+        let g = dcgm::Group::all_gpus(&h);
+        let _w = g
+            .watch(
+                &f,
+                dcgm::WatchOptions {
+                    update_interval: Duration::from_millis(100),
+                    max_keep_age: Duration::from_secs(420),
+                    max_keep_samples: 5,
+                },
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        h.field_samples(0, dcgm::FieldId(150), 0, 0, 1000)
+            .unwrap()
+            .unwrap_or_default()
+            .len()
+    };
+    eprintln!(
+        "maxKeepSamples 5 over 2 s at 100 ms: the exporter's watch holds {held}, a direct one {direct}"
+    );
+    assert!(
+        held <= direct + 1,
+        "{held} held, {direct} by a direct watch"
+    );
+
+    let (env, _) = kept(
+        &[],
+        &[
+            ("DCGM_EXPORTER_WATCH_MAX_KEEP_AGE", "90"),
+            ("DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES", "3"),
+        ],
+        "env",
+    );
+    assert_eq!(env.max_age, Some(Duration::from_secs(90)), "{env:?}");
+
+    // Out of range: a configuration error.
+    for bad in [
+        ["--watch-max-keep-age", "0"],
+        ["--watch-max-keep-samples", "-1"],
+    ] {
+        let o = once(&bad, &[]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
 }

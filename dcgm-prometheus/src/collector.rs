@@ -53,6 +53,14 @@ pub struct CollectorConfig {
     pub labels: LabelOptions,
     /// DCGM's own log of an embedded engine: file (`-`: standard output) and severity.
     pub engine_log: Option<(String, dcgm::LogSeverity)>,
+    /// How long DCGM keeps the samples of the field watches (`maxKeepAge`; dcgm-exporter's
+    /// `--watch-max-keep-age`). `None`: 4 collect intervals, at least 30 s. The watch of the
+    /// XID and clock-event windows keeps at least its window.
+    pub watch_keep_age: Option<Duration>,
+    /// How many samples DCGM keeps per watched field (`maxKeepSamples`; 0, the default: no
+    /// limit but the age). Not applied to the watch of the XID and clock-event windows,
+    /// whose counts need every sample of the window.
+    pub watch_keep_samples: u32,
 }
 
 impl CollectorConfig {
@@ -71,6 +79,8 @@ impl CollectorConfig {
             clock_events_window: Duration::from_secs(300),
             labels: LabelOptions::default(),
             engine_log: None,
+            watch_keep_age: None,
+            watch_keep_samples: 0,
         }
     }
 
@@ -198,6 +208,15 @@ fn connect(cfg: &CollectorConfig) -> Result<(Handle, Connection)> {
     })
 }
 
+/// The message of the error [`Collector::new`] returns when DCGM lists no GPU to export.
+const NO_GPU: &str = "no GPU to export";
+
+/// Whether `e`, from [`Collector::new`], says there is no GPU (or MIG instance) to export:
+/// DCGM lists none, or the device selection leaves none.
+pub fn is_no_gpu(e: &Error) -> bool {
+    matches!(e, Error::InvalidArgument(m) if m == NO_GPU || m.starts_with(crate::selection::NO_MIG))
+}
+
 /// What discovery found: the GPUs or MIG instances to export, and the NvSwitches, links,
 /// CPUs and cores that the counters' rows ask for.
 struct Discovered {
@@ -210,7 +229,7 @@ struct Discovered {
 fn discover(handle: &Handle, cfg: &CollectorConfig) -> Result<Discovered> {
     let identities = discover_entities(handle, &cfg.devices)?;
     if identities.is_empty() {
-        return Err(Error::InvalidArgument("no GPU to export".into()));
+        return Err(Error::InvalidArgument(NO_GPU.into()));
     }
     let groups = other_groups(&cfg.counters);
     let others = if groups.is_empty() {
@@ -349,6 +368,7 @@ impl Source<'_> {
             .entities(entities)
             .update_frequency(self.cfg.collect_interval)
             .max_keep_age(self.keep_age)
+            .max_keep_samples(self.cfg.watch_keep_samples)
             .connection(self.connection.clone())
             .field_group_name(name);
         let mut r = self.cfg.source(b).build()?;
@@ -371,7 +391,10 @@ impl Source<'_> {
             .fields(&fields)
             .gpu_ids(gpus)
             .update_frequency(self.cfg.collect_interval)
-            .max_keep_age(longest + self.cfg.collect_interval * 2)
+            .max_keep_age(
+                (longest + self.cfg.collect_interval * 2)
+                    .max(self.cfg.watch_keep_age.unwrap_or_default()),
+            )
             .connection(self.connection.clone())
             .field_group_name("dcgm_exporter_events");
         let mut r = self.cfg.source(b).build()?;
@@ -411,7 +434,9 @@ impl Collector {
         let source = Source {
             cfg,
             connection,
-            keep_age: (cfg.collect_interval * 4).max(Duration::from_secs(30)),
+            keep_age: cfg
+                .watch_keep_age
+                .unwrap_or_else(|| (cfg.collect_interval * 4).max(Duration::from_secs(30))),
         };
         let name_field = FieldId::by_name("DCGM_FI_DEV_NAME").unwrap_or(FieldId(50));
         let entities: Vec<Entity> = found.identities.iter().map(|i| i.entity).collect();

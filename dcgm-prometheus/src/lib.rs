@@ -78,7 +78,7 @@ mod selection;
 mod text;
 mod verdicts;
 
-pub use collector::{Collector, CollectorConfig};
+pub use collector::{Collector, CollectorConfig, is_no_gpu};
 pub use counters::{
     Counter, CounterField, CountersError, CountersErrorKind, ExporterCounter, MetricKind,
     counter_fields, parse_counters,

@@ -8,6 +8,8 @@ use dcgm::{Entity, EntityGroup, Error, FieldId, Handle, Result};
 
 use crate::identity::{EntityIdentity, MigInstance, OtherEntity};
 
+/// The start of the error for an `i` selection on a node without MIG instances.
+pub(crate) const NO_MIG: &str = "no MIG GPU instances";
 /// Which entities to export, in dcgm-exporter's `-d` syntax.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum DeviceSelection {
@@ -360,9 +362,9 @@ pub fn discover_entities(
             .collect::<Result<_>>()?,
         DeviceSelection::GpuInstances(None) => {
             if instances.is_empty() {
-                return Err(Error::InvalidArgument(
-                    "no MIG GPU instances: 'i' needs a GPU in MIG mode".into(),
-                ));
+                return Err(Error::InvalidArgument(format!(
+                    "{NO_MIG}: 'i' needs a GPU in MIG mode"
+                )));
             }
             instances
         }

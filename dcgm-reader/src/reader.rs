@@ -68,6 +68,7 @@ pub struct ReaderBuilder {
     fields: Vec<FieldId>,
     update_frequency: Duration,
     max_keep_age: Duration,
+    max_keep_samples: u32,
     ignore: BTreeSet<FieldId>,
     gpu_ids: Option<Vec<u32>>,
     entities: Option<Vec<Entity>>,
@@ -91,6 +92,7 @@ impl Default for ReaderBuilder {
             fields: DEFAULT_FIELD_IDS.iter().map(|f| FieldId(*f)).collect(),
             update_frequency: Duration::from_secs(10),
             max_keep_age: Duration::from_secs(3600),
+            max_keep_samples: 0,
             ignore: BTreeSet::new(),
             gpu_ids: None,
             entities: None,
@@ -140,6 +142,12 @@ impl ReaderBuilder {
     /// How long samples are kept (default one hour, as upstream).
     pub fn max_keep_age(mut self, d: Duration) -> Self {
         self.max_keep_age = d;
+        self
+    }
+
+    /// How many samples DCGM keeps per field (0, the default: as many as the age allows).
+    pub fn max_keep_samples(mut self, n: u32) -> Self {
+        self.max_keep_samples = n;
         self
     }
 
@@ -455,7 +463,7 @@ impl Reader {
                     WatchOptions {
                         update_interval: *interval,
                         max_keep_age: self.opts.max_keep_age,
-                        max_keep_samples: 0,
+                        max_keep_samples: self.opts.max_keep_samples,
                     },
                 )?;
                 field_groups.push((fg, w));
