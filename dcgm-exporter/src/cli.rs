@@ -64,6 +64,105 @@ pub fn listen_address(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// Checks a host engine address (`-r`): `HOST`, `HOST:PORT`, `[IPV6]:PORT`,
+/// `tcp://HOST[:PORT]`, `unix:///PATH` (or a bare `/PATH`), `vsock://CID:PORT`, as
+/// `dcgmConnect_v3` takes them (no port: 5555, except for vsock, which libdcgm 4.6.0
+/// refuses without one). Blank entries pass (they are dropped).
+///
+/// ```
+/// use dcgm_exporter::cli::hostengine_address;
+/// assert!(hostengine_address("tcp://10.0.0.1:5555").is_ok());
+/// assert!(hostengine_address("unix:///run/nv-hostengine").is_ok());
+/// assert!(hostengine_address("vsock://3:5555").is_ok());
+/// assert!(hostengine_address("node-1:5555").is_ok());
+/// assert!(hostengine_address("vsock://host:5555").is_err());
+/// assert!(hostengine_address("vsock://3").is_err());
+/// assert!(hostengine_address("unix://relative").is_err());
+/// assert!(hostengine_address("http://node:5555").is_err());
+/// assert!(hostengine_address("tcp://node:99999").is_err());
+/// ```
+///
+/// # Errors
+///
+/// What is wrong, and the accepted shapes.
+pub fn hostengine_address(s: &str) -> Result<String, String> {
+    let shapes = "expected HOST[:PORT], tcp://HOST[:PORT], unix:///PATH or vsock://CID:PORT";
+    let t = s.trim();
+    if t.is_empty() {
+        return Ok(String::new());
+    }
+    let port_ok = |p: &str| matches!(p.parse::<u16>(), Ok(n) if n > 0);
+    let lower = t.to_ascii_lowercase();
+    if let Some((scheme, _)) = lower.split_once("://") {
+        let rest = &t[scheme.len() + 3..];
+        match scheme {
+            "unix" => {
+                if !rest.starts_with('/') || rest.len() < 2 {
+                    return Err(format!(
+                        "{t:?}: a unix socket needs an absolute path (unix:///run/nv-hostengine)"
+                    ));
+                }
+            }
+            "vsock" => {
+                // libdcgm 4.6.0 refuses `vsock://CID` without a port (DCGM_ST_BADPARAM,
+                // measured), whatever its header says: asked for here.
+                let Some((cid, port)) = rest.split_once(':') else {
+                    return Err(format!(
+                        "{t:?}: a vsock address needs its port (vsock://{rest}:5555): \
+                         libdcgm 4.6.0 refuses one without"
+                    ));
+                };
+                if cid.parse::<u32>().is_err() {
+                    return Err(format!(
+                        "{t:?}: a vsock address is a context id (a number) and a port, like \
+                         vsock://3:5555"
+                    ));
+                }
+                if !port_ok(port) {
+                    return Err(format!("{t:?}: {port:?} is not a port (1 to 65535)"));
+                }
+            }
+            "tcp" => host_port(rest, &port_ok).map_err(|e| format!("{t:?}: {e}; {shapes}"))?,
+            _ => return Err(format!("{t:?}: unknown scheme {scheme:?}; {shapes}")),
+        }
+        return Ok(t.to_string());
+    }
+    if t.starts_with('/') {
+        return Ok(t.to_string());
+    }
+    host_port(t, &port_ok).map_err(|e| format!("{t:?}: {e}; {shapes}"))?;
+    Ok(t.to_string())
+}
+
+/// `HOST`, `HOST:PORT` or `[IPV6]:PORT`.
+fn host_port(s: &str, port_ok: &dyn Fn(&str) -> bool) -> Result<(), String> {
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest
+            .split_once(']')
+            .ok_or_else(|| "unbalanced brackets".to_string())?;
+        h.parse::<std::net::Ipv6Addr>()
+            .map_err(|_| format!("{h:?} is not an IPv6 address"))?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, _)) if h.contains(':') => {
+                return Err("an IPv6 address needs brackets".into());
+            }
+            Some((h, p)) => (h, Some(p)),
+            None => (s, None),
+        }
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c == '/') {
+        return Err(format!("{host:?} is not a host name or address"));
+    }
+    if let Some(p) = port
+        && !port_ok(p)
+    {
+        return Err(format!("{p:?} is not a port (1 to 65535)"));
+    }
+    Ok(())
+}
+
 /// `--log-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -155,13 +254,14 @@ pub struct Cli {
         value_parser = clap::value_parser!(u32).range(2..=i64::from(MAX_HEALTH_AGE_INTERVALS))
     )]
     pub health_max_age_intervals: u32,
-    /// Connect to a host engine at HOST:PORT (default: start DCGM's embedded engine). Several
-    /// (repeated, or comma-separated): one connection each, every series labelled with its
-    /// `hostengine`.
+    /// Connect to a host engine at HOST:PORT, `tcp://HOST[:PORT]`, `unix:///PATH` or
+    /// `vsock://CID:PORT` (default: start DCGM's embedded engine). Several (repeated, or
+    /// comma-separated): one connection each, every series labelled with its `hostengine`.
     #[arg(
         short = 'r',
         long = "remote-hostengine-info",
-        value_name = "HOST:PORT",
+        value_name = "ADDRESS",
+        value_parser = hostengine_address,
         value_delimiter = ',',
         action = clap::ArgAction::Append,
         env = "DCGM_REMOTE_HOSTENGINE_INFO"

@@ -145,6 +145,54 @@ fn config_file_sets_flags_the_environment_and_command_line_win_and_unknown_keys_
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.yaml"));
 }
 
+#[test]
+fn remote_hostengine_takes_tcp_unix_and_vsock_addresses() {
+    // dcgm-sim answers as a host engine at localhost and unix:///tmp/nv-hostengine.
+    for r in [
+        "tcp://localhost:5555",
+        "unix:///tmp/nv-hostengine",
+        "localhost:5555",
+    ] {
+        let text = stdout(&once(&["-r", r], &[]));
+        // 7 GPUs and GPU 7's 3 MIG instances.
+        assert_eq!(temps(&text).len(), 10, "{r}: {text}");
+        let host = if r.starts_with("unix") {
+            "iface-node"
+        } else {
+            "localhost"
+        };
+        assert!(
+            temps(&text)
+                .iter()
+                .all(|l| l.contains(&format!(",hostname=\"{host}\""))),
+            "{r}: {:?}",
+            temps(&text)
+        );
+    }
+    // A vsock address is passed to DCGM (dcgmConnect_v3); nothing listens at CID 3 here.
+    let o = once(&["-r", "vsock://3:5555"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("vsock://3:5555"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Malformed addresses are configuration errors, each saying what is wrong.
+    for (r, why) in [
+        ("http://node:5555", "unknown scheme \"http\""),
+        ("unix://relative/path", "absolute path"),
+        ("vsock://three:5555", "context id"),
+        ("vsock://3", "needs its port"),
+        ("tcp://node:0", "not a port"),
+        ("fe80::1:5555", "brackets"),
+    ] {
+        let o = once(&["-r", r], &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{r}: {err}");
+        assert!(err.contains(why), "{r}: {err}");
+    }
+}
+
 fn server(args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut all = vec!["--simulate", "-a", "127.0.0.1:0", "-c", "500"];
     all.extend_from_slice(args);

@@ -98,7 +98,14 @@ impl Default for LabelOptions {
 pub fn default_hostname(remote_hostengine: Option<&str>) -> String {
     if let Some(r) = remote_hostengine {
         let host = split_host(r);
-        if !host.is_empty() && !host.starts_with('/') && !r.starts_with("unix://") {
+        let lower = r.to_ascii_lowercase();
+        // A unix socket or a vsock address is this machine's (or its hypervisor's) engine:
+        // the node's own name.
+        if !host.is_empty()
+            && !host.starts_with('/')
+            && !lower.starts_with("unix://")
+            && !lower.starts_with("vsock://")
+        {
             return host.to_string();
         }
     }
