@@ -7,6 +7,8 @@
 //! delivering a policy callback may be waiting for the GIL.
 
 use pyo3::prelude::*;
+// Linked for its exported DCGM C API: the extension is also the simulator library (src/sim.rs).
+use dcgm_sim as _;
 
 mod config;
 mod diagnostic;

@@ -104,3 +104,40 @@ def test_simulator_context_manager() -> None:
             assert len(h.system().gpu_ids()) == 3
     with dcgm.Handle.embedded(simulate=True) as h:
         assert len(h.system().gpu_ids()) == 8
+
+
+WITHOUT_SEPARATE_SIMULATOR = """
+import json, os, dcgm
+assert not os.path.exists(os.path.join(os.path.dirname(dcgm.__file__), "_sim")), dcgm.__file__
+with dcgm.Handle.embedded(simulate=True) as h:
+    print(json.dumps({"simulated": h.is_simulated, "gpus": len(h.system().gpu_ids()),
+                      "library": h.library_path}))
+try:
+    dcgm.simulator_path()
+except dcgm.structs.DCGMError_LibraryNotFound as e:
+    print(json.dumps({"no_file": str(e)}))
+"""
+
+
+def test_a_package_built_without_the_separate_simulator_simulates_through_the_extension(
+    tmp_path: Any,
+) -> None:
+    # As `pip install ./python` or `maturin build` lay the package out: no dcgm/_sim folder.
+    import json
+    import shutil
+
+    pkg = os.path.dirname(os.path.realpath(dcgm.__file__))
+    copy = tmp_path / "dcgm"
+    shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("_sim", "__pycache__"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DCGM_LIB_PATH", "DCGM_SIM"))}
+    env["PYTHONPATH"] = str(tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SEPARATE_SIMULATOR], capture_output=True, text=True, env=env,
+        timeout=120, cwd=str(tmp_path),
+    )
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.strip().splitlines()]
+    assert lines[0]["simulated"] is True and lines[0]["gpus"] >= 1, lines
+    assert lines[0]["library"].endswith(".so") and "_native" in lines[0]["library"], lines
+    # Other programs need a loadable library file: its absence is said, not papered over.
+    assert "no simulator" in lines[1]["no_file"], lines

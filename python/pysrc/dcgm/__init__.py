@@ -47,7 +47,11 @@ __version__: str = _native.__version__
 CAPABILITIES: Dict[str, str] = dict(_native.CAPABILITIES)
 
 _SIM = _os.path.realpath(_os.path.join(_os.path.dirname(__file__), "_sim", "libdcgm_sim.so"))
-_native._set_packaged_simulator(_SIM)
+# The extension module links the simulator too (python/src/lib.rs): a package built without the
+# separate library (``pip install ./python``, ``maturin build``, the sdist) simulates through
+# the extension itself. Other programs need the separate file (``simulator_path()``): the
+# extension cannot be loaded outside Python.
+_native._set_packaged_simulator(_SIM if _os.path.isfile(_SIM) else _os.path.realpath(_native.__file__))
 _atexit.register(_native._at_exit)
 
 from dcgm import fields, structs  # noqa: E402
