@@ -415,6 +415,18 @@ pub fn sample(
     let busy = util > 20.0;
     Int(match field {
         DCGM_FI_DEV_GPU_BRAND => return Str("NVIDIA".into()),
+        // The CPUs close to the GPU, 64 per field (NVML's nvmlDeviceGetCpuAffinity words, as
+        // libdcgm 4.6.0 reads them): the cores of the GPU's socket, the mask that the topology
+        // calls give. go-dcgm's deviceInfo reads these four.
+        DCGM_FI_DEV_CPU_AFFINITY_0..=DCGM_FI_DEV_CPU_AFFINITY_3 => {
+            let word = u32::from(field - DCGM_FI_DEV_CPU_AFFINITY_0);
+            let socket = crate::ffi::topology::gpu_socket(m, gpu);
+            m.cores_of_cpu(socket)
+                .into_iter()
+                .filter(|c| c / 64 == word)
+                .fold(0u64, |w, c| w | 1 << (c % 64))
+                .cast_signed()
+        }
         DCGM_FI_DEV_NVML_INDEX | DCGM_FI_DEV_GPU_MINOR_NUMBER => i64::from(gpu),
         DCGM_FI_DEV_BOARD_SERIAL => return Str(g.serial.clone()),
         DCGM_FI_DEV_PCI_BUS_ID => return Str(g.pci_bus_id.clone()),

@@ -510,6 +510,20 @@ fn error_strings_exist_for_known_codes_only() {
         let s = lib().errorString().unwrap()(DCGM_ST_BADPARAM);
         assert!(!s.is_null());
         assert!(!CStr::from_ptr(s).to_str().unwrap().is_empty());
+        // libdcgm 4.6.0's own texts, which clients match on (go-dcgm's health tests look for
+        // "Setting not configured").
+        for (code, text) in [
+            (DCGM_ST_BADPARAM, "Bad parameter passed to function"),
+            (DCGM_ST_NOT_CONFIGURED, "Setting not configured"),
+            (DCGM_ST_NO_DATA, "No data is available"),
+            (
+                DCGM_ST_CONNECTION_NOT_VALID,
+                "Host engine connection invalid/disconnected",
+            ),
+        ] {
+            let s = lib().errorString().unwrap()(code);
+            assert_eq!(CStr::from_ptr(s).to_str().unwrap(), text, "code {code}");
+        }
         assert!(lib().errorString().unwrap()(-2).is_null());
         assert!(lib().errorString().unwrap()(-999).is_null());
     }
@@ -737,4 +751,43 @@ fn same_seed_and_time_give_the_same_values() {
             != sample(&m2, &d, DCGM_FE_GPU, 3, DCGM_FI_DEV_BOARD_POWER_WATTS, t)
     });
     assert!(differs, "the seed changes the values");
+}
+
+#[test]
+fn cpu_affinity_fields_hold_the_topology_mask() {
+    // DCGM_FI_DEV_CPU_AFFINITY_0..3 (what go-dcgm's deviceInfo and topology samples read) are
+    // the mask of the topology call, 64 CPUs per field, as libdcgm 4.6.0 reads them from NVML.
+    let (_s, h) = Session::embedded(None, MANUAL);
+    let fields = [
+        DCGM_FI_DEV_CPU_AFFINITY_0,
+        DCGM_FI_DEV_CPU_AFFINITY_1,
+        DCGM_FI_DEV_CPU_AFFINITY_2,
+        DCGM_FI_DEV_CPU_AFFINITY_3,
+    ];
+    let fg = field_group(h, "affinity", &fields).unwrap();
+    assert_eq!(watch(h, ALL, fg, 100_000, 60.0, 0), DCGM_ST_OK);
+    update(h);
+    let vals = latest(h, ALL, fg).unwrap();
+    for gpu in [0u32, 5] {
+        let mut topo = Box::new(dcgmDeviceTopology_v2::new_versioned());
+        // SAFETY: a versioned struct valid for the call.
+        let rc = unsafe { lib().dcgmGetDeviceTopology().unwrap()(h, gpu, &mut *topo) };
+        assert_eq!(rc, DCGM_ST_OK);
+        for (word, field) in fields.iter().enumerate() {
+            let v = vals
+                .iter()
+                .find(|v| v.group == DCGM_FE_GPU && v.id == gpu && v.field == *field)
+                .unwrap();
+            assert_eq!(v.status, DCGM_ST_OK, "GPU {gpu} field {field}");
+            assert_eq!(
+                v.i64_.cast_unsigned(),
+                topo.cpuAffinityMask[word],
+                "GPU {gpu} word {word}"
+            );
+        }
+        assert_ne!(
+            topo.cpuAffinityMask[0], 0,
+            "the default node's GPU {gpu} has CPUs"
+        );
+    }
 }

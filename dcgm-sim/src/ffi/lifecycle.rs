@@ -318,22 +318,84 @@ pub unsafe extern "C" fn dcgmHostengineIsHealthy(
 /// Text of a return code (static storage), or NULL for a value DCGM does not define.
 #[unsafe(no_mangle)]
 pub extern "C" fn errorString(result: dcgmReturn_t) -> *const c_char {
-    static TEXTS: std::sync::OnceLock<Vec<(dcgmReturn_t, std::ffi::CString)>> =
-        std::sync::OnceLock::new();
-    let texts = TEXTS.get_or_init(|| {
-        RETURN_CODES
-            .iter()
-            .map(|(c, _, d)| {
-                let d = d.trim_end_matches('.');
-                (*c, std::ffi::CString::new(d).unwrap_or_default())
-            })
-            .collect()
-    });
-    texts
+    ERROR_TEXTS
         .iter()
         .find(|(c, _)| *c == result)
         .map_or(std::ptr::null(), |(_, t)| t.as_ptr())
 }
+
+/// `errorString`'s texts, each as libdcgm 4.6.0 returns it (read from the real library, code by
+/// code from 0 to -99; the codes it answers NULL for are absent). Clients match on them: go-dcgm
+/// puts the text in its errors and its tests look for "Setting not configured".
+const ERROR_TEXTS: &[(dcgmReturn_t, &std::ffi::CStr)] = &[
+    (0, c"Success"),
+    (-1, c"Bad parameter passed to function"),
+    (-3, c"Generic unspecified error"),
+    (-4, c"Out of memory error"),
+    (-5, c"Setting not configured"),
+    (-6, c"Feature not supported"),
+    (-7, c"DCGM initialization error"),
+    (-8, c"NVML error"),
+    (-9, c"Object is in a pending state"),
+    (-10, c"Object is in an undefined state"),
+    (-11, c"Timeout"),
+    (-12, c"API version mismatch"),
+    (-13, c"Unknown field identifier"),
+    (-14, c"No data is available"),
+    (-15, c"Only stale data is available"),
+    (-16, c"Field is not being watched"),
+    (-17, c"No permission"),
+    (-18, c"GPU is lost"),
+    (-19, c"GPU requires reset"),
+    (-20, c"The requested function was not found"),
+    (-21, c"Host engine connection invalid/disconnected"),
+    (-22, c"This GPU is not supported by DCGM"),
+    (-23, c"The GPUs of this group are incompatible with each other for the requested operation"),
+    (-24, c"Max limit reached for the object"),
+    (-25, c"DCGM library could not be found"),
+    (-26, c"Duplicate Key passed to function"),
+    (-27, c"GPU is a part of a Sync Boost Group"),
+    (-28, c"GPU is not a part of Sync Boost Group"),
+    (-29, c"Host engine is running as non-root"),
+    (-30, c"DCGM GPU Diagnostic returned an error"),
+    (-31, c"An input argument is not large enough"),
+    (-32, c"The given field ID is not supported by the API being called"),
+    (-33, c"This request is serviced by a module of DCGM that is not currently loaded"),
+    (-34, c"The requested operation could not be completed because the affected resource is in use"),
+    (-35, c"The specified group is empty, and this operation is incompatible with an empty group"),
+    (-36, c"Profiling is not supported for this group of GPUs or GPU"),
+    (-37, c"The third-party Profiling module returned an unrecoverable error"),
+    (-38, c"The requested profiling metrics cannot be collected in a single pass"),
+    (-39, c"A diag instance is already running, cannot run a new diag until the current one finishes"),
+    (-40, c"The GPU Diagnostic returned Json that cannot be parsed."),
+    (-41, c"Error while launching the GPU Diagnostic."),
+    (-42, c"Unused error code"),
+    (-43, c"A field value met or exceeded the error threshold."),
+    (-44, c"The installed driver version is insufficient for this API"),
+    (-45, c"The specified GPU instance does not exist"),
+    (-46, c"The specified GPU compute instance does not exist"),
+    (-47, c"Failed to kill a child process"),
+    (-48, c"Detected an error in a 3rd-party library"),
+    (-49, c"Not enough resources available"),
+    (-50, c"Exception thrown from a diagnostic plugin"),
+    (-51, c"The diagnostic returned an error that indicates the need to drain the GPU"),
+    (-52, c"The NVVS binary was not found in the specified location; please install it to /usr/libexec/datacenter-gpu-manager-4/ or set environment variable NVVS_BIN_PATH to the directory containing nvvs. If you set NVVS_BIN_PATH, please restart the DCGM service (nv-hostengine) if it is active."),
+    (-53, c"The DCGM diagnostic was killed by a signal"),
+    (-54, c"The hostengine and all modules are paused"),
+    (-55, c"The object has already been initialized"),
+    (-56, c"Cannot perform the requested operation because NVML doesn't exist on this system."),
+    (-57, c"Cannot perform the requested operation because an NVML driver timeout error was detected. Verify NVML is responsive before restarting the hostengine."),
+    (-58, c"Requested tests were not found among possible test choices."),
+    (-59, c"No connection is currently authorized for multi-node diagnostic"),
+    (-60, c"The connection is not authorized for multi-node diagnostic"),
+    (-61, c"An SSH connection to a remote hostengine failed"),
+    (-62, c"A child process could not be spawned"),
+    (-63, c"A file operation failed"),
+    (-64, c"A child process received a signal"),
+    (-65, c"The caller is already stopped"),
+    (-66, c"The DCGM Diagnostic was stopped"),
+    (-67, c"Cannot perform the requested operation because the GPUs are detached"),
+];
 
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmUpdateAllFields(
