@@ -26,6 +26,16 @@ pub struct HandlerStats {
     pub failed: AtomicU64,
 }
 
+/// One scrape in flight: counted in [`HandlerStats::in_flight`] until dropped.
+#[derive(Debug)]
+pub struct InFlight(pub std::sync::Arc<HandlerStats>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// What `/proc/self` says of the process.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ProcessStats {

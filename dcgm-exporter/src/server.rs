@@ -319,65 +319,6 @@ struct State {
     exporter_metrics: bool,
 }
 
-/// A response body handed to hyper in frames of [`FRAME`] bytes, so that a `/metrics`
-/// response holds its place among the scrapes in flight until its last frame is taken for
-/// writing (hyper takes a frame only when its write buffer has room: a client that does not
-/// read keeps it), or the connection is dropped.
-struct Body {
-    data: Bytes,
-    _scrape: Option<ScrapeGuard>,
-}
-
-/// The most bytes of a response handed over at once.
-const FRAME: usize = 64 * 1024;
-
-impl Body {
-    fn new(mut inner: Full<Bytes>, scrape: Option<ScrapeGuard>) -> Self {
-        // A Full body is its one frame, ready at once.
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let data = match std::pin::Pin::new(&mut inner).poll_frame(&mut cx) {
-            std::task::Poll::Ready(Some(Ok(f))) => f.into_data().unwrap_or_default(),
-            _ => Bytes::new(),
-        };
-        Self {
-            data,
-            _scrape: scrape,
-        }
-    }
-}
-
-impl hyper::body::Body for Body {
-    type Data = Bytes;
-    type Error = Infallible;
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
-        if self.data.is_empty() {
-            self._scrape = None;
-            return std::task::Poll::Ready(None);
-        }
-        let n = self.data.len().min(FRAME);
-        let chunk = self.data.split_to(n);
-        std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(chunk))))
-    }
-    fn is_end_stream(&self) -> bool {
-        self.data.is_empty()
-    }
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        hyper::body::SizeHint::with_exact(self.data.len() as u64)
-    }
-}
-
-/// One scrape in flight.
-struct ScrapeGuard(Arc<crate::self_metrics::HandlerStats>);
-
-impl Drop for ScrapeGuard {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// How stale the server's counters at the end of `/metrics` may be: the cached exposition is
 /// rebuilt (copied, and gzipped on demand) for a new collection, or when the counters changed
 /// and it is older than this.
@@ -597,11 +538,15 @@ async fn handle(
     req: Request<Incoming>,
     state: Arc<State>,
     slot: Arc<SlotHandle>,
-) -> Result<Response<Body>, Infallible> {
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let is_metrics = req.uri().path() == "/metrics";
     let mut guard = None;
     let r = route(req, &state, &slot, is_metrics.then_some(&mut guard)).await;
-    Ok(r.map(|inner| Body::new(inner, guard)))
+    // A scrape in flight until its response is written whole (or the connection closes).
+    if let Some(g) = guard {
+        slot.hold_until_responded(g);
+    }
+    Ok(r)
 }
 
 /// Answers one request; a `/metrics` answer that is being served leaves its place among the
@@ -610,7 +555,7 @@ async fn route(
     req: Request<Incoming>,
     state: &Arc<State>,
     slot: &Arc<SlotHandle>,
-    scrape: Option<&mut Option<ScrapeGuard>>,
+    scrape: Option<&mut Option<crate::self_metrics::InFlight>>,
 ) -> Response<Full<Bytes>> {
     match respond(req, state, slot, scrape).await {
         Ok(r) | Err(r) => r,
@@ -621,7 +566,7 @@ async fn respond(
     req: Request<Incoming>,
     state: &Arc<State>,
     slot: &Arc<SlotHandle>,
-    scrape: Option<&mut Option<ScrapeGuard>>,
+    scrape: Option<&mut Option<crate::self_metrics::InFlight>>,
 ) -> Result<Response<Full<Bytes>>, Response<Full<Bytes>>> {
     let web = &state.web;
     let (parts, body) = req.into_parts();
@@ -697,7 +642,7 @@ async fn respond(
         "/metrics" => {
             let counts = &state.scrapes;
             let now = counts.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
-            let guard = ScrapeGuard(counts.clone());
+            let guard = crate::self_metrics::InFlight(counts.clone());
             if state.max_scrapes > 0 && now > state.max_scrapes {
                 drop(guard);
                 counts.unavailable.fetch_add(1, Ordering::Relaxed);

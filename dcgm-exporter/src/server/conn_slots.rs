@@ -105,6 +105,9 @@ pub struct ConnSlot {
 pub struct SlotHandle {
     slots: Arc<ConnSlots>,
     id: u64,
+    /// Dropped when the response being written is written whole, or with the connection
+    /// (a `/metrics` response's place among the scrapes in flight).
+    held: Mutex<Option<crate::self_metrics::InFlight>>,
 }
 
 impl ConnSlots {
@@ -160,6 +163,7 @@ impl ConnSlots {
             handle: Arc::new(SlotHandle {
                 slots: self.clone(),
                 id,
+                held: Mutex::new(None),
             }),
             closed: rx,
         };
@@ -211,7 +215,14 @@ impl SlotHandle {
 
     /// The response was written: the connection waits for its next request, from now.
     pub fn responded(&self) {
+        self.held.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.responded_at(Instant::now());
+    }
+
+    /// Keeps `v` until the response being written is written whole ([`SlotHandle::responded`])
+    /// or the connection closes.
+    pub fn hold_until_responded(&self, v: crate::self_metrics::InFlight) {
+        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
     }
 
     fn responded_at(&self, now: Instant) {
