@@ -14,6 +14,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use cudarc::cublas::sys as blas;
+
+use crate::cublas::{self, Cublas};
 use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg, result, sys,
 };
@@ -116,7 +118,7 @@ pub enum Engine {
         /// Where it was loaded from.
         path: PathBuf,
         /// The library.
-        lib: Arc<blas::Lib>,
+        lib: Arc<Cublas>,
     },
     /// The PTX kernel, because no cuBLAS loaded (why, per place tried).
     Ptx {
@@ -132,28 +134,25 @@ impl Engine {
         for c in find::candidates(explicit) {
             // cuBLAS needs cuBLASLt: load the one beside it first, so that the loader uses it
             // (a library already loaded is found by its soname).
-            if let Some(dir) = c.parent().filter(|d| !d.as_os_str().is_empty()) {
-                let lt = dir.join("libcublasLt.so.12");
+            if let (Some(dir), Some(name)) = (
+                c.parent().filter(|d| !d.as_os_str().is_empty()),
+                c.file_name().and_then(|n| n.to_str()),
+            ) {
+                let lt = dir.join(name.replacen("libcublas", "libcublasLt", 1));
                 // SAFETY: loading cuBLASLt runs its initialisers only.
                 if let Ok(l) = unsafe { libloading::Library::new(&lt) } {
                     // Kept loaded for the life of the process, for cuBLAS.
                     std::mem::forget(l);
                 }
             }
-            let path = c.clone();
-            // SAFETY: loads the library and looks its symbols up; nothing is called.
-            match silently(move || unsafe { blas::Lib::new(&path) }) {
-                Some(Ok(lib)) => {
+            match Cublas::load(&c) {
+                Ok(lib) => {
                     return Engine::Cublas {
                         path: c,
                         lib: Arc::new(lib),
                     };
                 }
-                Some(Err(e)) => why.push(format!("{}: {e}", c.display())),
-                None => why.push(format!(
-                    "{}: lacks a function of CUDA 12.0's cuBLAS",
-                    c.display()
-                )),
+                Err(e) => why.push(e),
             }
         }
         Engine::Ptx {
@@ -448,32 +447,32 @@ fn work(
 
 /// A cuBLAS handle on one stream.
 struct Blas {
-    lib: Arc<blas::Lib>,
+    lib: Arc<Cublas>,
     handle: blas::cublasHandle_t,
 }
 
-fn blas_ok(what: &str, s: blas::cublasStatus_t) -> Result<(), String> {
-    if s == blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+fn blas_ok(what: &str, s: std::ffi::c_int) -> Result<(), String> {
+    if s == cublas::SUCCESS {
         Ok(())
     } else {
-        Err(format!("cuBLAS {what}: {s:?}"))
+        Err(format!("cuBLAS {what}: status {s}"))
     }
 }
 
 impl Blas {
-    fn new(lib: Arc<blas::Lib>, stream: &CudaStream, dtype: Dtype) -> Result<Self, String> {
+    fn new(lib: Arc<Cublas>, stream: &CudaStream, dtype: Dtype) -> Result<Self, String> {
         let mut handle = std::ptr::null_mut();
         // SAFETY: cublasCreate writes a handle into `handle`.
-        blas_ok("create", unsafe { (lib.cublasCreate_v2)(&mut handle) })?;
+        blas_ok("create", unsafe { (lib.create)(&mut handle) })?;
         let b = Self { lib, handle };
         // SAFETY: a live handle and the stream of the context bound to this thread.
         blas_ok("set stream", unsafe {
-            (b.lib.cublasSetStream_v2)(b.handle, stream.cu_stream() as _)
+            (b.lib.set_stream)(b.handle, stream.cu_stream() as _)
         })?;
         if dtype == Dtype::Tf32 {
             // SAFETY: a live handle.
             blas_ok("set math mode", unsafe {
-                (b.lib.cublasSetMathMode)(b.handle, blas::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH)
+                (b.lib.set_math_mode)(b.handle, blas::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH)
             })?;
         }
         Ok(b)
@@ -506,7 +505,7 @@ impl Blas {
         // SAFETY: a, b and c are device buffers of n x n elements of `ty` on the handle's
         // context; alpha and beta point at scalars of the compute type, alive for the call.
         let s = unsafe {
-            (self.lib.cublasGemmEx)(
+            (self.lib.gemm_ex)(
                 self.handle,
                 blas::cublasOperation_t::CUBLAS_OP_N,
                 blas::cublasOperation_t::CUBLAS_OP_N,
@@ -535,7 +534,7 @@ impl Blas {
 impl Drop for Blas {
     fn drop(&mut self) {
         // SAFETY: the handle is live and dropped once.
-        unsafe { (self.lib.cublasDestroy_v2)(self.handle) };
+        unsafe { (self.lib.destroy)(self.handle) };
     }
 }
 

@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// cuBLAS's file name for CUDA 12 (the soname its wheel and CUDA's packages install).
-pub const CUBLAS_SONAME: &str = "libcublas.so.12";
+/// cuBLAS's file names (sonames) for CUDA 13 and CUDA 12, the newest first: what CUDA's
+/// packages and NVIDIA's wheels install.
+pub const CUBLAS_SONAMES: [&str; 2] = ["libcublas.so.13", "libcublas.so.12"];
 
 /// The directories searched after the loader's own path, in order: `$CUDA_HOME/lib64`,
 /// `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`, each `/usr/local/cuda-*/lib64` (newest name
@@ -45,8 +46,9 @@ pub fn cuda_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The `nvidia/cublas/lib` directories of the site-packages of each `python3` (and `python`)
-/// on `PATH`, where PyTorch's CUDA wheels put cuBLAS.
+/// The directories of the site-packages of each `python3` (and `python`) on `PATH` where
+/// PyTorch's CUDA wheels put cuBLAS: `nvidia/cublas/lib` (CUDA 12's `nvidia-cublas-cu12`),
+/// `nvidia/cu13/lib` and `nvidia/cu12/lib` (CUDA 13's wheels).
 pub fn wheel_dirs() -> Vec<PathBuf> {
     let mut out = Vec::new();
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -88,25 +90,41 @@ fn site_packages(python: &Path) -> Vec<PathBuf> {
     }
 }
 
-/// Every place cuBLAS is looked for, in order, as file paths (the explicit one first).
+/// Every place cuBLAS is looked for, in order, as file paths: an explicit file, or the
+/// sonames in an explicit directory; else the sonames through the system loader, then in
+/// [`cuda_dirs`] and [`wheel_dirs`] where they exist.
 pub fn candidates(explicit: Option<&Path>) -> Vec<PathBuf> {
     if let Some(p) = explicit {
-        // A directory names where the library is; a file is the library.
-        return vec![if p.is_dir() {
-            p.join(CUBLAS_SONAME)
+        if !p.is_dir() {
+            return vec![p.to_path_buf()];
+        }
+        let found: Vec<PathBuf> = CUBLAS_SONAMES
+            .iter()
+            .map(|n| p.join(n))
+            .filter(|f| f.exists())
+            .collect();
+        // None there: the newest name, so that the error names what was looked for.
+        return if found.is_empty() {
+            vec![p.join(CUBLAS_SONAMES[0])]
         } else {
-            p.to_path_buf()
-        }];
+            found
+        };
     }
-    let mut out = vec![PathBuf::from(CUBLAS_SONAME)];
-    out.extend(
-        cuda_dirs()
-            .into_iter()
-            .chain(wheel_dirs())
-            .map(|d| d.join(CUBLAS_SONAME))
-            .filter(|p| p.exists()),
-    );
-    out.dedup();
+    let mut out: Vec<PathBuf> = CUBLAS_SONAMES.iter().map(PathBuf::from).collect();
+    for d in cuda_dirs().into_iter().chain(wheel_dirs()) {
+        out.extend(
+            CUBLAS_SONAMES
+                .iter()
+                .map(|n| d.join(n))
+                .filter(|p| p.exists()),
+        );
+    }
+    let mut seen = Vec::new();
+    out.retain(|p| {
+        let new = !seen.contains(p);
+        seen.push(p.clone());
+        new
+    });
     out
 }
 
@@ -116,8 +134,12 @@ mod tests {
 
     #[test]
     fn an_explicit_path_is_the_only_candidate_and_a_directory_names_the_file_in_it() {
-        let dir = std::env::temp_dir();
-        assert_eq!(candidates(Some(&dir)), [dir.join(CUBLAS_SONAME)]);
+        let dir = std::env::temp_dir().join(format!("burn-explicit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(candidates(Some(&dir)), [dir.join("libcublas.so.13")]);
+        std::fs::write(dir.join("libcublas.so.12"), "").unwrap();
+        assert_eq!(candidates(Some(&dir)), [dir.join("libcublas.so.12")]);
+        let _ = std::fs::remove_dir_all(&dir);
         let file = Path::new("/opt/x/libcublas.so.12.8");
         assert_eq!(candidates(Some(file)), [file.to_path_buf()]);
     }
@@ -125,8 +147,11 @@ mod tests {
     #[test]
     fn the_loader_is_asked_first_and_only_existing_files_follow() {
         let c = candidates(None);
-        assert_eq!(c[0], PathBuf::from(CUBLAS_SONAME));
-        assert!(c[1..].iter().all(|p| p.exists()));
+        assert_eq!(
+            c[..2],
+            [PathBuf::from("libcublas.so.13"), "libcublas.so.12".into()]
+        );
+        assert!(c[2..].iter().all(|p| p.exists()));
     }
 
     #[test]

@@ -45,6 +45,7 @@
 //! ```
 
 pub mod check;
+pub mod cublas;
 pub mod cuda;
 pub mod dtype;
 pub mod duration;
