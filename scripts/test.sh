@@ -6,7 +6,10 @@
 #   2. the optional async streams (feature `tokio`);
 #   3. the Prometheus end-to-end test of the exporter (installs Debian's prometheus if needed);
 #   4. the Python wheel: built fresh, installed into a new virtualenv, stubtest + pytest;
-#   5. costs on the real libdcgm beside the checkout: numbers only, never a failure.
+#   5. Go peers: NVIDIA's go-dcgm (from the Go module proxy) runs its own tests on dcgm-sim and
+#      on the real libdcgm, and its samples are compared with the tools (scripts/go-peers.sh;
+#      one SKIPPED line without Go or the proxy);
+#   6. costs on the real libdcgm beside the checkout: numbers only, never a failure.
 # Where a real libdcgm 4.6.0 sits beside the checkout (../shared/realdcgm-4.6.0), tiers 1 and 4
 # also run their real-library cases; without it those cases say SKIPPED and why (under
 # DCGM_REQUIRE_REAL=1, as in CI, a missing real library fails them instead).
@@ -91,6 +94,7 @@ tier "async streams (feature tokio)" bash -c 'cargo test -p dcgm-reader --featur
 tier "Prometheus end-to-end" bash scripts/prometheus_e2e.sh
 tier "Prometheus fleet end-to-end" bash scripts/fleet_e2e.sh
 tier "Python wheel and sdist" bash python/build_and_test.sh
+tier "Go peers" bash scripts/go-peers.sh
 
 # Costs on the real libdcgm beside the checkout: numbers printed, nothing asserted.
 echo "=== real-library costs (numbers only, not a test)"
