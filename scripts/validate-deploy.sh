@@ -259,6 +259,7 @@ if command -v helm >/dev/null; then
     # The defaults, and every optional part switched on.
     all_on=(--set serviceMonitor.enabled=true --set remoteHostengine=nv-hostengine:5555
         --set kubernetes.draResourceSlices=true --set hostnameLabel=Hostname
+        --set kubernetes.podLabels=true --set 'kubernetes.podLabelAllowlist={^app\\.,team}'
         --set runtimeClassName=nvidia --set priorityClassName=system-node-critical
         --set 'extraArgs={--collectors,/etc/dcgm-exporter/counters.csv}'
         --set 'podAnnotations.example\.com/note=x')

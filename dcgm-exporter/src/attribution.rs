@@ -40,6 +40,9 @@ pub struct AttributionConfig {
     pub hpc_board: Option<crate::health::SourceBoard>,
     /// With `--container-labels`: the container runtime's CRI socket.
     pub container_runtime: Option<PathBuf>,
+    /// With `--kubernetes-enable-pod-labels`: the service account's directory and the
+    /// allow-list of label keys.
+    pub pod_labels: Option<(PathBuf, crate::pod_labels::Allowlist)>,
 }
 
 impl Default for AttributionConfig {
@@ -51,6 +54,7 @@ impl Default for AttributionConfig {
             local_engine: true,
             hpc_board: None,
             container_runtime: None,
+            pod_labels: None,
         }
     }
 }
@@ -72,6 +76,8 @@ pub struct Attribution {
     pid_stats_failing: Option<String>,
     /// With `--container-labels`: the container runtime.
     containers: Option<crate::cri::Containers>,
+    /// With `--kubernetes-enable-pod-labels`: the pods' labels from the API server.
+    pod_labels: Option<crate::pod_labels::PodLabels>,
 }
 
 impl Attribution {
@@ -97,6 +103,9 @@ impl Attribution {
                 .container_runtime
                 .filter(|_| cfg.local_engine)
                 .map(crate::cri::Containers::new),
+            pod_labels: cfg
+                .pod_labels
+                .map(|(dir, allow)| crate::pod_labels::PodLabels::new(dir, allow)),
         }
     }
 
@@ -129,7 +138,13 @@ impl Attribution {
         let mapper = self.pods.as_ref().map(|(m, _)| m);
         let want_uid = mapper.is_some_and(|m| m.pod_uid) && self.local_engine;
         let want_containers = self.containers.is_some();
-        if self.pods.is_none() && self.hpc.is_none() && !memory_row && !util_row && !want_containers
+        let want_virtual = mapper.is_some_and(|m| m.virtual_gpus) && self.local_engine;
+        if self.pods.is_none()
+            && self.hpc.is_none()
+            && !memory_row
+            && !util_row
+            && !want_containers
+            && !want_virtual
         {
             return;
         }
@@ -152,7 +167,11 @@ impl Attribution {
         let mut matched = PodMatch::default();
         // With --container-labels: per GPU, the labels of the containers running on it.
         let mut containers_on: BTreeMap<u32, Vec<LabelSet>> = BTreeMap::new();
-        if memory_row || util_row || want_uid || want_containers {
+        // With --kubernetes-virtual-gpus: per process, its GPU memory and SM utilisation, and
+        // its pod's UID.
+        let mut virtual_processes: Vec<(GpuProcess, Option<String>)> = Vec::new();
+        let mut virtual_util: Option<HashMap<(u32, u32), f64>> = None;
+        if memory_row || util_row || want_uid || want_containers || want_virtual {
             let processes = match collector.running_processes() {
                 Ok(p) => {
                     if self.processes_failing.take().is_some() {
@@ -186,6 +205,35 @@ impl Attribution {
                 }
             }
             matched = match_pods(&uids, &holders);
+            if want_virtual {
+                virtual_processes = processes
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.clone(),
+                            owners.get(&p.pid).and_then(|o| o.pod_uid.clone()),
+                        )
+                    })
+                    .collect();
+                virtual_util = if processes.is_empty() {
+                    Some(HashMap::new())
+                } else {
+                    match collector.process_sm_util(&processes) {
+                        Ok(u) => Some(u.iter().map(|p| ((p.gpu, p.pid), p.sm_util)).collect()),
+                        Err(e) => {
+                            let msg = e.to_string();
+                            if self.pid_stats_failing.as_deref() != Some(&msg) {
+                                log::warn!(
+                                    "cannot read DCGM's process statistics ({msg}); no per-pod \
+                                     DCGM_FI_DEV_GPU_UTIL on shared GPUs"
+                                );
+                                self.pid_stats_failing = Some(msg);
+                            }
+                            None
+                        }
+                    }
+                };
+            }
             if let Some(runtime) = &mut self.containers {
                 let by_id = if processes.is_empty() {
                     HashMap::new()
@@ -258,20 +306,40 @@ impl Attribution {
                 None => collector.remove_info_family(HPC_JOB_INFO),
             }
         }
+        if want_virtual && let (Some(m), Some(map)) = (mapper, &pod_map) {
+            let (memory, util) = virtual_values(
+                collector,
+                m,
+                map,
+                &matched,
+                &virtual_processes,
+                virtual_util,
+            );
+            collector.set_workload_values(field("DCGM_FI_DEV_FB_USED", 252), Some(memory));
+            collector.set_workload_values(field("DCGM_FI_DEV_GPU_UTIL", 203), util);
+        }
+        let pod_labels = match (&mut self.pod_labels, &pod_map) {
+            (Some(p), Some(_)) => Some(p.get()),
+            _ => None,
+        };
         let label_jobs = !self.hpc_info_series;
         collector.set_workload_labels(|id| {
-            let pod: LabelSet = match (mapper, &pod_map) {
-                (Some(m), Some(map)) => m
-                    .labels(map, id, uid_of)
-                    .into_iter()
-                    .next()
-                    .unwrap_or_default(),
+            // One label set per pod with --kubernetes-virtual-gpus (every pod sharing the
+            // device), else the last one listed.
+            let mut from_kubelet: Vec<LabelSet> = match (mapper, &pod_map) {
+                (Some(m), Some(map)) => m.labels(map, id, uid_of),
                 _ => Vec::new(),
             };
+            if let Some(all) = &pod_labels {
+                for set in &mut from_kubelet {
+                    add_pod_labels(set, all);
+                }
+            }
             // Without pod labels from the kubelet: one label set per container on the GPU.
             let pods: Vec<LabelSet> = match containers_on.get(&id.gpu) {
-                Some(c) if pod.is_empty() && !c.is_empty() => c.clone(),
-                _ => vec![pod],
+                Some(c) if from_kubelet.is_empty() && !c.is_empty() => c.clone(),
+                _ if from_kubelet.is_empty() => vec![Vec::new()],
+                _ => from_kubelet,
             };
             let jobs = match (&jobs, label_jobs) {
                 (Some(j), true) => j.labels(id),
@@ -288,6 +356,103 @@ impl Attribution {
                 .collect()
         });
     }
+}
+
+/// Label names a pod label never takes: the series' own (identity, counters-file, workload).
+fn reserved(name: &str) -> bool {
+    const NAMES: [&str; 15] = [
+        "gpu",
+        "UUID",
+        "uuid",
+        "pci_bus_id",
+        "device",
+        "modelName",
+        "hostname",
+        "Hostname",
+        "GPU_I_PROFILE",
+        "GPU_I_ID",
+        "hostengine",
+        "err_code",
+        "window_size_in_ms",
+        "hpc_job",
+        "vgpu",
+    ];
+    NAMES.contains(&name) || name.starts_with("DCGM_") || name.starts_with("dra_")
+}
+
+/// `--kubernetes-enable-pod-labels`: the labels of the set's pod (by its `namespace` and
+/// `pod`) after its own, except those it has already or that are reserved.
+fn add_pod_labels(set: &mut LabelSet, all: &HashMap<(String, String), Vec<(String, String)>>) {
+    let get = |k: &str| set.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let (Some(ns), Some(pod)) = (get("namespace"), get("pod")) else {
+        return;
+    };
+    let Some(labels) = all.get(&(ns, pod)) else {
+        return;
+    };
+    for (k, v) in labels {
+        if !reserved(k) && !set.iter().any(|(n, _)| n == k) {
+            set.push((k.clone(), v.clone()));
+        }
+    }
+}
+
+/// A field's id by name (DCGM 4.6's table), or `fallback`.
+fn field(name: &str, fallback: u16) -> dcgm::FieldId {
+    dcgm::FieldId::by_name(name).unwrap_or(dcgm::FieldId(fallback))
+}
+
+/// Per device, holder label set and value.
+type WorkloadValues = Vec<(dcgm::Entity, LabelSet, f64)>;
+
+/// `--kubernetes-virtual-gpus`: per GPU or MIG instance that pods hold, each holder's label
+/// set (as [`PodMapper::labels`] gives them, with `pod_uid`) with its pod's processes' GPU
+/// memory in MiB (`DCGM_FI_DEV_FB_USED`) and, when DCGM's process statistics are read, their
+/// SM utilisation in percent (`DCGM_FI_DEV_GPU_UTIL`), as dcgm-exporter's per-process
+/// series. A pod whose UID is matched and has no process on the device gets 0; a pod whose
+/// UID is not known (no process of it was seen, or the match is ambiguous) gets no per-pod
+/// value: its series would say 0 without knowing.
+fn virtual_values(
+    collector: &Collector,
+    mapper: &PodMapper,
+    map: &HashMap<String, Vec<PodInfo>>,
+    matched: &PodMatch,
+    processes: &[(GpuProcess, Option<String>)],
+    util: Option<HashMap<(u32, u32), f64>>,
+) -> (WorkloadValues, Option<WorkloadValues>) {
+    let mut memory = Vec::new();
+    let mut sm = util.as_ref().map(|_| Vec::new());
+    let uid_of = |info: &PodInfo| {
+        matched
+            .by_pod
+            .get(&(info.namespace.clone(), info.pod.clone()))
+            .cloned()
+    };
+    for id in collector.identities() {
+        let holders = mapper.holders(map, id);
+        if holders.is_empty() {
+            continue;
+        }
+        let sets = mapper.labels(map, id, uid_of);
+        for (info, mut set) in holders.iter().zip(sets) {
+            let Some(uid) = uid_of(info) else {
+                continue;
+            };
+            if !set.iter().any(|(k, _)| k == "pod_uid") {
+                set.push(("pod_uid".into(), uid.clone()));
+            }
+            let mine = processes
+                .iter()
+                .filter(|(p, u)| p.gpu == id.gpu && u.as_deref() == Some(uid.as_str()));
+            let bytes: u64 = mine.clone().map(|(p, _)| p.memory_used_bytes).sum();
+            memory.push((id.entity, set.clone(), (bytes / 1_048_576) as f64));
+            if let (Some(out), Some(u)) = (sm.as_mut(), util.as_ref()) {
+                let pct: f64 = mine.filter_map(|(p, _)| u.get(&(p.gpu, p.pid))).sum();
+                out.push((id.entity, set, pct.round()));
+            }
+        }
+    }
+    (memory, sm)
 }
 
 /// The most processes whose cgroup one collection reads.

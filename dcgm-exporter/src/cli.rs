@@ -330,6 +330,34 @@ pub struct Cli {
         env = "NVIDIA_RESOURCE_NAMES"
     )]
     pub nvidia_resource_names: Vec<String>,
+    /// With --kubernetes: add the labels of the pod holding a GPU to its series, from the
+    /// API server (the pods of this node, `NODE_NAME`; needs list on pods), keys with
+    /// characters other than `[a-zA-Z0-9_]` as `_`.
+    #[arg(
+        long = "kubernetes-enable-pod-labels",
+        env = "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS",
+        requires = "kubernetes"
+    )]
+    pub kubernetes_enable_pod_labels: bool,
+    /// With --kubernetes-enable-pod-labels: only the pod labels whose key matches one of
+    /// these regular expressions (comma-separated; none: all).
+    #[arg(
+        long = "kubernetes-pod-label-allowlist-regex",
+        value_name = "REGEX",
+        value_delimiter = ',',
+        action = clap::ArgAction::Append,
+        env = "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX"
+    )]
+    pub kubernetes_pod_label_allowlist_regex: Vec<String>,
+    /// With --kubernetes: every pod sharing a GPU or MIG instance (time slicing, MPS) gets
+    /// series of its own (with `vgpu`, its replica), and `DCGM_FI_DEV_GPU_UTIL` and
+    /// `DCGM_FI_DEV_FB_USED` per pod from its processes, beside the device's own series.
+    #[arg(
+        long = "kubernetes-virtual-gpus",
+        env = "KUBERNETES_VIRTUAL_GPUS",
+        requires = "kubernetes"
+    )]
+    pub kubernetes_virtual_gpus: bool,
     /// With --kubernetes: label the GPUs and MIG instances that Dynamic Resource Allocation
     /// claims give containers (NVIDIA DRA driver `gpu.nvidia.com`), mapped through the
     /// driver's CDI spec files (--cdi-spec-dir), with `dra_*` labels.

@@ -644,6 +644,7 @@ impl DraResolver {
                             pod: pod.to_string(),
                             namespace: namespace.to_string(),
                             container: container.to_string(),
+                            vgpu: None,
                             dra: Some(DraClaim {
                                 claim_name: claim.to_string(),
                                 claim_namespace: claim_ns.to_string(),

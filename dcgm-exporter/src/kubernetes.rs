@@ -140,6 +140,9 @@ pub struct PodInfo {
     pub container: String,
     /// The DRA claim it holds the device through (`None`: the device plugin's resources).
     pub dra: Option<crate::dra::DraClaim>,
+    /// The replica of a shared GPU it holds (`N` of a time-sliced `GPU-…::N`, `M` of GKE's
+    /// `nvidiaN/vgpuM`), for `--kubernetes-virtual-gpus`' `vgpu` label.
+    pub vgpu: Option<String>,
 }
 
 /// Settings of the attribution.
@@ -156,6 +159,9 @@ pub struct PodMapper {
     pub pod_uid: bool,
     /// Map the devices of DRA claims too (`--kubernetes-enable-dra`).
     pub dra: Option<crate::dra::DraConfig>,
+    /// `--kubernetes-virtual-gpus`: every pod sharing a device labels a series of its own
+    /// (with `vgpu`), rather than the last one listed.
+    pub virtual_gpus: bool,
 }
 
 /// Errors of one `List` call.
@@ -259,6 +265,7 @@ impl PodMapper {
                             namespace: pod.namespace.clone(),
                             container: c.name.clone(),
                             dra: None,
+                            vgpu: replica(id),
                         };
                         for key in device_keys(id) {
                             let holders = map.entry(key).or_default();
@@ -318,9 +325,32 @@ impl PodMapper {
         id: &EntityIdentity,
         uid_of: impl Fn(&PodInfo) -> Option<String>,
     ) -> Vec<LabelSet> {
-        let Some(info) = self.holders(map, id).last() else {
+        let holders = self.holders(map, id);
+        if self.virtual_gpus {
+            return holders
+                .iter()
+                .map(|info| {
+                    let mut set = self.labels_of(info, id, &uid_of);
+                    if let Some(v) = &info.vgpu {
+                        set.push(("vgpu".into(), v.clone()));
+                    }
+                    set
+                })
+                .collect();
+        }
+        let Some(info) = holders.last() else {
             return Vec::new();
         };
+        vec![self.labels_of(info, id, &uid_of)]
+    }
+
+    /// The labels of one container holding `id`'s device.
+    fn labels_of(
+        &self,
+        info: &PodInfo,
+        id: &EntityIdentity,
+        uid_of: &impl Fn(&PodInfo) -> Option<String>,
+    ) -> LabelSet {
         let mut set = vec![
             ("pod".to_string(), info.pod.clone()),
             ("namespace".to_string(), info.namespace.clone()),
@@ -350,8 +380,17 @@ impl PodMapper {
                 }
             }
         }
-        vec![set]
+        set
     }
+}
+
+/// The replica a shared device id names: `N` of `…::N` (the device plugin's time slicing and
+/// MPS), `M` of GKE's `nvidiaN/vgpuM`.
+pub fn replica(id: &str) -> Option<String> {
+    if let Some((_, r)) = id.rsplit_once("::") {
+        return Some(r.to_string());
+    }
+    id.split_once("/vgpu").map(|(_, r)| r.to_string())
 }
 
 /// The keys a kubelet device id is known by: the id itself; without a sharing suffix

@@ -30,6 +30,7 @@ pub mod otlp_mapping;
 pub mod otlp_once;
 pub mod otlp_push;
 pub mod otlp_wire;
+pub mod pod_labels;
 pub mod pod_processes;
 pub mod pods;
 pub mod regular_file;

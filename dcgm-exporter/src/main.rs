@@ -114,6 +114,11 @@ fn run(cli: Cli) -> ExitCode {
             ),
         );
     }
+    if let Err(e) =
+        dcgm_exporter::pod_labels::Allowlist::new(&cli.kubernetes_pod_label_allowlist_regex)
+    {
+        return fail(2, e);
+    }
     let engines = cli.hostengines();
     let otlp_config = match cli.otlp.resolve(&|k| std::env::var(k).ok()) {
         Ok(c) => c,
@@ -478,6 +483,7 @@ fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>)
             id_type: cli.kubernetes_gpu_id_type,
             extra_resources: cli.nvidia_resource_names.clone(),
             pod_uid: cli.kubernetes_pod_uid,
+            virtual_gpus: cli.kubernetes_virtual_gpus,
             dra: cli
                 .kubernetes_enable_dra
                 .then(|| dcgm_exporter::dra::DraConfig {
@@ -539,6 +545,16 @@ fn attribution(
             container_runtime: cli
                 .container_labels
                 .then(|| cli.container_runtime_socket.clone()),
+            pod_labels: cli.kubernetes_enable_pod_labels.then(|| {
+                (
+                    cli.kubernetes_service_account_dir.clone(),
+                    // Checked at start (run).
+                    dcgm_exporter::pod_labels::Allowlist::new(
+                        &cli.kubernetes_pod_label_allowlist_regex,
+                    )
+                    .unwrap_or_default(),
+                )
+            }),
         },
     )
 }

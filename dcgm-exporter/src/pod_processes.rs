@@ -39,7 +39,7 @@ pub struct PodMatch {
 /// use std::collections::BTreeMap;
 /// use dcgm_exporter::kubernetes::PodInfo;
 /// use dcgm_exporter::pod_processes::match_pods;
-/// let pod = |p: &str| PodInfo { pod: p.into(), namespace: "ml".into(), container: "c".into(), dra: None };
+/// let pod = |p: &str| PodInfo { pod: p.into(), namespace: "ml".into(), container: "c".into(), dra: None, vgpu: None };
 /// let uids = BTreeMap::from([(0, vec!["uid-a".to_string()]),
 ///                            (1, vec!["uid-a".to_string(), "uid-b".to_string()])]);
 /// let holders = BTreeMap::from([(0, vec![pod("a")]), (1, vec![pod("a"), pod("b")])]);
@@ -134,6 +134,7 @@ mod tests {
             namespace: ns.into(),
             container: container.into(),
             dra: None,
+            vgpu: None,
         }
     }
 

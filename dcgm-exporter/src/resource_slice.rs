@@ -382,7 +382,7 @@ pub fn list_path(version: &str, driver: &str, node: &str) -> String {
 
 /// The API server's base URL from `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT`
 /// (an IPv6 address in brackets).
-fn base_url(host: &str, port: &str) -> String {
+pub(crate) fn base_url(host: &str, port: &str) -> String {
     if host.contains(':') && !host.starts_with('[') {
         format!("https://[{host}]:{port}")
     } else {
@@ -392,7 +392,7 @@ fn base_url(host: &str, port: &str) -> String {
 
 /// The message of a Kubernetes `Status` body, else the start of the body (printable
 /// characters only).
-fn status_message(body: &[u8]) -> String {
+pub(crate) fn status_message(body: &[u8]) -> String {
     #[derive(Deserialize)]
     struct Status {
         message: String,
@@ -536,28 +536,7 @@ impl ResourceSlices {
             return Err(SliceError::NotInCluster);
         };
         let base = base_url(&host, &port);
-        let dir = &self.cfg.service_account_dir;
-        let read = |what: &'static str, name: &str| {
-            let path = dir.join(name);
-            crate::regular_file::read_capped(&path, MAX_CREDENTIAL_BYTES)
-                .map_err(|source| SliceError::Credentials { what, path, source })
-        };
-        let token = String::from_utf8_lossy(&read("token", "token")?)
-            .trim()
-            .to_string();
-        let ca_path = dir.join("ca.crt");
-        let tls = client_tls(&read("CA", "ca.crt")?, &ca_path)?;
-        let auth =
-            hyper::header::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                SliceError::Credentials {
-                    what: "token",
-                    path: dir.join("token"),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        "it holds characters an HTTP header cannot carry",
-                    ),
-                }
-            })?;
+        let (tls, auth) = credentials(&self.cfg.service_account_dir)?;
         if self.runtime.is_none() {
             self.runtime = Some(
                 tokio::runtime::Builder::new_current_thread()
@@ -589,6 +568,34 @@ impl ResourceSlices {
         }
         result
     }
+}
+
+/// The service account's TLS settings (its CA as the only root) and `Authorization` header
+/// (its token), read from `dir`.
+pub(crate) fn credentials(
+    dir: &Path,
+) -> Result<(rustls::ClientConfig, hyper::header::HeaderValue), SliceError> {
+    let read = |what: &'static str, name: &str| {
+        let path = dir.join(name);
+        crate::regular_file::read_capped(&path, MAX_CREDENTIAL_BYTES)
+            .map_err(|source| SliceError::Credentials { what, path, source })
+    };
+    let token = String::from_utf8_lossy(&read("token", "token")?)
+        .trim()
+        .to_string();
+    let ca_path = dir.join("ca.crt");
+    let tls = client_tls(&read("CA", "ca.crt")?, &ca_path)?;
+    let auth = hyper::header::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+        SliceError::Credentials {
+            what: "token",
+            path: dir.join("token"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "it holds characters an HTTP header cannot carry",
+            ),
+        }
+    })?;
+    Ok((tls, auth))
 }
 
 /// The rustls client settings: the service account's CA as the only root.
@@ -693,7 +700,7 @@ async fn list(
 
 /// An error with its sources (hyper's own message alone says little: "client error
 /// (Connect)").
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut source = e.source();
     while let Some(c) = source {

@@ -810,3 +810,398 @@ fn watch_retention_flags_reach_dcgms_watches() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// A series' `pod`, `vgpu` and `pod_uid` labels, and its value.
+type PodValue = (Option<String>, Option<String>, Option<String>, f64);
+
+#[test]
+fn kubernetes_virtual_gpus_give_each_sharing_pod_its_series_and_its_own_memory_and_utilisation() {
+    let dir = process::tempdir("virtual-gpus");
+    let uid = |n: u32| format!("0d5c2a3e-4b1f-4c6d-9e8a-{n:012x}");
+    let cgroup = |n: u32| {
+        format!(
+            "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{}.slice/cri-containerd-{}.scope\n",
+            uid(n).replace('-', "_"),
+            cid(n as u8)
+        )
+    };
+    // GPU 0 time-sliced among pods a (replica 0), b (1) and c (2). The kubelet's API names
+    // pods, the cgroups give UIDs: pod a also holds GPU 1 alone, and c GPU 3, which tell
+    // their UIDs; then GPU 0 tells b's. Pod c runs nothing on GPU 0: 0 there. GPU 2 is held
+    // by pod d alone, GPU 4 by nobody.
+    let procs = [
+        (5001, 0, 3000, 0xa),
+        (5002, 0, 1000, 0xb),
+        (5003, 1, 500, 0xa),
+        (5004, 2, 700, 0xd),
+        (5005, 3, 200, 0xc),
+    ];
+    let list: Vec<String> = procs
+        .iter()
+        .map(|(pid, gpu, mib, _)| {
+            format!(r#"{{"pid": {pid}, "gpus": [{gpu}], "memory_mib": {mib}}}"#)
+        })
+        .collect();
+    let config = write(
+        &dir,
+        "node.json",
+        &format!(
+            r#"{{"gpus": [{{}}, {{}}, {{}}, {{}}, {{}}], "processes": [{}]}}"#,
+            list.join(",")
+        ),
+    );
+    let proc_root = dir.join("proc");
+    for (pid, _, _, owner) in &procs {
+        let d = proc_root.join(pid.to_string());
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("cgroup"), cgroup(*owner)).unwrap();
+    }
+    use support::kubelet::device_pod;
+    let answer = support::kubelet::Answer::default();
+    *answer.lock().unwrap() = dcgm_exporter::kubernetes::ListPodResourcesResponse {
+        pod_resources: vec![
+            device_pod(
+                "a",
+                "ml",
+                "ca",
+                "nvidia.com/gpu",
+                &["nvidia0::0", "nvidia1"],
+            ),
+            device_pod("b", "ml", "cb", "nvidia.com/gpu", &["nvidia0::1"]),
+            device_pod(
+                "c",
+                "ml",
+                "cc",
+                "nvidia.com/gpu",
+                &["nvidia0::2", "nvidia3"],
+            ),
+            device_pod("d", "ml", "cd", "nvidia.com/gpu", &["nvidia2"]),
+        ],
+    };
+    let sock = support::kubelet::serve(&dir, answer);
+    let sock = sock.to_str().unwrap();
+    let proc_root = proc_root.to_str().unwrap();
+    let env = [("DCGM_SIM_CONFIG", config.as_str())];
+    let base = [
+        "--kubernetes",
+        "--pod-resources-kubelet-socket",
+        sock,
+        "--kubernetes-gpu-id-type",
+        "device-name",
+        "--proc-root",
+        proc_root,
+    ];
+    let mut args = base.to_vec();
+    args.push("--kubernetes-virtual-gpus");
+    let text = stdout(&once(&args, &env));
+    let pods_of = |metric: &str, gpu: &str| -> Vec<PodValue> {
+        let mut v: Vec<_> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{metric}{{gpu=\"{gpu}\"")))
+            .map(|l| {
+                let label = |k: &str| {
+                    l.split(&format!(",{k}=\""))
+                        .nth(1)
+                        .map(|r| r.split('"').next().unwrap().to_string())
+                };
+                let value: f64 = l.rsplit(' ').next().unwrap().parse().unwrap();
+                (label("pod"), label("vgpu"), label("pod_uid"), value)
+            })
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    let s = |x: &str| Some(x.to_string());
+    // Every series of the shared GPU once per pod, with its replica.
+    let temp = pods_of("DCGM_FI_DEV_GPU_TEMP", "0");
+    let who: Vec<_> = temp.iter().map(|t| (t.0.clone(), t.1.clone())).collect();
+    assert_eq!(
+        who,
+        [(s("a"), s("0")), (s("b"), s("1")), (s("c"), s("2"))],
+        "{temp:?}"
+    );
+    // Memory: the device's series, then each pod with its processes' memory in MiB.
+    let fb = pods_of("DCGM_FI_DEV_FB_USED", "0");
+    assert_eq!(fb.len(), 4, "{fb:?}");
+    assert_eq!(
+        (fb[0].0.clone(), fb[0].2.clone()),
+        (None, None),
+        "the device's: {fb:?}"
+    );
+    assert_eq!(
+        (fb[1].0.clone(), fb[1].1.clone(), fb[1].2.clone(), fb[1].3),
+        (s("a"), s("0"), Some(uid(0xa)), 3000.0)
+    );
+    assert_eq!(
+        (fb[2].0.clone(), fb[2].1.clone(), fb[2].2.clone(), fb[2].3),
+        (s("b"), s("1"), Some(uid(0xb)), 1000.0)
+    );
+    assert_eq!(
+        (fb[3].0.clone(), fb[3].1.clone(), fb[3].2.clone(), fb[3].3),
+        (s("c"), s("2"), Some(uid(0xc)), 0.0)
+    );
+    assert!(
+        fb[0].3 >= 4000.0,
+        "the device's memory counts every process: {fb:?}"
+    );
+    // Utilisation per pod from DCGM's process statistics, beside the device's.
+    let util = pods_of("DCGM_FI_DEV_GPU_UTIL", "0");
+    assert_eq!(
+        util.iter().map(|u| u.0.clone()).collect::<Vec<_>>(),
+        [None, s("a"), s("b"), s("c")],
+        "{util:?}"
+    );
+    assert!(
+        util.iter().all(|u| (0.0..=100.0).contains(&u.3)),
+        "{util:?}"
+    );
+    // A GPU held by one pod: its series and its own value; a free GPU: the device's alone.
+    let fb2 = pods_of("DCGM_FI_DEV_FB_USED", "2");
+    assert_eq!(fb2.len(), 2, "{fb2:?}");
+    assert_eq!((fb2[1].0.clone(), fb2[1].3), (s("d"), 700.0));
+    assert_eq!(pods_of("DCGM_FI_DEV_FB_USED", "4").len(), 1);
+    assert_eq!(pods_of("DCGM_FI_DEV_GPU_TEMP", "4")[0].0, None);
+
+    // Its variable; and without it the shared GPU's series name the last pod listed, once,
+    // without vgpu, and the memory is the device's only.
+    let mut envs = env.to_vec();
+    envs.push(("KUBERNETES_VIRTUAL_GPUS", "true"));
+    let text2 = stdout(&once(&base, &envs));
+    assert!(text2.contains(",vgpu=\"2\""));
+    let text = stdout(&once(&base, &env));
+    let temp: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\""))
+        .collect();
+    assert_eq!(temp.len(), 1, "{temp:?}");
+    assert!(
+        temp[0].contains(",pod=\"c\"") && !temp[0].contains("vgpu="),
+        "{temp:?}"
+    );
+    let fb: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("DCGM_FI_DEV_FB_USED{gpu=\"0\""))
+        .collect();
+    assert_eq!(fb.len(), 1, "{fb:?}");
+    // It needs --kubernetes.
+    let o = once(&["--kubernetes-virtual-gpus"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// A fake API server on 127.0.0.1 over TLS (a self-signed certificate made with openssl;
+/// `None` without it) answering `GET /api/v1/pods` with `body` to `Bearer token`, 401
+/// otherwise; the paths and queries it was asked.
+fn fake_api_server(
+    dir: &std::path::Path,
+    body: String,
+) -> Option<(u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>)> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use std::sync::{Arc, Mutex};
+    let (cert, key) = (dir.join("ca.crt"), dir.join("apiserver-key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: openssl is not installed (the fake API server needs a certificate)");
+        return None;
+    }
+    std::fs::write(dir.join("token"), "secret-token\n").unwrap();
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(&key).unwrap();
+    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (acceptor, log, body) = (acceptor.clone(), log.clone(), body.clone());
+                tokio::spawn(async move {
+                    let Ok(stream) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let svc = hyper::service::service_fn(
+                        move |req: hyper::Request<hyper::body::Incoming>| {
+                            log.lock().unwrap().push(req.uri().to_string());
+                            let ok = req
+                                .headers()
+                                .get("authorization")
+                                .and_then(|v| v.to_str().ok())
+                                == Some("Bearer secret-token");
+                            let (status, text) = if !ok {
+                                (
+                                    401,
+                                    r#"{"kind":"Status","message":"Unauthorized"}"#.to_string(),
+                                )
+                            } else if req.uri().path() == "/api/v1/pods" {
+                                (200, body.clone())
+                            } else {
+                                (404, "404 page not found\n".to_string())
+                            };
+                            std::future::ready(Ok::<_, std::convert::Infallible>(
+                                hyper::Response::builder()
+                                    .status(status)
+                                    .header("content-type", "application/json")
+                                    .body(http_body_util::Full::new(bytes::Bytes::from(text)))
+                                    .unwrap(),
+                            ))
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+    });
+    Some((port, seen))
+}
+
+#[test]
+fn kubernetes_pod_labels_come_from_the_api_server_filtered_by_the_allowlist() {
+    let dir = process::tempdir("pod-labels");
+    let pods = r#"{"kind":"PodList","apiVersion":"v1","items":[
+        {"metadata":{"name":"train-0","namespace":"ml","uid":"u1","labels":{
+            "app.kubernetes.io/name":"trainer","team":"vision","gpu":"fake","pod":"fake"}}},
+        {"metadata":{"name":"other","namespace":"ml","labels":{"team":"nlp"}}}]}"#;
+    let Some((port, seen)) = fake_api_server(&dir, pods.to_string()) else {
+        return;
+    };
+    use support::kubelet::device_pod;
+    let answer = support::kubelet::Answer::default();
+    *answer.lock().unwrap() = dcgm_exporter::kubernetes::ListPodResourcesResponse {
+        pod_resources: vec![device_pod(
+            "train-0",
+            "ml",
+            "trainer",
+            "nvidia.com/gpu",
+            &["nvidia0"],
+        )],
+    };
+    let sock = support::kubelet::serve(&dir, answer);
+    let port = port.to_string();
+    let env = [
+        ("KUBERNETES_SERVICE_HOST", "127.0.0.1"),
+        ("KUBERNETES_SERVICE_PORT", port.as_str()),
+    ];
+    let account = dir.to_str().unwrap();
+    let base = [
+        "--kubernetes",
+        "--pod-resources-kubelet-socket",
+        sock.to_str().unwrap(),
+        "--kubernetes-gpu-id-type",
+        "device-name",
+        "--kubernetes-service-account-dir",
+        account,
+    ];
+    let gpu0 = |text: &str| -> process::Labels {
+        process::series(text, "DCGM_FI_DEV_GPU_TEMP")
+            .into_iter()
+            .find(|l| l["gpu"] == "0")
+            .unwrap()
+    };
+    let mut args = base.to_vec();
+    args.push("--kubernetes-enable-pod-labels");
+    let text = stdout(&once(&args, &env));
+    let l = gpu0(&text);
+    assert_eq!(
+        l.get("app_kubernetes_io_name").map(String::as_str),
+        Some("trainer"),
+        "{l:?}"
+    );
+    assert_eq!(l.get("team").map(String::as_str), Some("vision"));
+    // A pod label never replaces the series' own.
+    assert_eq!((l["gpu"].as_str(), l["pod"].as_str()), ("0", "train-0"));
+    // GPU 1 is held by nobody: no pod labels.
+    let l1 = process::series(&text, "DCGM_FI_DEV_GPU_TEMP")
+        .into_iter()
+        .find(|l| l["gpu"] == "1")
+        .unwrap();
+    assert!(!l1.contains_key("team"), "{l1:?}");
+    // The pods of this node were asked for.
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|q| q == "/api/v1/pods?fieldSelector=spec%2EnodeName%3Diface%2Dnode"),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+
+    // The allow-list, by flag and by variable.
+    args.extend(["--kubernetes-pod-label-allowlist-regex", "^app\\.,nothing"]);
+    let l = gpu0(&stdout(&once(&args, &env)));
+    assert!(
+        l.contains_key("app_kubernetes_io_name") && !l.contains_key("team"),
+        "{l:?}"
+    );
+    let mut envs = env.to_vec();
+    envs.push(("DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", "true"));
+    envs.push(("DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", "tea"));
+    let l = gpu0(&stdout(&once(&base, &envs)));
+    assert!(
+        l.contains_key("team") && !l.contains_key("app_kubernetes_io_name"),
+        "{l:?}"
+    );
+
+    // Without the flag: no request, no labels.
+    let before = seen.lock().unwrap().len();
+    let l = gpu0(&stdout(&once(&base, &env)));
+    assert!(!l.contains_key("team"));
+    assert_eq!(seen.lock().unwrap().len(), before);
+
+    // A bad pattern is a configuration error; a refused token leaves the labels out, said.
+    let mut bad = base.to_vec();
+    bad.extend([
+        "--kubernetes-enable-pod-labels",
+        "--kubernetes-pod-label-allowlist-regex",
+        "(",
+    ]);
+    let o = once(&bad, &env);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a regular expression"));
+    std::fs::write(dir.join("token"), "wrong\n").unwrap();
+    let o = once(&args, &env);
+    let l = gpu0(&stdout(&o));
+    assert!(!l.contains_key("app_kubernetes_io_name"), "{l:?}");
+    assert_eq!(l["pod"], "train-0");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("401"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

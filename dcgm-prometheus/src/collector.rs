@@ -621,6 +621,16 @@ impl Collector {
         self.renderer.set_owner_sm_util(util);
     }
 
+    /// Per-workload values of the GPU series of `field`; see
+    /// [`Renderer::set_workload_values`](crate::Renderer::set_workload_values).
+    pub fn set_workload_values(
+        &mut self,
+        field: FieldId,
+        values: Option<Vec<(dcgm::Entity, LabelSet, f64)>>,
+    ) {
+        self.renderer.set_workload_values(field, values);
+    }
+
     /// Whether the counters have a row (`DCGM_EXP_*`) computed by the exporter.
     pub fn has_row(&self, row: ExporterCounter) -> bool {
         self.renderer.has_row(row)

@@ -131,6 +131,10 @@ pub struct Renderer {
     /// Per physical GPU and owner: the owner's labels and its processes' SM utilisation in
     /// percent, for `DCGM_EXP_POD_SM_UTIL` (`None`: the row is left out).
     owner_sm_util: Option<Vec<(u32, String, f64)>>,
+    /// Per field: per-workload values of GPU series, replacing the repeated device value
+    /// (dcgm-exporter's `--kubernetes-virtual-gpus` for `DCGM_FI_DEV_GPU_UTIL` and
+    /// `DCGM_FI_DEV_FB_USED`): per entity, the workload's label string, label set and value.
+    workload_values: Vec<(FieldId, Vec<WorkloadValue>)>,
     /// Families set by the caller, sorted by name.
     info_families: Vec<InfoFamily>,
     /// Per identity: the label sets of the workloads on it (`,pod="…",…`), one series each;
@@ -145,6 +149,10 @@ pub struct Renderer {
     /// `workload` and `owner_memory`'s labels, for [`Renderer::render_structured`].
     pairs: Pairs,
 }
+
+/// One workload's own value of a GPU series: the entity, the workload's label string and set,
+/// the value.
+type WorkloadValue = (Entity, String, Arc<LabelSet>, f64);
 
 /// Labels in structured form, parallel to the renderer's label strings.
 #[derive(Default)]
@@ -357,6 +365,7 @@ impl Renderer {
             p2p: None,
             gpu_info: None,
             owner_memory: None,
+            workload_values: Vec::new(),
             owner_sm_util: None,
             info_families: Vec::new(),
             workload: Vec::new(),
@@ -522,6 +531,28 @@ impl Renderer {
                 .collect()
         });
         (self.pairs.owner_memory, self.owner_memory) = owner_rows(mib);
+    }
+
+    /// Per-workload values for the GPU series of `field`, from the next render on: for an
+    /// identity with entries, its series is written once without workload labels (the
+    /// device's value), then once per entry with the entry's labels and value, instead of
+    /// once per workload label set with the device's value. Identities without entries are
+    /// written as before. An empty list (or `None`) goes back to the usual series.
+    /// dcgm-exporter's `--kubernetes-virtual-gpus` does this for `DCGM_FI_DEV_GPU_UTIL` and
+    /// `DCGM_FI_DEV_FB_USED` on shared GPUs.
+    pub fn set_workload_values(
+        &mut self,
+        field: FieldId,
+        values: Option<Vec<(Entity, LabelSet, f64)>>,
+    ) {
+        self.workload_values.retain(|(f, _)| *f != field);
+        if let Some(v) = values.filter(|v| !v.is_empty()) {
+            let rows = v
+                .into_iter()
+                .map(|(e, set, value)| (e, label_string(&set), Arc::new(set), value))
+                .collect();
+            self.workload_values.push((field, rows));
+        }
     }
 
     /// A family `name` (a gauge) of value-1 series, written with the families of the counters
@@ -761,6 +792,36 @@ impl Renderer {
                             continue;
                         };
                         if !matches!(v.value, Value::Int(_) | Value::Double(_)) {
+                            continue;
+                        }
+                        let own_values: Vec<&WorkloadValue> = self
+                            .workload_values
+                            .iter()
+                            .filter(|(wf, _)| *wf == field)
+                            .flat_map(|(_, rows)| rows.iter().filter(|r| r.0 == id.entity))
+                            .collect();
+                        if !own_values.is_empty() {
+                            // The device's series, then each workload's own value.
+                            write_series(buf, &f.name, &self.base[i], &self.row[i], &v.value);
+                            if samples.is_some() {
+                                let parts = (&pairs.base[i], &pairs.row[i], &pairs.empty);
+                                add(
+                                    &mut samples,
+                                    sample(parts, Vec::new(), &v.value, Some(id.entity)),
+                                );
+                            }
+                            for (_, extra, set, value) in own_values {
+                                let value = Value::Double(*value);
+                                let row = format!("{}{extra}", self.row[i]);
+                                write_series(buf, &f.name, &self.base[i], &row, &value);
+                                if samples.is_some() {
+                                    let parts = (&pairs.base[i], &pairs.row[i], set);
+                                    add(
+                                        &mut samples,
+                                        sample(parts, Vec::new(), &value, Some(id.entity)),
+                                    );
+                                }
+                            }
                             continue;
                         }
                         for (k, extra) in variants(&self.workload[i]).enumerate() {
