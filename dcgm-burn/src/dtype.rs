@@ -5,7 +5,8 @@ use std::fmt;
 use serde::Serialize;
 
 /// The precision of the matrix products (`--dtype`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum Dtype {
     /// IEEE single precision in the FP32 pipes (no tensor cores): SGEMM.
@@ -62,6 +63,24 @@ impl Dtype {
     }
 }
 
+impl std::str::FromStr for Dtype {
+    type Err = String;
+
+    /// `fp32`, `fp64`, `bf16`, `fp16` or `tf32`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        [
+            Dtype::Fp32,
+            Dtype::Fp64,
+            Dtype::Bf16,
+            Dtype::Fp16,
+            Dtype::Tf32,
+        ]
+        .into_iter()
+        .find(|d| d.name() == s)
+        .ok_or_else(|| format!("unknown dtype {s:?} (fp32, fp64, bf16, fp16 or tf32)"))
+    }
+}
+
 impl fmt::Display for Dtype {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -80,5 +99,7 @@ mod tests {
         assert!(Dtype::Bf16.peak_tflops("NVIDIA A100-SXM4-80GB") < Dtype::Bf16.peak_tflops(h));
         assert_eq!(Dtype::Fp16.size(), 2);
         assert!(!Dtype::Fp32.tensor_cores() && Dtype::Tf32.tensor_cores());
+        assert_eq!("tf32".parse(), Ok(Dtype::Tf32));
+        assert!("int8".parse::<Dtype>().unwrap_err().contains("bf16"));
     }
 }

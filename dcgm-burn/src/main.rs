@@ -49,7 +49,7 @@ struct Cli {
         value_name = "MS"
     )]
     delay_ms: u64,
-    /// Load cuBLAS from this file (or the directory holding libcublas.so.12) instead of
+    /// Load cuBLAS from this file (or the directory holding libcublas.so.13 or .12) instead of
     /// looking in the loader's path, CUDA's directories and PyTorch's wheels.
     #[arg(long, value_name = "PATH")]
     cublas: Option<PathBuf>,

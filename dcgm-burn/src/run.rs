@@ -35,7 +35,7 @@ pub struct Options {
     pub interval: Duration,
     /// Model the load on dcgm-sim instead of running it.
     pub simulate: bool,
-    /// cuBLAS to load (a file, or the directory holding `libcublas.so.12`).
+    /// cuBLAS to load (a file, or the directory holding `libcublas.so.13` or `.12`).
     pub cublas: Option<PathBuf>,
     /// Overwrite this GPU's result buffer before each check (tests the check; needs CUDA).
     pub corrupt_result: Option<u32>,
@@ -179,7 +179,11 @@ pub fn run(
         if !dcgm_gpus.contains(g) {
             return Err(BurnError::Invalid(format!(
                 "GPU {g} is not one DCGM knows (GPUs: {})",
-                dcgm_tools::ranges(&dcgm_gpus)
+                dcgm_gpus
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
             )));
         }
     }

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 // Linked for its exported DCGM C API: the extension is also the simulator library (src/sim.rs).
 use dcgm_sim as _;
 
+mod burn;
 mod config;
 mod diagnostic;
 mod doctor;
@@ -84,6 +85,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<doctor::PyReport>()?;
     m.add_function(wrap_pyfunction!(doctor::doctor, m)?)?;
     m.add_function(wrap_pyfunction!(doctor::doctor_replay, m)?)?;
+    m.add_class::<burn::PyBurnFinding>()?;
+    m.add_class::<burn::PyBurnVerdict>()?;
+    m.add_class::<burn::PyBurnReport>()?;
+    m.add_function(wrap_pyfunction!(burn::burn, m)?)?;
     m.add_function(wrap_pyfunction!(field::field_table, m)?)?;
     m.add_function(wrap_pyfunction!(field::field_info, m)?)?;
     m.add_function(wrap_pyfunction!(return_codes::return_codes, m)?)?;
