@@ -542,6 +542,10 @@ pub struct Cli {
         env = "DCGM_EXPORTER_WEB_WRITE_TIMEOUT"
     )]
     pub web_write_timeout: Duration,
+    /// Listen on the socket systemd passes (socket activation: `LISTEN_FDS`, `LISTEN_PID`,
+    /// descriptor 3) instead of `--address`.
+    #[arg(long = "web-systemd-socket", env = "DCGM_EXPORTER_SYSTEMD_SOCKET")]
+    pub web_systemd_socket: bool,
     /// A YAML file of flags (`collect-interval: 10000`, ...): the command line, then the
     /// environment, win over it.
     #[arg(

@@ -165,6 +165,11 @@ fn run(cli: Cli) -> ExitCode {
 
     let bound = if settings.cli.otlp.no_metrics_endpoint {
         None
+    } else if settings.cli.web_systemd_socket {
+        match systemd_listener() {
+            Ok(l) => Some(Ok(l)),
+            Err(e) => return fail(2, format_args!("--web-systemd-socket: {e}")),
+        }
     } else {
         Some(server::bind(&settings.cli.address))
     };
@@ -296,6 +301,47 @@ fn run(cli: Cli) -> ExitCode {
         Ok(()) => fail(1, "the server stopped"),
         Err(e) => fail(1, format_args!("the server failed: {e}")),
     }
+}
+
+/// The first socket systemd passes (socket activation: descriptor 3, `LISTEN_FDS` at least 1,
+/// `LISTEN_PID` this process), as a TCP listener.
+fn systemd_listener() -> Result<std::net::TcpListener, String> {
+    use std::os::unix::fs::FileTypeExt as _;
+    use std::os::unix::io::FromRawFd as _;
+    const FIRST: i32 = 3; // SD_LISTEN_FDS_START
+    let var = |k: &str| std::env::var(k).ok();
+    let pid = var("LISTEN_PID").ok_or(
+        "LISTEN_PID is not set: no socket was passed (run the service from a .socket unit)",
+    )?;
+    if pid.trim().parse::<u32>().ok() != Some(std::process::id()) {
+        return Err(format!(
+            "LISTEN_PID is {pid}, not this process ({}): the sockets are another process's",
+            std::process::id()
+        ));
+    }
+    let n: u32 = var("LISTEN_FDS")
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or("LISTEN_FDS is not set or not a number")?;
+    if n == 0 {
+        return Err("LISTEN_FDS is 0: no socket was passed".into());
+    }
+    if n > 1 {
+        log::warn!("--web-systemd-socket: {n} sockets passed; listening on the first");
+    }
+    let is_socket = std::fs::metadata(format!("/proc/self/fd/{FIRST}"))
+        .map(|m| m.file_type().is_socket())
+        .map_err(|e| format!("descriptor {FIRST}: {e}"))?;
+    if !is_socket {
+        return Err(format!("descriptor {FIRST} is not a socket"));
+    }
+    // SAFETY: descriptor 3 is open (its /proc entry was just read) and is a socket that
+    // systemd passed to this very process (LISTEN_PID), which owns it from here on; nothing
+    // else in the program uses descriptor 3.
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(FIRST) };
+    listener
+        .local_addr()
+        .map_err(|e| format!("descriptor {FIRST} is not a TCP socket: {e}"))?;
+    Ok(listener)
 }
 
 /// `--once`: collects once from each engine, prints the exposition and exits. With several

@@ -1205,3 +1205,73 @@ fn kubernetes_pod_labels_come_from_the_api_server_filtered_by_the_allowlist() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// The exporter started as systemd starts a socket-activated service: a listening socket on
+/// descriptor 3, `LISTEN_FDS=1`, `LISTEN_PID` its pid (Python opens it, then execs the
+/// exporter, which keeps the pid); the socket's port.
+fn socket_activated(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (Server, u16) {
+    let script = write(
+        dir,
+        "activate.py",
+        "import os, socket, sys\n\
+         s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(16)\n\
+         print(\"port\", s.getsockname()[1], file=sys.stderr, flush=True)\n\
+         if s.fileno() != 3: os.dup2(s.fileno(), 3)\n\
+         os.set_inheritable(3, True)\n\
+         os.environ[\"LISTEN_FDS\"] = \"1\"; os.environ[\"LISTEN_PID\"] = str(os.getpid())\n\
+         os.execv(sys.argv[1], sys.argv[1:])\n",
+    );
+    let mut c = std::process::Command::new("python3");
+    c.arg(&script)
+        .arg(process::exporter_path())
+        .args(["--simulate", "-c", "500"])
+        .args(args)
+        .env(
+            "DCGM_SIM_LIB",
+            process::profile_dir().join("libdcgm_sim.so"),
+        )
+        .env("NODE_NAME", "iface-node")
+        .env_remove("DCGM_SIM_CONFIG");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let s = Server::start(c);
+    let port = s
+        .lines_with(&["port "])
+        .first()
+        .and_then(|l| l.strip_prefix("port ")?.trim().parse().ok())
+        .expect("the socket's port");
+    (s, port)
+}
+
+#[test]
+fn web_systemd_socket_serves_on_the_socket_systemd_passes() {
+    let dir = process::tempdir("systemd-socket");
+    for (args, env) in [
+        (vec!["--web-systemd-socket"], vec![]),
+        (vec![], vec![("DCGM_EXPORTER_SYSTEMD_SOCKET", "true")]),
+    ] {
+        let (s, port) = socket_activated(&dir, &args, &env);
+        assert_eq!(s.addr, format!("127.0.0.1:{port}"), "{}", s.log_text());
+        let (st, body) = s.poll("/health", Duration::from_secs(30), |st, _| st == 200);
+        assert_eq!(st, 200, "{body}");
+        assert_eq!(s.get("/metrics").0, 200);
+    }
+    // Without a socket from systemd: a configuration error saying so.
+    // --once prints and listens on nothing.
+    assert!(once(&["--web-systemd-socket"], &[]).status.success());
+    let mut c = process::exporter("iface-node", &["--simulate", "--web-systemd-socket"]);
+    c.env_remove("LISTEN_PID").env_remove("LISTEN_FDS");
+    let o = run_bounded(c, Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("LISTEN_PID is not set"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut c = process::exporter("iface-node", &["--simulate", "--web-systemd-socket"]);
+    c.env("LISTEN_PID", "1").env("LISTEN_FDS", "1");
+    let o = run_bounded(c, Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("another process's"));
+}
