@@ -6,7 +6,9 @@
 #      attach, errors; none needs a GPU) are built once into one test binary and run twice:
 #      with LD_LIBRARY_PATH at a folder holding a libdcgm.so.4 link to dcgm-sim, and on
 #      ../shared/realdcgm-4.6.0 with DCGM's injection NVML replaying the captured H200.
-#      Each test's result is printed for each library.
+#      Each test's result is printed for each library. Its tests/ package (the samples rewritten
+#      as tests, comparing go-dcgm with `nvidia-smi --query-gpu`) runs the same way, with this
+#      project's dcgm-query, on the same library, standing in for nvidia-smi.
 #   2. go-dcgm's samples (deviceInfo, dmon, health, policy, processInfo, topology,
 #      hostengineStatus, diag) run on dcgm-sim, and what they print is compared with what this
 #      project's tools print for the same simulated node (tests/go/compare_samples.py).
@@ -73,9 +75,11 @@ if [ ! -f "$src/.copied" ]; then
     cp -r "$moddir" "$src" && chmod -R u+w "$src" && touch "$src/.copied"
 fi
 testbin=$WORK/dcgm-$VERSION.test
+samplesbin=$WORK/samples-$VERSION.test
 bindir=$WORK/bin-$VERSION
 t0=$SECONDS
-if [ "$testbin" -nt "$src/.copied" ] && [ "$bindir/diag" -nt "$src/.copied" ]; then
+if [ "$testbin" -nt "$src/.copied" ] && [ "$samplesbin" -nt "$src/.copied" ] \
+    && [ "$bindir/diag" -nt "$src/.copied" ]; then
     echo "# go-dcgm's pkg/dcgm tests and samples: built by an earlier run"
 else
     echo "# building go-dcgm's pkg/dcgm tests and samples"
@@ -83,8 +87,9 @@ else
         echo "SKIPPED go-peers: the Go module proxy did not serve go-dcgm's dependencies: $(tail -1 "$WORK/download.log")"
         exit 0
     fi
-    rm -f "$testbin" "$bindir/diag"
+    rm -f "$testbin" "$samplesbin" "$bindir/diag"
     if ! (cd "$src" && nice go test -c -o "$testbin" ./pkg/dcgm \
+        && nice go test -c -o "$samplesbin" ./tests \
         && nice go build -o "$bindir/" ./samples/deviceInfo ./samples/dmon ./samples/health \
             ./samples/policy ./samples/processInfo ./samples/topology ./samples/hostengineStatus \
             ./samples/diag); then
@@ -109,50 +114,74 @@ mkdir -p "$simlib"
 ln -sfn "$TARGET/debug/libdcgm_sim.so" "$simlib/libdcgm.so.4"
 
 # --- go-dcgm's tests on each library ---------------------------------------------------------
-# run_tests NAME ENV...: runs the test binary under `env ENV...`; writes NAME.results, one
-# `RESULT TestName` line per test the binary lists (a test it never reached, after a crash or
-# the timeout, is `fail`).
+# Two suites of go-dcgm's: pkg/dcgm, its package tests, and tests/, its samples rewritten as
+# tests, which compare what go-dcgm reads with what `nvidia-smi --query-gpu` prints. Here
+# `nvidia-smi` is this project's nvidia-smi-compatible dcgm-query on the same library (a
+# two-line script on PATH), so those tests compare go-dcgm with the tools.
+# run_tests NAME SUITE BINARY ENV...: runs BINARY in the suite's folder under `env ENV...`;
+# writes NAME.results, one `RESULT SUITE/TestName` line per test the binary lists (a test it
+# never reached, after a crash or the timeout, is `fail`).
 run_tests() {
-    local name=$1 log=$WORK/$1.log
-    shift
-    (cd "$src/pkg/dcgm" && env "$@" timeout -k 10 420 "$testbin" -test.v -test.timeout 400s \
+    local name=$1 suite=$2 bin=$3 log=$WORK/$1.log
+    shift 3
+    (cd "$src/$suite" && env "$@" timeout -k 10 420 "$bin" -test.v -test.timeout 400s \
         -test.count 1) >"$log" 2>&1
     local rc=$?
-    env "$@" "$testbin" -test.list . >"$WORK/$name.list" 2>/dev/null
-    python3 - "$WORK/$name.list" "$log" "$WORK/$name.results" "$rc" <<'PY'
+    (cd "$src/$suite" && env "$@" "$bin" -test.list .) >"$WORK/$name.list" 2>/dev/null
+    python3 - "$WORK/$name.list" "$log" "$WORK/$name.results" "$rc" "$suite" <<'PY'
 import re, sys
-listed, log, out, rc = sys.argv[1:]
+listed, log, out, rc, suite = sys.argv[1:]
 names = [n for n in open(listed).read().split() if n.startswith("Test")]
 got = {}
 for m in re.finditer(r"^--- (PASS|FAIL|SKIP): (\S+)", open(log, errors="replace").read(), re.M):
     got[m[2]] = m[1].lower()
 with open(out, "w") as f:
     for n in names:
-        f.write(f"{got.get(n, 'fail')} {n}{'' if n in got else ' (not run: exit status ' + rc + ')'}\n")
+        why = "" if n in got else f" (not run: exit status {rc})"
+        f.write(f"{got.get(n, 'fail')} {suite}/{n}{why}\n")
 PY
+}
+# nvidia_smi DIR ARGS...: DIR/nvidia-smi runs dcgm-query with ARGS (the library to read).
+nvidia_smi() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    printf '#!/bin/sh\nexec %q %s "$@"\n' "$TARGET/debug/dcgm-query" "$(printf '%q ' "$@")" \
+        >"$dir/nvidia-smi"
+    chmod +x "$dir/nvidia-smi"
 }
 
 t0=$SECONDS
-# The real library's run spends most of its two minutes waiting (driver detach and attach,
-# policy timeouts), so it runs in the background, beside the simulator's run and the samples'
-# comparison.
+# The real library's runs spend most of their two minutes waiting (driver detach and attach,
+# policy timeouts, the samples' sleeps), so they run in the background, side by side, beside
+# the simulator's runs and the samples' comparison.
 real=$(DCGM_SHARED_DIR=$SHARED bash scripts/real-dcgm.sh dir 4.6.0 2>/dev/null) || real=
 capture=$SHARED/fixtures/nvml-capture-h200.yaml
-rm -f "$WORK/real.results"
-realpid=
+rm -f "$WORK"/real*.results "$WORK"/sim*.results
+realpids=()
 if [ -n "$real" ] && [ -f "$capture" ]; then
-    echo "# go-dcgm $VERSION pkg/dcgm tests on the real libdcgm 4.6.0 (injection NVML, captured H200), in the background"
-    run_tests real -u DCGM_LIB_PATH LD_LIBRARY_PATH="$real/lib" NVML_INJECTION_MODE=True \
-        NVML_YAML_FILE="$capture" &
-    realpid=$!
+    echo "# go-dcgm $VERSION pkg/dcgm and tests/ on the real libdcgm 4.6.0 (injection NVML, captured H200), in the background"
+    nvidia_smi "$WORK/nvsmi-real" --embedded --lib "$real/lib/libdcgm.so.4"
+    realenv=(-u DCGM_LIB_PATH LD_LIBRARY_PATH="$real/lib" NVML_INJECTION_MODE=True
+        NVML_YAML_FILE="$capture")
+    run_tests real-pkg pkg/dcgm "$testbin" "${realenv[@]}" &
+    realpids+=($!)
+    run_tests real-tests tests "$samplesbin" "${realenv[@]}" PATH="$WORK/nvsmi-real:$PATH" &
+    realpids+=($!)
 else
     realwhy="no real libdcgm 4.6.0 with the H200 capture at $SHARED (a fresh clone has none)"
 fi
 
+simenv=(-u DCGM_SIM_CONFIG -u DCGM_SIM_FAULTS -u DCGM_SIM_VERSION -u DCGM_LIB_PATH
+    LD_LIBRARY_PATH="$simlib" DCGM_SIM_LIB="$TARGET/debug/libdcgm_sim.so")
 echo "# go-dcgm $VERSION pkg/dcgm tests on dcgm-sim (its default node)"
-run_tests sim -u DCGM_SIM_CONFIG -u DCGM_SIM_FAULTS -u DCGM_SIM_VERSION -u DCGM_LIB_PATH \
-    LD_LIBRARY_PATH="$simlib"
+run_tests sim-pkg pkg/dcgm "$testbin" "${simenv[@]}"
 echo "#   $((SECONDS - t0)) s"
+echo "# go-dcgm $VERSION tests/ (its samples as tests, beside dcgm-query as nvidia-smi) on dcgm-sim"
+nvidia_smi "$WORK/nvsmi-sim" --simulate
+run_tests sim-tests tests "$samplesbin" "${simenv[@]}" PATH="$WORK/nvsmi-sim:$PATH"
+echo "#   $((SECONDS - t0)) s"
+cat "$WORK"/sim-pkg.results "$WORK"/sim-tests.results >"$WORK/sim.results"
 
 # --- the samples against the tools -----------------------------------------------------------
 sp=0 sf=0 ss=0
@@ -166,9 +195,10 @@ else
 m=re.search(r"go-samples\[sim\]: (\d+) agree, (\d+) differ, (\d+) not compared", open(sys.argv[1]).read())
 print(*(m.groups() if m else (0, 1, 0)))' "$WORK/samples.log")
 fi
-if [ -n "$realpid" ]; then
-    wait "$realpid"
-    echo "# the real library's run took $((SECONDS - t0)) s"
+if [ ${#realpids[@]} -gt 0 ]; then
+    wait "${realpids[@]}"
+    echo "# the real library's runs took $((SECONDS - t0)) s"
+    cat "$WORK"/real-pkg.results "$WORK"/real-tests.results >"$WORK/real.results"
 fi
 
 # --- compare, print, count -------------------------------------------------------------------
@@ -209,17 +239,17 @@ for name in sorted(sim, key=list(sim).index):
     else:
         verdict, f = "FAIL" + (" " + detail[name] if name in detail else "") + (
             ", REGRESSION: passes on the real libdcgm 4.6.0" if r == "pass" else ""), f + 1
-    print(f"go-dcgm  {name:<72} sim: {verdict:<6}  real: {r or 'not run'}")
+    print(f"go-dcgm  {name:<81} sim: {verdict:<6}  real: {r or 'not run'}")
 if not sim:
-    print("go-dcgm  FAIL: the test binary listed no test on dcgm-sim (see target/go-peers/sim.log)")
+    print("go-dcgm  FAIL: the test binary listed no test on dcgm-sim (see target/go-peers/sim-pkg.log and sim-tests.log)")
     f += 1
 elif f:
-    print("go-dcgm  the failures' messages: target/go-peers/sim.log (and real.log for the real library)")
+    print("go-dcgm  the failures' messages: target/go-peers/sim-pkg.log, sim-tests.log (real-*.log for the real library)")
 stale = sorted(set(known) - {n for n, v in sim.items() if v == "fail"})
 for name in stale:
     print(f"go-dcgm  note: {name} is listed in tests/go/known-differences.txt but did not fail on dcgm-sim")
 if real is not None and not real:
-    real, realwhy = None, "the real library's test binary listed no test (see target/go-peers/real.log)"
+    real, realwhy = None, "the real library's test binary listed no test (see target/go-peers/real-pkg.log)"
 if real is not None:
     print(f"go-peers[real] (the reference, not counted): {rp} pass, {rf} fail, {rs} skip")
 elif require_real == "1":
