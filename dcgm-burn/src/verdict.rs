@@ -570,3 +570,173 @@ fn slower(g: &GpuVerdict, median: f64, sib: &Siblings, samples: &[Sample]) -> Op
         advice: advice.into(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of `gpus` GPUs, `secs` seconds at 1 s, each GPU's sample from `sample(gpu, t)`
+    /// and TFLOPS from `tflops(gpu, t)`.
+    fn run_of(
+        gpus: u32,
+        secs: i64,
+        sample: impl Fn(u32, i64) -> Sample,
+        tflops: impl Fn(u32, i64) -> f64,
+    ) -> Run {
+        let mut r = Run {
+            gpus: (0..gpus).collect(),
+            ..Run::default()
+        };
+        for g in 0..gpus {
+            for t in 0..secs {
+                r.window.push(sample(g, t));
+                r.tflops
+                    .entry(g)
+                    .or_default()
+                    .push((t * 1000, tflops(g, t)));
+            }
+        }
+        r
+    }
+
+    fn busy(g: u32, t: i64) -> Sample {
+        Sample::new(t * 1000, g)
+            .with(Field::GpuUtil, 100.0)
+            .with(Field::SmClock, 1980.0)
+            .with(Field::SmMaxClock, 1980.0)
+            .with(Field::Power, 650.0)
+            .with(Field::PowerLimit, 700.0)
+            .with(Field::Temperature, 60.0)
+            .with(Field::ClockEventReasons, 0.0)
+    }
+
+    #[test]
+    fn alike_gpus_are_healthy_and_the_numbers_are_theirs() {
+        let v = judge(&run_of(4, 30, busy, |_, _| 600.0), Dtype::Bf16);
+        assert_eq!(v.status, Status::Healthy);
+        assert_eq!(v.median_tflops, Some(600.0));
+        let g = v.gpu(1).unwrap();
+        assert_eq!((g.tflops, g.stability), (Some(600.0), Some(1.0)));
+        assert_eq!(g.stability_window, "third");
+        assert_eq!((g.peak_temp_c, g.temp_settled_s), (Some(60.0), Some(0.0)));
+        assert_eq!(g.power_capped_s, Some(0.0));
+    }
+
+    #[test]
+    fn a_gpu_below_the_median_by_the_threshold_is_named_and_one_just_above_is_not() {
+        // Six GPUs, four at 600: the median is 600.
+        let r = run_of(6, 30, busy, |g, _| match g {
+            1 => 600.0 * (1.0 - SLOW_SHARE) - 1.0,
+            2 => 600.0 * (1.0 - SLOW_SHARE) + 1.0,
+            _ => 600.0,
+        });
+        let v = judge(&r, Dtype::Bf16);
+        let named: Vec<u32> = v
+            .gpus
+            .iter()
+            .filter(|g| g.findings.iter().any(|f| f.kind == "slower_than_siblings"))
+            .map(|g| g.gpu)
+            .collect();
+        assert_eq!(named, [1]);
+        // Clocks and power like its siblings': the explanation says so.
+        let f = &v.gpu(1).unwrap().findings[0];
+        assert!(
+            f.explanation.contains("as its siblings'"),
+            "{}",
+            f.explanation
+        );
+        assert_eq!(v.status, Status::Failure);
+    }
+
+    #[test]
+    fn the_cause_of_a_slow_gpu_is_the_throttle_reason_or_the_clock() {
+        // GPU 0 thermally throttled, GPU 1 with its clock held low and no reason, both at a
+        // quarter of the other three's TFLOPS.
+        let r = run_of(
+            5,
+            30,
+            |g, t| match g {
+                0 => busy(g, t).with(Field::ClockEventReasons, 0x20.into()),
+                1 => busy(g, t).with(Field::SmClock, 300.0),
+                _ => busy(g, t),
+            },
+            |g, _| if g < 2 { 150.0 } else { 600.0 },
+        );
+        let v = judge(&r, Dtype::Bf16);
+        let why = |g| {
+            v.gpu(g)
+                .unwrap()
+                .findings
+                .iter()
+                .find(|f| f.kind == "slower_than_siblings")
+                .unwrap()
+                .explanation
+                .clone()
+        };
+        assert!(why(0).contains("thermally throttled 100 %"), "{}", why(0));
+        assert!(why(1).contains("no throttle reason"), "{}", why(1));
+    }
+
+    #[test]
+    fn tflops_falling_over_the_run_are_unstable_and_compute_errors_fail() {
+        let mut r = run_of(3, 30, busy, |g, t| {
+            if g == 0 {
+                600.0 - 10.0 * t as f64
+            } else {
+                600.0
+            }
+        });
+        r.compute.insert(
+            2,
+            ComputeErrors {
+                products: 800,
+                checks: 100,
+                mismatches: 16,
+                failed: None,
+            },
+        );
+        let v = judge(&r, Dtype::Fp32);
+        let g0 = v.gpu(0).unwrap();
+        assert!(g0.findings.iter().any(|f| f.kind == "unstable"));
+        assert!(g0.stability.unwrap() < 1.0 - UNSTABLE_DROP);
+        let g2 = v.gpu(2).unwrap();
+        assert_eq!(g2.status, Status::Failure);
+        let f = &g2.findings[0];
+        assert_eq!(f.kind, "compute_errors");
+        assert_eq!(f.evidence("mismatched_words"), Some(16.0));
+        assert_eq!(v.gpu(1).unwrap().status, Status::Healthy);
+    }
+
+    #[test]
+    fn a_temperature_still_climbing_has_not_settled_and_a_plateau_has() {
+        let climbing = run_of(
+            1,
+            60,
+            |g, t| busy(g, t).with(Field::Temperature, 30.0 + t as f64),
+            |_, _| 600.0,
+        );
+        assert_eq!(judge(&climbing, Dtype::Bf16).gpus[0].temp_settled_s, None);
+        let plateau = run_of(
+            1,
+            60,
+            |g, t| busy(g, t).with(Field::Temperature, 30.0 + (t.min(20) as f64) * 2.0),
+            |_, _| 600.0,
+        );
+        let g = &judge(&plateau, Dtype::Bf16).gpus[0];
+        // 68 °C at 19 s is within 2 °C of the 70 it ends at.
+        assert_eq!(g.temp_settled_s, Some(19.0));
+        assert_eq!(g.peak_temp_c, Some(70.0));
+    }
+
+    #[test]
+    fn a_gpu_without_tflops_is_a_failure_and_long_runs_compare_minutes() {
+        let mut r = run_of(2, 200, busy, |_, _| 600.0);
+        r.tflops.remove(&1);
+        let v = judge(&r, Dtype::Bf16);
+        assert_eq!(v.gpu(1).unwrap().status, Status::Failure);
+        assert_eq!(v.gpu(1).unwrap().findings[0].kind, "load_failed");
+        assert_eq!(v.gpu(0).unwrap().stability_window, "minute");
+        assert_eq!(Status::Failure.exit_code(), 3);
+        assert_eq!(Status::Warning.exit_code(), 2);
+    }
+}
