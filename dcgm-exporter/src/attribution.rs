@@ -164,6 +164,11 @@ impl Attribution {
                 }
             }
         }
+        // With --kubernetes-enable-pod-labels: the pods' labels and UIDs from the API server.
+        let (pod_labels, api_uids) = match (&mut self.pod_labels, &pod_map) {
+            (Some(p), Some(_)) => (Some(p.get()), Some(p.uids())),
+            _ => (None, None),
+        };
         let mut matched = PodMatch::default();
         // With --container-labels: per GPU, the labels of the containers running on it.
         let mut containers_on: BTreeMap<u32, Vec<LabelSet>> = BTreeMap::new();
@@ -205,6 +210,22 @@ impl Attribution {
                 }
             }
             matched = match_pods(&uids, &holders);
+            // The API server's UIDs (with --kubernetes-enable-pod-labels) name the pods the
+            // cgroups alone cannot tell apart.
+            if let Some(api) = &api_uids {
+                for on in holders.values() {
+                    for h in on {
+                        let key = (h.namespace.clone(), h.pod.clone());
+                        if let Some(uid) = api.get(&key)
+                            && !matched.by_pod.contains_key(&key)
+                            && !matched.by_uid.contains_key(uid)
+                        {
+                            matched.by_uid.insert(uid.clone(), key.clone());
+                            matched.by_pod.insert(key, uid.clone());
+                        }
+                    }
+                }
+            }
             if want_virtual {
                 virtual_processes = processes
                     .iter()
@@ -318,10 +339,6 @@ impl Attribution {
             collector.set_workload_values(field("DCGM_FI_DEV_FB_USED", 252), Some(memory));
             collector.set_workload_values(field("DCGM_FI_DEV_GPU_UTIL", 203), util);
         }
-        let pod_labels = match (&mut self.pod_labels, &pod_map) {
-            (Some(p), Some(_)) => Some(p.get()),
-            _ => None,
-        };
         let label_jobs = !self.hpc_info_series;
         collector.set_workload_labels(|id| {
             // One label set per pod with --kubernetes-virtual-gpus (every pod sharing the

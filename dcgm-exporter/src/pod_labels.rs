@@ -86,6 +86,8 @@ struct Meta {
     #[serde(default)]
     namespace: String,
     #[serde(default)]
+    uid: String,
+    #[serde(default)]
     labels: BTreeMap<String, String>,
 }
 
@@ -102,6 +104,8 @@ pub struct PodLabels {
     runtime: Option<tokio::runtime::Runtime>,
     at: Option<Instant>,
     labels: Arc<ByPod>,
+    /// Each pod's UID by (namespace, pod), from the same answer.
+    uids: Arc<HashMap<(String, String), String>>,
     failing: Option<String>,
 }
 
@@ -118,6 +122,7 @@ impl PodLabels {
             runtime: None,
             at: None,
             labels: Arc::default(),
+            uids: Arc::default(),
             failing: None,
         }
     }
@@ -128,11 +133,12 @@ impl PodLabels {
         if self.at.is_none_or(|t| t.elapsed() >= REFRESH) {
             self.at = Some(Instant::now());
             match self.fetch() {
-                Ok(l) => {
+                Ok((l, u)) => {
                     if self.failing.take().is_some() {
                         log::info!("pod labels: the API server answers again");
                     }
                     self.labels = Arc::new(l);
+                    self.uids = Arc::new(u);
                 }
                 Err(e) => {
                     let msg = e.to_string();
@@ -146,7 +152,13 @@ impl PodLabels {
         self.labels.clone()
     }
 
-    fn fetch(&mut self) -> Result<ByPod, SliceError> {
+    /// The pods' UIDs from the last good answer (asked for by [`PodLabels::get`]).
+    pub fn uids(&self) -> Arc<HashMap<(String, String), String>> {
+        self.uids.clone()
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn fetch(&mut self) -> Result<(ByPod, HashMap<(String, String), String>), SliceError> {
         let Some((host, port)) = self.service.clone() else {
             return Err(SliceError::NotInCluster);
         };
@@ -183,7 +195,18 @@ impl PodLabels {
             url: url.clone(),
             reason: format!("not a pod list: {e}"),
         })?;
-        Ok(list
+        let uids = list
+            .items
+            .iter()
+            .filter(|p| !p.metadata.uid.is_empty())
+            .map(|p| {
+                (
+                    (p.metadata.namespace.clone(), p.metadata.name.clone()),
+                    p.metadata.uid.clone(),
+                )
+            })
+            .collect();
+        let labels = list
             .items
             .into_iter()
             .map(|p| {
@@ -196,7 +219,8 @@ impl PodLabels {
                     .collect();
                 ((p.metadata.namespace, p.metadata.name), labels)
             })
-            .collect())
+            .collect();
+        Ok((labels, uids))
     }
 }
 

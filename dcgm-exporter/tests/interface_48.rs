@@ -1275,3 +1275,91 @@ fn web_systemd_socket_serves_on_the_socket_systemd_passes() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("another process's"));
 }
+
+#[test]
+fn the_api_servers_pod_uids_name_the_pods_the_cgroups_cannot_tell_apart() {
+    let dir = process::tempdir("virtual-api-uids");
+    let uid = |n: u32| format!("0d5c2a3e-4b1f-4c6d-9e8a-{n:012x}");
+    // GPU 0 time-sliced between pods b (running 1000 MiB) and e (running nothing): from the
+    // cgroups alone, b's UID could be either pod's.
+    let config = write(
+        &dir,
+        "node.json",
+        r#"{"gpus": [{}, {}], "processes": [{"pid": 6001, "gpus": [0], "memory_mib": 1000}]}"#,
+    );
+    let proc_root = dir.join("proc");
+    std::fs::create_dir_all(proc_root.join("6001")).unwrap();
+    std::fs::write(
+        proc_root.join("6001/cgroup"),
+        format!(
+            "0::/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{}.scope\n",
+            uid(0xb).replace('-', "_"),
+            cid(0xb)
+        ),
+    )
+    .unwrap();
+    let pods = format!(
+        r#"{{"kind":"PodList","items":[
+        {{"metadata":{{"name":"b","namespace":"ml","uid":"{}","labels":{{"team":"b"}}}}}},
+        {{"metadata":{{"name":"e","namespace":"ml","uid":"{}","labels":{{"team":"e"}}}}}}]}}"#,
+        uid(0xb),
+        uid(0xe)
+    );
+    let Some((port, _)) = fake_api_server(&dir, pods) else {
+        return;
+    };
+    use support::kubelet::device_pod;
+    let answer = support::kubelet::Answer::default();
+    *answer.lock().unwrap() = dcgm_exporter::kubernetes::ListPodResourcesResponse {
+        pod_resources: vec![
+            device_pod("b", "ml", "cb", "nvidia.com/gpu", &["nvidia0::0"]),
+            device_pod("e", "ml", "ce", "nvidia.com/gpu", &["nvidia0::1"]),
+        ],
+    };
+    let sock = support::kubelet::serve(&dir, answer);
+    let port = port.to_string();
+    let env = [
+        ("DCGM_SIM_CONFIG", config.as_str()),
+        ("KUBERNETES_SERVICE_HOST", "127.0.0.1"),
+        ("KUBERNETES_SERVICE_PORT", port.as_str()),
+    ];
+    let args = [
+        "--kubernetes",
+        "--kubernetes-virtual-gpus",
+        "--pod-resources-kubelet-socket",
+        sock.to_str().unwrap(),
+        "--kubernetes-gpu-id-type",
+        "device-name",
+        "--proc-root",
+        proc_root.to_str().unwrap(),
+        "--kubernetes-service-account-dir",
+        dir.to_str().unwrap(),
+    ];
+    let fb = |text: &str| -> Vec<String> {
+        let mut v: Vec<String> = text
+            .lines()
+            .filter(|l| l.starts_with("DCGM_FI_DEV_FB_USED{gpu=\"0\""))
+            .filter(|l| l.contains(",pod_uid="))
+            .map(|l| {
+                let pod = l
+                    .split(",pod=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap();
+                format!("{pod} {}", l.rsplit(' ').next().unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    // The cgroups alone: no per-pod value (either pod could be b's UID).
+    assert_eq!(fb(&stdout(&once(&args, &env))), Vec::<String>::new());
+    // With the API server's pods: each its own.
+    let mut with = args.to_vec();
+    with.push("--kubernetes-enable-pod-labels");
+    let text = stdout(&once(&with, &env));
+    assert_eq!(fb(&text), ["b 1000", "e 0"], "{text}");
+    assert!(text.contains(&format!(",pod_uid=\"{}\"", uid(0xe))));
+}
