@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use dcgm::testing::{SimulatorLock, simulator_path};
-use dcgm::{Error, Group, Handle, ProcessWatch};
+mod common;
+
+use dcgm::{Error, Group, Handle, OperationMode, ProcessWatch};
 
 const NODE: &str = r#"{"gpus":[{},{},{},{}],"nvswitches":0,"cpus":[],
   "processes":[
@@ -13,13 +14,10 @@ const NODE: &str = r#"{"gpus":[{},{},{},{}],"nvswitches":0,"cpus":[],
     {"pid":302,"gpus":[0],"memory_mib":250},
     {"pid":303,"gpus":[1],"memory_mib":4096}]}"#;
 
-fn handle() -> (SimulatorLock, Handle) {
-    let lock = SimulatorLock::new(Some(NODE)).unwrap();
-    let h = Handle::builder()
-        .library_path(simulator_path())
-        .embedded()
-        .unwrap();
-    (lock, h)
+fn handle() -> (common::Sim, Handle) {
+    let sim = common::Sim::new(Some(NODE));
+    let h = sim.handle(OperationMode::Auto);
+    (sim, h)
 }
 
 fn pids_mib(list: &[dcgm::RunningProcess]) -> Vec<(u32, u64)> {
