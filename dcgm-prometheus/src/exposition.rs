@@ -178,7 +178,7 @@ pub(crate) fn other_label_pairs(o: &OtherEntity, opts: &LabelOptions) -> LabelSe
 /// A number label as the text writes it (`write_number`'s format).
 pub(crate) fn number_label(v: &Value) -> Option<String> {
     let mut s = String::new();
-    crate::text::write_number(v, &mut s).then_some(s)
+    crate::number::write_number(v, &mut s).then_some(s)
 }
 
 /// `n` written as a decimal.

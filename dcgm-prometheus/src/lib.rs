@@ -72,6 +72,7 @@ mod events;
 mod exposition;
 mod gpu_info;
 mod identity;
+mod number;
 mod process_util;
 mod processes;
 mod selection;
@@ -90,6 +91,7 @@ pub use identity::{
     EntityIdentity, LabelOptions, LabelSet, MigInstance, OtherEntity, default_hostname,
     escape_help, escape_label_value, labels, row_entity_group,
 };
+pub use number::write_number;
 pub use process_util::{
     ProcessSmUtil, pid_stats_sample_interval, pid_stats_window, sm_util_by_owner,
 };
@@ -97,7 +99,7 @@ pub use processes::{GpuProcess, memory_by_owner};
 pub use selection::{
     DeviceSelection, EntitySelection, SelectionError, discover_entities, discover_other_entities,
 };
-pub use text::{Renderer, SIMULATED_METRIC, WINDOW_LABEL, write_number};
+pub use text::{Renderer, SIMULATED_METRIC, WINDOW_LABEL};
 pub use verdicts::{GpuHealth, HEALTH_WATCHES, HealthVerdict, p2p_status_value};
 
 // The README's examples compile as doc tests (`cargo test --doc`).

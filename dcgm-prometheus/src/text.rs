@@ -18,6 +18,7 @@ use crate::identity::{
     EntityIdentity, LabelOptions, LabelSet, OtherEntity, base_labels, escape_help,
     escape_label_value, is_global_field, labels, other_labels, row_entity_group,
 };
+use crate::number::write_number;
 use crate::verdicts::{GpuHealth, HEALTH_WATCHES, p2p_status_value};
 use dcgm_reader::Snapshot;
 
@@ -1188,31 +1189,6 @@ fn write_info_family<W: fmt::Write + ?Sized>(
 fn variants(workload: &[String]) -> impl Iterator<Item = &str> {
     let plain = workload.is_empty().then_some("");
     workload.iter().map(String::as_str).chain(plain)
-}
-
-/// Appends a number as Prometheus writes sample values (`NaN`, `+Inf`, `-Inf`, integers
-/// without a fraction, exponents for very large or small magnitudes). Returns `false`, writing
-/// nothing, for anything that is not a number.
-pub fn write_number(v: &Value, out: &mut String) -> bool {
-    match v {
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Double(d) => {
-            let d = *d;
-            if d.is_nan() {
-                out.push_str("NaN");
-            } else if d.is_infinite() {
-                out.push_str(if d > 0.0 { "+Inf" } else { "-Inf" });
-            } else if d != 0.0 && (d.abs() >= 1e15 || d.abs() < 1e-4) {
-                let _ = write!(out, "{d:e}");
-            } else {
-                let _ = write!(out, "{d}");
-            }
-        }
-        _ => return false,
-    }
-    true
 }
 
 /// The per-pod rows' two forms, from (physical GPU, owner's labels, value): the label pairs
