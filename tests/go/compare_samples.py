@@ -255,9 +255,9 @@ def check_hostengine_status():
 
 def check_diag():
     rc, out = sample("diag", timeout=120)
-    # At go-dcgm v1.4601.1 the sample's template reads a field (.PerGpu) that dcgm.DiagResults
-    # no longer has: after the software results it stops with "can't evaluate field PerGpu",
-    # on any library whose diagnostic runs. On the real 4.6.0 beside the checkout, built
+    # At go-dcgm v1.4601.1 and v1.4611.0 the sample's template reads a field (.PerGpu) that
+    # dcgm.DiagResults no longer has: after the software results it stops with "can't evaluate
+    # field PerGpu", on any library whose diagnostic runs. On the real 4.6.0 beside the checkout, built
     # without nvvs, it stops earlier: DCGM_ST_NVVS_BINARY_NOT_FOUND.
     if "can't evaluate field PerGpu" in out:
         ran = len(re.findall(r"^\s+\S+\s+pass", out, re.M))
