@@ -13,13 +13,14 @@
 #      hostengineStatus, diag) run on dcgm-sim, and what they print is compared with what this
 #      project's tools print for the same simulated node (tests/go/compare_samples.py).
 #
-# go-dcgm comes from the Go module proxy by module path and version (GO_DCGM_VERSION, the
-# release for DCGM 4.6); its module cache and build cache live under target/go-cache, so a
+# go-dcgm comes from the Go module proxy by module path and version (GO_DCGM_VERSION; by
+# default v1.4611.0, its newest release, for DCGM 4.6); its module cache and build cache live under target/go-cache, so a
 # second run downloads and compiles nothing. Its source is never copied into this repository:
 # the tests are built in a scratch copy of the module under target/go-peers.
 #
 # A test fails the tier only as a regression: it passes on the real 4.6.0 but not on dcgm-sim,
-# and tests/go/known-differences.txt does not list it with a reason. A test that fails on both
+# and tests/go/known-differences.txt does not list it with a reason; so does a sample's fact
+# that differs from the tools'. A test that fails on both
 # libraries, or a listed one, is reported and counted as skipped. Without the real library
 # (a fresh clone) every dcgm-sim failure counts, and the real run says SKIPPED (under
 # DCGM_REQUIRE_REAL=1, as in CI, its absence is a failure). Without Go or without the proxy,
