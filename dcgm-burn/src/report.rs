@@ -39,13 +39,14 @@ pub fn text(o: &Outcome) -> String {
     }
     let _ = writeln!(
         out,
-        "{:>4} {:<8} {:>8} {:>9} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8} {:>6} {:>5}",
+        "{:>4} {:<8} {:>8} {:>9} {:>6} {:>7} {:>6} {:>7} {:>7} {:>8} {:>8} {:>6} {:>5}",
         "GPU",
         "status",
         "TFLOPS",
         "stability",
         "peakC",
         "settleS",
+        "memC",
         "W",
         "MHz",
         "capS",
@@ -57,7 +58,7 @@ pub fn text(o: &Outcome) -> String {
         let ecc = g.ecc_sbe.unwrap_or(0.0) + g.ecc_dbe.unwrap_or(0.0);
         let _ = writeln!(
             out,
-            "{:>4} {:<8} {:>8} {:>9} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8} {:>6} {:>5}",
+            "{:>4} {:<8} {:>8} {:>9} {:>6} {:>7} {:>6} {:>7} {:>7} {:>8} {:>8} {:>6} {:>5}",
             g.gpu,
             status(g.status),
             opt(g.tflops, 1),
@@ -66,6 +67,7 @@ pub fn text(o: &Outcome) -> String {
             opt(g.peak_temp_c, 0),
             g.temp_settled_s
                 .map_or("rising".into(), |s| format!("{s:.0}")),
+            opt(g.peak_memory_temp_c, 0),
             opt(g.power_w, 0),
             opt(g.sm_clock_mhz, 0),
             opt(g.power_capped_s, 1),
@@ -183,7 +185,8 @@ pub fn html(o: &Outcome) -> String {
 fn table(o: &Outcome) -> String {
     let mut t = String::from(
         "<table class=\"procs\"><caption>Verdict</caption><tr><th>GPU</th><th>status</th>\
-         <th>TFLOPS</th><th>last/first</th><th>peak °C</th><th>settled s</th><th>W</th>\
+         <th>TFLOPS</th><th>last/first</th><th>peak °C</th><th>settled s</th>\
+         <th>memory peak °C</th><th>W</th>\
          <th>MHz</th><th>at power cap s</th><th>thermal s</th><th>compute errors</th>\
          <th>ECC</th><th>XID</th><th>findings</th></tr>",
     );
@@ -216,7 +219,7 @@ fn row(g: &GpuVerdict) -> String {
         .collect();
     format!(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-         <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+         <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         g.gpu,
         status(g.status),
         opt(g.tflops, 1),
@@ -225,6 +228,7 @@ fn row(g: &GpuVerdict) -> String {
         opt(g.peak_temp_c, 0),
         g.temp_settled_s
             .map_or("still rising".into(), |s| format!("{s:.0}")),
+        opt(g.peak_memory_temp_c, 0),
         opt(g.power_w, 0),
         opt(g.sm_clock_mhz, 0),
         opt(g.power_capped_s, 1),
