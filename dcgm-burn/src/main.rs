@@ -118,7 +118,8 @@ fn run(cli: &Cli) -> common::Result {
 }
 
 /// The live view: on a terminal, a progress bar with a line per GPU above it, redrawn in
-/// place; otherwise a plain line per GPU per sample on stdout.
+/// place and cleared at the end (the summary follows); otherwise a plain line per GPU per
+/// sample on stdout.
 struct Display {
     bars: Option<(
         indicatif::MultiProgress,
@@ -132,7 +133,9 @@ struct Display {
 impl Display {
     fn new(total: Duration) -> Self {
         let bars = std::io::stdout().is_terminal().then(|| {
-            let multi = indicatif::MultiProgress::new();
+            // On stdout, where the summary follows once the live view is cleared.
+            let multi =
+                indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::stdout());
             let bar = multi.add(indicatif::ProgressBar::new(total.as_millis() as u64));
             let style = indicatif::ProgressStyle::with_template(
                 "burning {bar:40} {elapsed}/{duration} (Ctrl-C: stop and judge)",
@@ -189,8 +192,9 @@ impl Display {
 
     fn finish(&self) {
         if let Some((_, bar, _)) = &self.bars {
+            // The summary that follows has every number: the live view goes.
             for l in self.lines.borrow().iter() {
-                l.finish();
+                l.finish_and_clear();
             }
             bar.finish_and_clear();
         }
