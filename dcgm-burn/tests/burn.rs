@@ -226,3 +226,41 @@ fn bad_input_gets_a_clear_error() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("GPU 42 is not one DCGM knows"));
 }
+
+#[test]
+fn ctrl_c_stops_the_burn_early_and_what_was_sampled_is_judged() {
+    let n = node("sigint", None);
+    let mut child = burn()
+        .env("DCGM_SIM_CONFIG", &n)
+        .args(["--simulate", "--duration", "60", "-d", "100"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first live lines, then interrupt.
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let t0 = std::time::Instant::now();
+    while !String::from_utf8_lossy(&seen).contains("TFLOPS") {
+        use std::io::Read;
+        let k = out.read(&mut buf).unwrap();
+        assert!(k > 0 && t0.elapsed().as_secs() < 30, "no live line");
+        seen.extend_from_slice(&buf[..k]);
+    }
+    // SAFETY: kill(2) with a pid this test spawned and a valid signal.
+    assert_eq!(unsafe { libc_kill(child.id() as i32, 2) }, 0);
+    let mut rest = String::new();
+    use std::io::Read;
+    out.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(t0.elapsed().as_secs() < 30, "did not stop early");
+    assert_eq!(status.code(), Some(0), "{rest}");
+    assert!(rest.contains("note: stopped after"), "{rest}");
+    assert!(rest.contains("verdict: every GPU healthy"), "{rest}");
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
