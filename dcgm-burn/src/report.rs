@@ -148,13 +148,22 @@ const LEFT: f64 = 56.0;
 /// chart first in each GPU's charts.
 pub fn html(o: &Outcome) -> String {
     let mut report = dcgm_doctor::judge(&o.run.window);
-    // What the verdict keeps of the doctor's findings, shaded on the charts.
-    report.findings.retain(|f| {
+    // What the verdict keeps of the doctor's findings, shaded on the charts, at the verdict's
+    // severity (the power cap is information under a stress test), and only those kinds'
+    // "not judged".
+    let kept = |k: Kind| {
         matches!(
-            f.kind,
+            k,
             Kind::ThermalThrottled | Kind::HardwareErrors | Kind::PowerCapped
         )
-    });
+    };
+    report.findings.retain(|f| kept(f.kind));
+    for f in &mut report.findings {
+        if f.kind == Kind::PowerCapped {
+            f.severity = Severity::Info;
+        }
+    }
+    report.not_judged.retain(|n| kept(n.kind));
     let mut page = dcgm_doctor::html::render(&o.run.window, &report);
     let span = report.span_ms.unwrap_or((0, 1));
     page = page.replacen("<title>doctor report", "<title>burn report", 1);

@@ -188,6 +188,8 @@ fn the_html_report_has_a_tflops_chart_per_gpu_and_the_verdict() {
     assert!(page.contains("<caption>Verdict</caption>"));
     assert!(page.contains("slower_than_siblings"));
     assert!(page.contains("Power (W)") && page.contains("Temperature"));
+    // The doctor's kinds burn does not judge by are not listed as "not judged".
+    assert!(!page.contains("shared_gpu"), "{page}");
     assert!(!page.contains("<script"));
 }
 
