@@ -28,8 +28,9 @@
 #
 # Closing line: `go-peers[sim]: N passed, N failed, N skipped` (go-dcgm's tests and the samples'
 # comparisons together). Environment: GO_DCGM_VERSION, DCGM_SHARED_DIR, CARGO_TARGET_DIR,
-# GO_PEERS_SAMPLES=0 (pkg/dcgm only: scripts/test-without-shared.sh), CARGO_FLOCK (a lock
-# file every cargo command here runs under, on build machines shared with others).
+# GO_PEERS_SAMPLES=0 (pkg/dcgm only: scripts/test-without-shared.sh), GO_PEERS_PREBUILT=1 (the
+# Rust side is built: scripts/test.sh), CARGO_FLOCK (a lock file every cargo command here runs
+# under, on build machines shared with others).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -101,15 +102,23 @@ else
 fi
 
 # --- dcgm-sim and the tools the samples are compared with ------------------------------------
-# The same two commands as scripts/test.sh's build tier (the same features, so nothing is
-# rebuilt there, and nothing the later tiers use is rebuilt here).
+# scripts/test.sh has built both in its first tier: GO_PEERS_PREBUILT=1 uses them as they are
+# (building dcgm-sim on its own and as the tools' dependency compiles it with different
+# features, so each build after the other recompiles it and the tools: 10-20 s for nothing).
 echo "# building dcgm-sim and the tools"
 t0=$SECONDS
-if ! cargo_ build -q --workspace --bins --examples || ! cargo_ build -q -p dcgm-sim; then
+built=1
+for f in libdcgm_sim.so dcgm-query dcgm-dmon dcgm-topology dcgm-health dcgm-policy; do
+    [ -f "$TARGET/debug/$f" ] || built=
+done
+if [ "${GO_PEERS_PREBUILT:-}" = 1 ] && [ -n "$built" ]; then
+    echo "#   built by scripts/test.sh's first tier (GO_PEERS_PREBUILT=1)"
+elif ! cargo_ build -q -p dcgm-tools || ! cargo_ build -q -p dcgm-sim; then
     echo "go-peers[sim]: 0 passed, 1 failed, 0 skipped (cargo build failed)"
     exit 1
+else
+    echo "#   $((SECONDS - t0)) s"
 fi
-echo "#   $((SECONDS - t0)) s"
 simlib=$WORK/lib-sim
 mkdir -p "$simlib"
 ln -sfn "$TARGET/debug/libdcgm_sim.so" "$simlib/libdcgm.so.4"
