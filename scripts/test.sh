@@ -70,8 +70,10 @@ tier() {
     shift
     local log="$LOGS/$(echo "$name" | tr -c 'a-zA-Z0-9' _).log"
     echo "=== $name: $*"
+    local t0=$SECONDS
     "$@" 2>&1 | tee "$log"
     local rc=${PIPESTATUS[0]}
+    local took=$((SECONDS - t0))
     read -r p f s < <(count "$log")
     local verdict=ok
     if [ "$rc" -ne 0 ]; then
@@ -81,7 +83,7 @@ tier() {
     TOTAL_P=$((TOTAL_P + p)) TOTAL_F=$((TOTAL_F + f)) TOTAL_S=$((TOTAL_S + s))
     local why
     why=$(grep -h -o 'SKIPPED.*' "$log" | sort -u | head -3 | tr '\n' ';' | sed 's/;$//')
-    SUMMARY+=("$(printf '%-34s %7s %7s %7s  %s%s' "$name" "$p" "$f" "$s" "$verdict" "${why:+  — $why}")")
+    SUMMARY+=("$(printf '%-34s %7s %7s %7s %6ss  %s%s' "$name" "$p" "$f" "$s" "$took" "$verdict" "${why:+  — $why}")")
 }
 
 # The tool tests run the example programs and the dcgm-exporter binary, which `--all-targets`
@@ -99,16 +101,18 @@ tier "Go peers" env GO_PEERS_PREBUILT=1 bash scripts/go-peers.sh
 # Costs on the real libdcgm beside the checkout: numbers printed, nothing asserted.
 echo "=== real-library costs (numbers only, not a test)"
 bench="skipped: no real libdcgm beside the checkout"
+bench_t0=$SECONDS
 if BENCH_PROFILE=debug BENCH_EXPORTER_SECONDS=10 bash scripts/bench-real.sh >"$LOGS/bench.log" 2>&1; then
     bench="numbers printed above"
 elif [ -s "$LOGS/bench.log" ] && ! grep -q "no libdcgm" "$LOGS/bench.log"; then
     bench="did not complete (numbers only, not a test): $(tail -1 "$LOGS/bench.log")"
 fi
 cat "$LOGS/bench.log"
+bench="$bench ($((SECONDS - bench_t0)) s)"
 
 echo
 echo "=== summary"
-printf '%-34s %7s %7s %7s  %s\n' "tier" "passed" "failed" "skipped" "result"
+printf '%-34s %7s %7s %7s %7s  %s\n' "tier" "passed" "failed" "skipped" "time" "result"
 for line in "${SUMMARY[@]}"; do echo "$line"; done
 printf '%-34s %s\n' "real-library costs" "$bench"
 echo "total: $TOTAL_P passed, $TOTAL_F failed, $TOTAL_S skipped"
