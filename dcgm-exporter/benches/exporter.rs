@@ -8,7 +8,8 @@
 //!
 //! `cargo bench --bench exporter`
 
-use dcgm_exporter::{otlp_convert, server};
+use dcgm_exporter::http::server;
+use dcgm_exporter::otlp::convert as otlp_convert;
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use dcgm_exporter::kubernetes::{
+use dcgm_exporter::attribution::kubelet_wire::{
     ContainerDevices, ContainerResources, ListPodResourcesRequest, ListPodResourcesResponse,
     PodResources,
 };

@@ -7,9 +7,10 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use dcgm_prometheus::{DeviceSelection, EntitySelection, LabelOptions};
 
+use crate::attribution::kubelet_wire::DEFAULT_SOCKET;
+use crate::attribution::kubernetes::GpuIdType;
 use crate::health::DEFAULT_MAX_AGE_INTERVALS;
-use crate::kubernetes::{DEFAULT_SOCKET, GpuIdType};
-use crate::server;
+use crate::http::server;
 
 /// The longest `--collect-interval`: a day. Longer is a typing mistake, and DCGM takes update
 /// intervals in microseconds (an `i64`), which a `u64` of milliseconds can overflow.
@@ -371,7 +372,7 @@ pub struct Cli {
     #[arg(
         long = "cdi-spec-dir",
         value_name = "DIR",
-        default_value = crate::cdi::DEFAULT_DIR,
+        default_value = crate::attribution::cdi::DEFAULT_DIR,
         env = "DCGM_EXPORTER_CDI_SPEC_DIR"
     )]
     pub cdi_spec_dir: PathBuf,
@@ -399,7 +400,7 @@ pub struct Cli {
     #[arg(
         long = "kubernetes-service-account-dir",
         value_name = "DIR",
-        default_value = crate::resource_slice::DEFAULT_SERVICE_ACCOUNT_DIR,
+        default_value = crate::attribution::resource_slice::DEFAULT_SERVICE_ACCOUNT_DIR,
         env = "DCGM_EXPORTER_KUBERNETES_SERVICE_ACCOUNT_DIR"
     )]
     pub kubernetes_service_account_dir: PathBuf,
@@ -606,13 +607,13 @@ pub struct Cli {
     #[arg(
         long = "container-runtime-socket",
         value_name = "PATH",
-        default_value = crate::cri::DEFAULT_SOCKET,
+        default_value = crate::attribution::cri::DEFAULT_SOCKET,
         env = "DCGM_CONTAINER_RUNTIME_SOCKET"
     )]
     pub container_runtime_socket: PathBuf,
     /// OTLP export (`--otlp-*`, `--no-metrics-endpoint`).
     #[command(flatten)]
-    pub otlp: crate::otlp_config::OtlpArgs,
+    pub otlp: crate::otlp::config::OtlpArgs,
 }
 
 /// A web timeout: from 10 ms to 1 hour.

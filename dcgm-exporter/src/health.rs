@@ -63,7 +63,7 @@ pub struct KubeletHealth {
     /// A refresh running now, since then.
     pub running_since: Option<Instant>,
     /// With DRA: the CDI directory's last pass.
-    pub cdi: Option<crate::dra::CdiState>,
+    pub cdi: Option<crate::attribution::dra_types::CdiState>,
 }
 
 impl KubeletHealth {
@@ -86,7 +86,7 @@ impl KubeletHealth {
 /// How old an attribution source's last pass may be before `/health` calls it stale: three of
 /// its intervals and the longest a pass may wait on the kubelet.
 pub fn stale_after(every: Duration) -> Duration {
-    every * 3 + crate::kubernetes::TIMEOUT
+    every * 3 + crate::attribution::kubelet_wire::TIMEOUT
 }
 
 /// An attribution source read on each collection (the HPC job-mapping directory), as its last
@@ -157,7 +157,7 @@ fn not_answering(
     (waited > NOT_ANSWERING_AFTER).then_some((waited.as_secs_f64(), words))
 }
 
-/// The collector's health, kept in [`Published`](crate::server::Published) under its lock.
+/// The collector's health, kept in [`Published`](crate::http::server::Published) under its lock.
 #[derive(Debug, Clone, Default)]
 pub struct Health {
     interval: Duration,
@@ -449,7 +449,11 @@ fn kubelet_line(k: &KubeletHealth, now: Instant) -> String {
 
 /// The CDI directory's line: `ok`, `partial` (files rejected, deferred or past the file
 /// limit), `failing` (the directory cannot be listed), or `stale` (with the kubelet's pass).
-fn cdi_line(c: &crate::dra::CdiState, k: &KubeletHealth, now: Instant) -> String {
+fn cdi_line(
+    c: &crate::attribution::dra_types::CdiState,
+    k: &KubeletHealth,
+    now: Instant,
+) -> String {
     let ago = secs_since(now, c.at);
     let dir = c.dir.display();
     if now.saturating_duration_since(c.at) > stale_after(k.every) {

@@ -24,13 +24,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use dcgm_exporter::attribution::kubernetes::PodMapper;
+use dcgm_exporter::attribution::pods::{PodCache, PodRefresher};
 use dcgm_exporter::attribution::{Attribution, AttributionConfig};
 use dcgm_exporter::cli::Cli;
 use dcgm_exporter::health::{self, Health, activity};
-use dcgm_exporter::kubernetes::PodMapper;
+use dcgm_exporter::http::server::{self, Published, WebConfig};
 use dcgm_exporter::merge::merge_expositions;
-use dcgm_exporter::pods::{PodCache, PodRefresher};
-use dcgm_exporter::server::{self, Published, WebConfig};
 use dcgm_exporter::{counters_file, logging};
 use dcgm_prometheus::{Collector, CollectorConfig, Counter};
 use dcgm_reader::Connection;
@@ -60,11 +60,11 @@ struct Settings {
     /// The host engine this collector reads (`None`: the embedded engine).
     engine: Option<String>,
     /// The OTLP pusher (with `--otlp-endpoint`), and this collector's slot in it.
-    otlp: Option<dcgm_exporter::otlp_push::OtlpExporter>,
+    otlp: Option<dcgm_exporter::otlp::push::OtlpExporter>,
     otlp_slot: usize,
     /// With `--kubernetes-enable-dra`: how the claimed devices were mapped, exported by the
     /// first host engine's collector.
-    dra_stats: Option<Arc<dcgm_exporter::dra::DraStats>>,
+    dra_stats: Option<Arc<dcgm_exporter::attribution::dra_types::DraStats>>,
 }
 
 impl Settings {
@@ -114,9 +114,9 @@ fn run(cli: Cli) -> ExitCode {
             ),
         );
     }
-    if let Err(e) =
-        dcgm_exporter::pod_labels::Allowlist::new(&cli.kubernetes_pod_label_allowlist_regex)
-    {
+    if let Err(e) = dcgm_exporter::attribution::pod_labels::Allowlist::new(
+        &cli.kubernetes_pod_label_allowlist_regex,
+    ) {
         return fail(2, e);
     }
     let engines = cli.hostengines();
@@ -139,7 +139,7 @@ fn run(cli: Cli) -> ExitCode {
     if let Some(c) = otlp_config {
         let (url, every) = (c.url.clone(), c.interval);
         let host = dcgm_prometheus::default_hostname(settings.engine.as_deref());
-        match dcgm_exporter::otlp_push::OtlpExporter::start(c, engines.len().max(1), host) {
+        match dcgm_exporter::otlp::push::OtlpExporter::start(c, engines.len().max(1), host) {
             Ok(o) => settings.otlp = Some(o),
             Err(e) => return fail(2, e),
         }
@@ -352,7 +352,7 @@ fn once(
     settings: &Settings,
     engines: &[String],
     counters: Vec<Counter>,
-    otlp: Option<&dcgm_exporter::otlp_config::OtlpConfig>,
+    otlp: Option<&dcgm_exporter::otlp::config::OtlpConfig>,
 ) -> ExitCode {
     let (pods, refresher) = pods(&settings.cli);
     if let Some(mut r) = refresher {
@@ -421,7 +421,7 @@ fn once(
     if let Some(cfg) = otlp {
         let host = dcgm_prometheus::default_hostname(settings.engine.as_deref());
         let all: Vec<&dcgm_prometheus::Exposition> = structured.iter().collect();
-        match dcgm_exporter::otlp_once::push_once(cfg, &all, host) {
+        match dcgm_exporter::otlp::once::push_once(cfg, &all, host) {
             Ok(attempts) => log::info!("OTLP: pushed to {} ({attempts} attempts)", cfg.url),
             Err(e) => return fail(1, e),
         }
@@ -530,13 +530,12 @@ fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>)
             extra_resources: cli.nvidia_resource_names.clone(),
             pod_uid: cli.kubernetes_pod_uid,
             virtual_gpus: cli.kubernetes_virtual_gpus,
-            dra: cli
-                .kubernetes_enable_dra
-                .then(|| dcgm_exporter::dra::DraConfig {
+            dra: cli.kubernetes_enable_dra.then(|| {
+                dcgm_exporter::attribution::dra_types::DraConfig {
                     cdi_dir: cli.cdi_spec_dir.clone(),
                     proc_root: cli.proc_root.clone(),
                     resource_slices: cli.kubernetes_dra_resource_slices.then(|| {
-                        dcgm_exporter::resource_slice::ResourceSliceConfig {
+                        dcgm_exporter::attribution::resource_slice::ResourceSliceConfig {
                             service_account_dir: cli.kubernetes_service_account_dir.clone(),
                             refresh: cli.kubernetes_dra_resource_slice_refresh,
                         }
@@ -544,14 +543,15 @@ fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>)
                     stats: Arc::default(),
                     // `--once` has one pass: it reads every changed spec.
                     budget: if cli.once {
-                        dcgm_exporter::cdi::Budget {
+                        dcgm_exporter::attribution::cdi::Budget {
                             bytes: u64::MAX,
                             time: Duration::MAX,
                         }
                     } else {
-                        dcgm_exporter::cdi::Budget::default()
+                        dcgm_exporter::attribution::cdi::Budget::default()
                     },
-                }),
+                }
+            }),
         };
         let cache = Arc::new(PodCache::default());
         match PodRefresher::new(mapper.clone(), cache.clone()) {
@@ -568,7 +568,7 @@ fn pods(cli: &Cli) -> (Option<(PodMapper, Arc<PodCache>)>, Option<PodRefresher>)
 /// The DRA mapping counts the kubelet thread keeps (with `--kubernetes-enable-dra`).
 fn dra_stats(
     pods: &Option<(PodMapper, Arc<PodCache>)>,
-) -> Option<Arc<dcgm_exporter::dra::DraStats>> {
+) -> Option<Arc<dcgm_exporter::attribution::dra_types::DraStats>> {
     pods.as_ref()?.0.dra.as_ref().map(|d| d.stats.clone())
 }
 
@@ -595,7 +595,7 @@ fn attribution(
                 (
                     cli.kubernetes_service_account_dir.clone(),
                     // Checked at start (run).
-                    dcgm_exporter::pod_labels::Allowlist::new(
+                    dcgm_exporter::attribution::pod_labels::Allowlist::new(
                         &cli.kubernetes_pod_label_allowlist_regex,
                     )
                     .unwrap_or_default(),

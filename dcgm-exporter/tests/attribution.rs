@@ -9,10 +9,11 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use dcgm_exporter::kubernetes::{
+use dcgm_exporter::attribution::kubelet_wire::{
     CdiDevice, ClaimResource, ContainerDevices, ContainerResources, DynamicResource,
-    ListPodResourcesRequest, ListPodResourcesResponse, PodResources, device_keys,
+    ListPodResourcesRequest, ListPodResourcesResponse, PodResources,
 };
+use dcgm_exporter::attribution::kubernetes::device_keys;
 use tonic::codegen::http;
 
 mod support;
@@ -495,7 +496,7 @@ fn pods_sharing_gpus_get_their_own_gpu_memory_from_their_processes_cgroups() {
     // the simulator runs them; the host process counts for no pod.
     let mut want: BTreeMap<(String, String), u64> = BTreeMap::new();
     for p in &procs {
-        let owner = dcgm_exporter::cgroup::parse(&p.cgroup);
+        let owner = dcgm_exporter::attribution::cgroup::parse(&p.cgroup);
         let Some(u) = owner.pod_uid else { continue };
         for g in p.gpus {
             *want.entry((g.to_string(), u.clone())).or_default() += p.mib;
@@ -1108,7 +1109,7 @@ fn pods_sharing_a_gpu_get_the_sm_utilisation_of_their_processes_from_dcgm_proces
         .unwrap();
     let mut want: BTreeMap<(String, String), f64> = BTreeMap::new();
     for (pid, _, _, cg) in &procs {
-        let Some(u) = dcgm_exporter::cgroup::parse(cg).pod_uid else {
+        let Some(u) = dcgm_exporter::attribution::cgroup::parse(cg).pod_uid else {
             continue;
         };
         for g in group.pid_info(*pid).unwrap().gpus {

@@ -5,7 +5,7 @@
 
 mod support;
 
-use dcgm_exporter::server;
+use dcgm_exporter::http::server;
 use support::hostile::{self, ATTACKER};
 
 use std::collections::BTreeMap;

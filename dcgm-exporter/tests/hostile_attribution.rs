@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dcgm_exporter::kubernetes::ListPodResourcesResponse;
+use dcgm_exporter::attribution::kubelet_wire::ListPodResourcesResponse;
 use support::kubelet::{self, claim_pod, device_pod};
 use support::process::{Server, TempDir, exporter, series, tempdir};
 use support::watch::{RssPeak, cpu_seconds, rss_kib, scrape, spread, value};

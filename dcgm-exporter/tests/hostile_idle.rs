@@ -3,7 +3,7 @@
 //! slots; 7 of 61 scrapes got an answer, each at a 10 s idle-timeout boundary, the rest and
 //! `/health` were closed unanswered, and nothing was logged.
 //!
-//! Now slots go to those who use them (`src/server/conn_slots.rs`): a new connection that finds
+//! Now slots go to those who use them (`src/http/server/conn_slots.rs`): a new connection that finds
 //! every slot taken closes the one waiting longest without a complete request, and while more
 //! than 3/4 of the slots are taken a connection waiting 1 s is closed. The attacks run from
 //! 127.0.0.2 to 127.0.0.10 (on Linux all of 127.0.0.0/8 is loopback), the scraper from
@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use dcgm_exporter::server::{self, Limits, Published, WebConfig};
+use dcgm_exporter::http::server::{self, Limits, Published, WebConfig};
 use support::hostile;
 use support::process::{Server, exporter};
 

@@ -459,16 +459,20 @@ fn cid(n: u8) -> String {
     format!("{:02x}", n).repeat(32)
 }
 
-fn container(id: &str, name: &str, pod: Option<(&str, &str)>) -> dcgm_exporter::cri::Container {
+fn container(
+    id: &str,
+    name: &str,
+    pod: Option<(&str, &str)>,
+) -> dcgm_exporter::attribution::cri::Container {
     let mut labels = std::collections::HashMap::new();
     if let Some((ns, p)) = pod {
         labels.insert("io.kubernetes.pod.namespace".to_string(), ns.to_string());
         labels.insert("io.kubernetes.pod.name".to_string(), p.to_string());
     }
-    dcgm_exporter::cri::Container {
+    dcgm_exporter::attribution::cri::Container {
         id: id.into(),
         pod_sandbox_id: "sandbox".into(),
-        metadata: Some(dcgm_exporter::cri::ContainerMetadata {
+        metadata: Some(dcgm_exporter::attribution::cri::ContainerMetadata {
             name: name.into(),
             attempt: 0,
         }),
@@ -530,7 +534,7 @@ fn container_labels_come_from_the_cri_socket_for_the_processes_on_each_gpu() {
         std::fs::write(d.join("cgroup"), cgroup).unwrap();
     }
     let runtime = support::cri::Runtime::default();
-    *runtime.answer.lock().unwrap() = dcgm_exporter::cri::ListContainersResponse {
+    *runtime.answer.lock().unwrap() = dcgm_exporter::attribution::cri::ListContainersResponse {
         containers: vec![
             container(&cid(1), "trainer", Some(("ml", "train-0"))),
             container(&cid(2), "jupyter", None),
@@ -858,7 +862,7 @@ fn kubernetes_virtual_gpus_give_each_sharing_pod_its_series_and_its_own_memory_a
     }
     use support::kubelet::device_pod;
     let answer = support::kubelet::Answer::default();
-    *answer.lock().unwrap() = dcgm_exporter::kubernetes::ListPodResourcesResponse {
+    *answer.lock().unwrap() = dcgm_exporter::attribution::kubelet_wire::ListPodResourcesResponse {
         pod_resources: vec![
             device_pod(
                 "a",
@@ -1103,7 +1107,7 @@ fn kubernetes_pod_labels_come_from_the_api_server_filtered_by_the_allowlist() {
     };
     use support::kubelet::device_pod;
     let answer = support::kubelet::Answer::default();
-    *answer.lock().unwrap() = dcgm_exporter::kubernetes::ListPodResourcesResponse {
+    *answer.lock().unwrap() = dcgm_exporter::attribution::kubelet_wire::ListPodResourcesResponse {
         pod_resources: vec![device_pod(
             "train-0",
             "ml",
@@ -1310,7 +1314,7 @@ fn the_api_servers_pod_uids_name_the_pods_the_cgroups_cannot_tell_apart() {
     };
     use support::kubelet::device_pod;
     let answer = support::kubelet::Answer::default();
-    *answer.lock().unwrap() = dcgm_exporter::kubernetes::ListPodResourcesResponse {
+    *answer.lock().unwrap() = dcgm_exporter::attribution::kubelet_wire::ListPodResourcesResponse {
         pod_resources: vec![
             device_pod("b", "ml", "cb", "nvidia.com/gpu", &["nvidia0::0"]),
             device_pod("e", "ml", "ce", "nvidia.com/gpu", &["nvidia0::1"]),

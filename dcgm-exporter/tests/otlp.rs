@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dcgm_exporter::otlp_convert::Converter;
+use dcgm_exporter::otlp::convert::Converter;
 use dcgm_prometheus::{
     CounterField, ExporterCounter, Exposition, MetricFamily, MetricKind, Sample,
 };

@@ -187,7 +187,7 @@ pub enum SpecError {
 /// a subset).
 ///
 /// ```
-/// use dcgm_exporter::cdi::parse;
+/// use dcgm_exporter::attribution::cdi::parse;
 /// let spec = parse(std::path::Path::new("claim.yaml"), "cdiVersion: 0.6.0\n\
 ///     kind: k8s.gpu.nvidia.com/claim\n\
 ///     devices:\n- name: c1-gpu-0\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n").unwrap();

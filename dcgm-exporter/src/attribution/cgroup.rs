@@ -62,7 +62,7 @@ impl CgroupOwner {
 /// Parses the text of a `/proc/PID/cgroup` file.
 ///
 /// ```
-/// use dcgm_exporter::cgroup::{Runtime, parse};
+/// use dcgm_exporter::attribution::cgroup::{Runtime, parse};
 /// let o = parse("0::/kubepods.slice/kubepods-burstable.slice/\
 ///                kubepods-burstable-pod0d5c2a3e_4b1f_4c6d_9e8a_1f2b3c4d5e6f.slice/\
 ///                cri-containerd-6e9f7b1a2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7.scope\n");

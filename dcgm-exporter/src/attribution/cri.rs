@@ -1,12 +1,12 @@
 //! Container labels without Kubernetes (`--container-labels`, dcgm-exporter 4.8.3): each
 //! process DCGM lists on a GPU is placed in its container by its cgroup
-//! ([`crate::cgroup`], which gives the container's id), and the container's name (and its pod
+//! ([`crate::attribution::cgroup`], which gives the container's id), and the container's name (and its pod
 //! and namespace, when the runtime runs it for Kubernetes) come from the container runtime's
 //! CRI API: `runtime.v1.RuntimeService/ListContainers`, gRPC over its unix socket
 //! (`--container-runtime-socket`; containerd's by default, CRI-O's is
 //! `/var/run/crio/crio.sock`).
 //!
-//! As for the kubelet ([`crate::kubernetes`]), the few messages needed are written here with
+//! As for the kubelet ([`crate::attribution::kubernetes`]), the few messages needed are written here with
 //! `prost` derives from the CRI's field numbers (`k8s.io/cri-api`, `api.proto`); unknown
 //! fields are skipped by the decoder.
 

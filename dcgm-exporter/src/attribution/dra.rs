@@ -5,7 +5,7 @@
 //! The kubelet names each claimed device by its DRA driver, pool and device name and by the
 //! CDI devices the driver prepared for it (`k8s.gpu.nvidia.com/claim=<claim uid>-gpu-0`). The
 //! NVIDIA DRA driver (`gpu.nvidia.com`) writes those CDI devices into a spec file per claim
-//! in its CDI directory ([`crate::cdi`]); the device's entry there says what the container
+//! in its CDI directory ([`crate::attribution::cdi`]); the device's entry there says what the container
 //! gets. A device is mapped, in this order, by:
 //!
 //! 1. a GPU or MIG UUID in the device's environment (`NVIDIA_VISIBLE_DEVICES`,
@@ -24,22 +24,21 @@
 //! each device.
 //!
 //! With `--kubernetes-dra-resource-slices`, a device that no CDI spec maps is looked up in
-//! its driver's ResourceSlices through the API server ([`crate::resource_slice`]) by its
+//! its driver's ResourceSlices through the API server ([`crate::attribution::resource_slice`]) by its
 //! pool and device name; its `uuid` attribute names the GPU or MIG device. How the devices
 //! of the last kubelet answer were mapped is the `dcgm_exporter_dra_devices` gauge
-//! ([`DraStats`]: `source="cdi"`, `"resource_slice"`, `"unmapped"`), and the log line of a
+//! ([`DraStats`](super::dra_types::DraStats): `source="cdi"`, `"resource_slice"`, `"unmapped"`), and the log line of a
 //! device, written when it is first mapped, names the source.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
 
-use dcgm_prometheus::EntityIdentity;
-
-use crate::cdi::{self, Found, PassReport, SpecCache};
-use crate::kubernetes::{ClaimResource, ListPodResourcesResponse, PodInfo};
-use crate::pods::DeviceMap;
-use crate::resource_slice::{ResourceSliceConfig, ResourceSlices};
+use crate::attribution::cdi::{self, Found, SpecCache};
+use crate::attribution::dra_target::Target;
+use crate::attribution::dra_types::{CdiState, DraClaim, DraConfig};
+use crate::attribution::kubelet_wire::{ClaimResource, ListPodResourcesResponse};
+use crate::attribution::kubernetes::{DeviceMap, PodInfo};
+use crate::attribution::resource_slice::ResourceSlices;
 
 /// The NVIDIA DRA driver for GPUs (k8s-dra-driver-gpu's `DriverName`).
 pub const NVIDIA_GPU_DRIVER: &str = "gpu.nvidia.com";
@@ -49,69 +48,6 @@ const UUID_ENV: [&str; 2] = ["NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"];
 
 /// The largest `/proc/driver/...` file read.
 const MAX_PROC_BYTES: u64 = 64 * 1024;
-
-/// The claim and device behind a DRA holder, for its `dra_*` labels.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DraClaim {
-    /// The ResourceClaim's name.
-    pub claim_name: String,
-    /// Its namespace.
-    pub claim_namespace: String,
-    /// The DRA driver (`gpu.nvidia.com`).
-    pub driver_name: String,
-    /// The driver's pool (the node's name, for the NVIDIA driver).
-    pub pool_name: String,
-    /// The device within the pool (`gpu-0`, `gpu-0-mig-1g10gb-19-0`).
-    pub device_name: String,
-}
-
-/// What a claimed device is on this node.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A whole GPU, by UUID (`GPU-…`).
-    Gpu(String),
-    /// A MIG device, by its UUID (`MIG-…`).
-    MigUuid(String),
-    /// A MIG GPU instance, by its GPU's UUID and NVML GPU-instance id.
-    Mig {
-        /// The GPU's UUID.
-        gpu_uuid: String,
-        /// The GPU instance (`GPU_I_ID`).
-        gpu_instance: u32,
-    },
-}
-
-impl Target {
-    /// The device-map key of the target.
-    pub fn key(&self) -> String {
-        match self {
-            Target::Gpu(u) | Target::MigUuid(u) => format!("dra:{u}"),
-            Target::Mig {
-                gpu_uuid,
-                gpu_instance,
-            } => format!("dra:{gpu_uuid}/gi{gpu_instance}"),
-        }
-    }
-}
-
-/// The device-map keys under which a DRA holder of `id` is found (see [`Target::key`]).
-pub fn identity_keys(id: &EntityIdentity) -> Vec<String> {
-    match &id.mig {
-        None => vec![Target::Gpu(id.uuid.clone()).key()],
-        Some(m) => m
-            .uuid
-            .iter()
-            .map(|u| Target::MigUuid(u.clone()).key())
-            .chain(m.instance_id.map(|gi| {
-                Target::Mig {
-                    gpu_uuid: id.uuid.clone(),
-                    gpu_instance: gi,
-                }
-                .key()
-            }))
-            .collect(),
-    }
-}
 
 /// Whether `s` has the shape of a GPU or MIG device UUID.
 fn is_uuid(s: &str) -> bool {
@@ -209,7 +145,7 @@ impl NvidiaProc {
 /// `Device Minor:` and `GPU UUID:` of a `/proc/driver/nvidia/gpus/<bus>/information` file.
 ///
 /// ```
-/// use dcgm_exporter::dra::parse_information;
+/// use dcgm_exporter::attribution::dra::parse_information;
 /// let text = "Model:           NVIDIA H100\nGPU UUID:        GPU-0a1b\nDevice Minor:    3\n";
 /// assert_eq!(parse_information(text), Some((3, "GPU-0a1b".to_string())));
 /// ```
@@ -339,128 +275,6 @@ fn target_of(found: Found<'_>, nv: &NvidiaProc) -> Result<(Target, String), Stri
     Err(format!("in {file}: {}", nodes.unwrap_err()))
 }
 
-/// The gauge of how the claimed devices were mapped.
-pub const DEVICES_METRIC: &str = "dcgm_exporter_dra_devices";
-
-/// How the NVIDIA DRA devices of the last kubelet answer were mapped, shared by the kubelet
-/// thread (which sets it) and the collector (which exports it as [`DEVICES_METRIC`]).
-#[derive(Debug, Default)]
-pub struct DraStats {
-    /// (by a CDI spec, by a ResourceSlice, unmapped); `None` before the first answer and
-    /// after a failed `List`.
-    counts: Mutex<Option<[usize; 3]>>,
-    /// The last pass over the CDI directory, and the files read since the start.
-    cdi: Mutex<Option<CdiState>>,
-}
-
-/// The CDI directory as the last pass found it (for `/metrics` and `/health`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CdiState {
-    /// The directory.
-    pub dir: PathBuf,
-    /// What the pass did and found; `Err`: the directory could not be listed.
-    pub pass: Result<PassReport, String>,
-    /// Spec files read (parsed) since the start: unchanged files are not read again.
-    pub reads: u64,
-    /// When the pass ended.
-    pub at: std::time::Instant,
-}
-
-/// The gauge of the CDI spec files by state, and the counter of files read.
-pub const CDI_FILES_METRIC: &str = "dcgm_exporter_cdi_spec_files";
-/// The counter of spec files read (parsed).
-pub const CDI_READS_METRIC: &str = "dcgm_exporter_cdi_spec_reads_total";
-
-impl DraStats {
-    /// The counts of the last answer: (CDI, ResourceSlice, unmapped).
-    pub fn get(&self) -> Option<[usize; 3]> {
-        *self.counts.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Sets the counts (`None`: no answer to count).
-    pub fn set(&self, counts: Option<[usize; 3]>) {
-        *self.counts.lock().unwrap_or_else(|p| p.into_inner()) = counts;
-    }
-
-    /// The last pass over the CDI directory (`None` before the first that needed it).
-    pub fn cdi(&self) -> Option<CdiState> {
-        self.cdi.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// Sets the last pass over the CDI directory.
-    pub fn set_cdi(&self, state: CdiState) {
-        *self.cdi.lock().unwrap_or_else(|p| p.into_inner()) = Some(state);
-    }
-
-    /// Appends [`DEVICES_METRIC`] in the Prometheus text format; nothing before the first
-    /// kubelet answer or after a failed one.
-    ///
-    /// ```
-    /// let stats = dcgm_exporter::dra::DraStats::default();
-    /// stats.set(Some([2, 1, 0]));
-    /// let mut out = String::new();
-    /// stats.write(&mut out);
-    /// assert!(out.contains("dcgm_exporter_dra_devices{source=\"cdi\"} 2\n"));
-    /// assert!(out.contains("dcgm_exporter_dra_devices{source=\"resource_slice\"} 1\n"));
-    /// assert!(out.contains("dcgm_exporter_dra_devices{source=\"unmapped\"} 0\n"));
-    /// ```
-    pub fn write(&self, out: &mut String) {
-        use std::fmt::Write as _;
-        if let Some(c) = self.cdi() {
-            let (ok, rejected, deferred, over) = match &c.pass {
-                Ok(p) => (p.specs, p.rejected.len(), p.deferred, p.over_limit),
-                Err(_) => (0, 0, 0, 0),
-            };
-            let _ = write!(
-                out,
-                "# HELP {CDI_FILES_METRIC} CDI spec files of the last pass over --cdi-spec-dir, by \
-                 state: usable specs (ok), refused or unparsable (rejected), changed but left for \
-                 the next pass by its budget (deferred), past the {} files read (over_limit).\n\
-                 # TYPE {CDI_FILES_METRIC} gauge\n\
-                 {CDI_FILES_METRIC}{{state=\"ok\"}} {ok}\n\
-                 {CDI_FILES_METRIC}{{state=\"rejected\"}} {rejected}\n\
-                 {CDI_FILES_METRIC}{{state=\"deferred\"}} {deferred}\n\
-                 {CDI_FILES_METRIC}{{state=\"over_limit\"}} {over}\n\
-                 # HELP {CDI_READS_METRIC} CDI spec files read and parsed (a file is read again \
-                 only when its size, time or inode changes).\n\
-                 # TYPE {CDI_READS_METRIC} counter\n\
-                 {CDI_READS_METRIC} {}\n",
-                cdi::MAX_SPECS,
-                c.reads
-            );
-        }
-        let Some([cdi, slice, unmapped]) = self.get() else {
-            return;
-        };
-        let _ = write!(
-            out,
-            "# HELP {DEVICES_METRIC} NVIDIA DRA devices of the kubelet's last answer, by what \
-             mapped them to a GPU or MIG instance (cdi, resource_slice) or unmapped.\n\
-             # TYPE {DEVICES_METRIC} gauge\n\
-             {DEVICES_METRIC}{{source=\"cdi\"}} {cdi}\n\
-             {DEVICES_METRIC}{{source=\"resource_slice\"}} {slice}\n\
-             {DEVICES_METRIC}{{source=\"unmapped\"}} {unmapped}\n"
-        );
-    }
-}
-
-/// Settings of the DRA attribution.
-#[derive(Debug, Clone)]
-pub struct DraConfig {
-    /// The CDI spec directory (`--cdi-spec-dir`).
-    pub cdi_dir: PathBuf,
-    /// Where the NVIDIA driver's `/proc/driver` tables are (`--proc-root`).
-    pub proc_root: PathBuf,
-    /// With `--kubernetes-dra-resource-slices`: look up the devices no CDI spec maps in the
-    /// API server's ResourceSlices.
-    pub resource_slices: Option<ResourceSliceConfig>,
-    /// Where the counts of each answer go.
-    pub stats: Arc<DraStats>,
-    /// What one pass over the CDI directory may read of changed files (`--once` has one
-    /// pass: it reads them all).
-    pub budget: cdi::Budget,
-}
-
 /// Maps the kubelet's dynamic resources to GPUs, logging what it did once per change.
 #[derive(Debug)]
 pub struct DraResolver {
@@ -494,7 +308,7 @@ impl DraResolver {
     }
 
     /// Adds the holders of the NVIDIA DRA devices in `resp` to `map` (under
-    /// [`Target::key`]); returns how many devices were mapped. The CDI directory and the
+    /// `Target::key`); returns how many devices were mapped. The CDI directory and the
     /// driver's tables are read only when some container has an NVIDIA DRA device.
     pub fn add_to(&mut self, resp: &ListPodResourcesResponse, map: &mut DeviceMap) -> usize {
         let mut lines: BTreeSet<(bool, String)> = BTreeSet::new();

@@ -1,8 +1,22 @@
 //! The workload labels of the GPUs: Kubernetes pods (from the [`PodCache`] the kubelet
 //! refresher keeps, never from the kubelet itself, so a collection does not wait on it), HPC
 //! jobs (read from the mapping directory before each collection, bounded, never blocking),
-//! and the pods of the processes on the GPUs (their cgroups, [`crate::pod_processes`]), given
+//! and the pods of the processes on the GPUs (their cgroups, [`pod_processes`]), given
 //! to the collector before each collection.
+
+pub mod cdi;
+pub mod cgroup;
+pub mod cri;
+pub mod dra;
+pub(crate) mod dra_target;
+pub mod dra_types;
+pub mod hpc;
+pub mod kubelet_wire;
+pub mod kubernetes;
+pub mod pod_labels;
+pub mod pod_processes;
+pub mod pods;
+pub mod resource_slice;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::ErrorKind;
@@ -13,11 +27,11 @@ use dcgm_prometheus::{
     Collector, ExporterCounter, GpuProcess, LabelSet, memory_by_owner, sm_util_by_owner,
 };
 
-use crate::cgroup::{self, CgroupOwner};
-use crate::hpc::HpcJobs;
-use crate::kubernetes::{PodInfo, PodMapper};
-use crate::pod_processes::{PodMatch, match_pods, owner_labels};
-use crate::pods::PodCache;
+use crate::attribution::cgroup::CgroupOwner;
+use crate::attribution::hpc::HpcJobs;
+use crate::attribution::kubernetes::{PodInfo, PodMapper};
+use crate::attribution::pod_processes::{PodMatch, match_pods, owner_labels};
+use crate::attribution::pods::PodCache;
 
 /// The name of the job-info series of `--hpc-job-info-series`.
 pub const HPC_JOB_INFO: &str = "DCGM_EXP_HPC_JOB_INFO";
@@ -42,7 +56,7 @@ pub struct AttributionConfig {
     pub container_runtime: Option<PathBuf>,
     /// With `--kubernetes-enable-pod-labels`: the service account's directory and the
     /// allow-list of label keys.
-    pub pod_labels: Option<(PathBuf, crate::pod_labels::Allowlist)>,
+    pub pod_labels: Option<(PathBuf, crate::attribution::pod_labels::Allowlist)>,
 }
 
 impl Default for AttributionConfig {
@@ -75,9 +89,9 @@ pub struct Attribution {
     /// The last failure to read DCGM's process statistics, logged once.
     pid_stats_failing: Option<String>,
     /// With `--container-labels`: the container runtime.
-    containers: Option<crate::cri::Containers>,
+    containers: Option<crate::attribution::cri::Containers>,
     /// With `--kubernetes-enable-pod-labels`: the pods' labels from the API server.
-    pod_labels: Option<crate::pod_labels::PodLabels>,
+    pod_labels: Option<crate::attribution::pod_labels::PodLabels>,
 }
 
 impl Attribution {
@@ -102,10 +116,10 @@ impl Attribution {
             containers: cfg
                 .container_runtime
                 .filter(|_| cfg.local_engine)
-                .map(crate::cri::Containers::new),
+                .map(crate::attribution::cri::Containers::new),
             pod_labels: cfg
                 .pod_labels
-                .map(|(dir, allow)| crate::pod_labels::PodLabels::new(dir, allow)),
+                .map(|(dir, allow)| crate::attribution::pod_labels::PodLabels::new(dir, allow)),
         }
     }
 
@@ -113,7 +127,7 @@ impl Attribution {
     /// collection has the pods when the kubelet answers.
     pub fn wait_for_pods(&self) {
         if let Some((_, cache)) = &self.pods {
-            cache.wait_first(crate::kubernetes::TIMEOUT + std::time::Duration::from_millis(500));
+            cache.wait_first(kubelet_wire::TIMEOUT + std::time::Duration::from_millis(500));
         }
     }
 

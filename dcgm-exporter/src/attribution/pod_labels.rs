@@ -7,9 +7,9 @@
 //!
 //! The pods of this node are listed in one request (`GET /api/v1/pods` with the field
 //! selector `spec.nodeName=$NODE_NAME`; RBAC: `list` on `pods`) through the same in-cluster
-//! credentials and TLS as the ResourceSlice fallback ([`crate::resource_slice`]), at most every
-//! [`REFRESH`]; each request is bounded by [`crate::resource_slice::TIMEOUT`] and
-//! [`crate::resource_slice::MAX_BODY`]. A failure keeps the last good labels and is logged
+//! credentials and TLS as the ResourceSlice fallback ([`crate::attribution::resource_slice`]), at most every
+//! [`REFRESH`]; each request is bounded by [`crate::attribution::resource_slice::TIMEOUT`] and
+//! [`crate::attribution::resource_slice::MAX_BODY`]. A failure keeps the last good labels and is logged
 //! once.
 
 use std::collections::{BTreeMap, HashMap};
@@ -20,7 +20,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Empty, Limited};
 use serde::Deserialize;
 
-use crate::resource_slice::{MAX_BODY, SliceError, TIMEOUT};
+use crate::attribution::resource_slice::{MAX_BODY, SliceError, TIMEOUT};
 
 /// How long a node's pod list is used before the API server is asked again.
 pub const REFRESH: Duration = Duration::from_secs(30);
@@ -168,7 +168,8 @@ impl PodLabels {
                 reason: "NODE_NAME is not set (the DaemonSet sets it from spec.nodeName)".into(),
             });
         };
-        let (tls, auth) = crate::resource_slice::credentials(&self.service_account_dir)?;
+        let (tls, auth) =
+            crate::attribution::resource_slice::credentials(&self.service_account_dir)?;
         if self.runtime.is_none() {
             self.runtime = Some(
                 tokio::runtime::Builder::new_current_thread()
@@ -177,7 +178,7 @@ impl PodLabels {
                     .map_err(SliceError::Runtime)?,
             );
         }
-        let base = crate::resource_slice::base_url(&host, &port);
+        let base = crate::attribution::resource_slice::base_url(&host, &port);
         let selector = percent_encoding::utf8_percent_encode(
             &format!("spec.nodeName={node}"),
             percent_encoding::NON_ALPHANUMERIC,
@@ -255,7 +256,7 @@ async fn get(
         .await
         .map_err(|e| SliceError::Request {
             url: url.to_string(),
-            reason: crate::resource_slice::error_chain(&e),
+            reason: crate::attribution::resource_slice::error_chain(&e),
         })?;
     let status = resp.status().as_u16();
     let body = match Limited::new(resp.into_body(), MAX_BODY).collect().await {
@@ -277,7 +278,7 @@ async fn get(
         return Err(SliceError::Status {
             url: url.to_string(),
             status,
-            message: crate::resource_slice::status_message(&body),
+            message: crate::attribution::resource_slice::status_message(&body),
         });
     }
     Ok(body)

@@ -1,5 +1,5 @@
 //! Per-pod attribution of the processes on the GPUs: each process DCGM lists on a GPU is
-//! placed in its pod by its cgroup ([`crate::cgroup`]), which gives the pod's UID; the pod's
+//! placed in its pod by its cgroup ([`crate::attribution::cgroup`]), which gives the pod's UID; the pod's
 //! name, namespace and container come from the kubelet's pod-resources answer where they can
 //! be told without guessing ([`match_pods`]).
 //!
@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use dcgm_prometheus::{GpuProcess, LabelSet};
 
-use crate::cgroup::CgroupOwner;
-use crate::kubernetes::PodInfo;
+use crate::attribution::cgroup::CgroupOwner;
+use crate::attribution::kubernetes::PodInfo;
 
 /// A pod by namespace and name.
 pub type PodKey = (String, String);
@@ -37,8 +37,8 @@ pub struct PodMatch {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use dcgm_exporter::kubernetes::PodInfo;
-/// use dcgm_exporter::pod_processes::match_pods;
+/// use dcgm_exporter::attribution::kubernetes::PodInfo;
+/// use dcgm_exporter::attribution::pod_processes::match_pods;
 /// let pod = |p: &str| PodInfo { pod: p.into(), namespace: "ml".into(), container: "c".into(), dra: None, vgpu: None };
 /// let uids = BTreeMap::from([(0, vec!["uid-a".to_string()]),
 ///                            (1, vec!["uid-a".to_string(), "uid-b".to_string()])]);

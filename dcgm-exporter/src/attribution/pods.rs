@@ -3,8 +3,8 @@
 //!
 //! The refresher asks the kubelet every collection interval (at least every
 //! [`MAX_REFRESH`], at most every [`MIN_REFRESH`]), each `List` bounded by
-//! [`kubernetes::TIMEOUT`] and the DRA mapping by the CDI directory's pass budget
-//! ([`crate::cdi`]). While a pass runs the collector labels with the last map. A failed `List`
+//! [`kubelet_wire::TIMEOUT`] and the DRA mapping by the CDI directory's pass budget
+//! ([`crate::attribution::cdi`]). While a pass runs the collector labels with the last map. A failed `List`
 //! keeps the last good map for [`KEEP_INTERVALS`] refresh intervals (a kubelet restarting, a
 //! `List` timing out once), then empties it (the metrics go out without pod labels rather than
 //! with labels that may name pods long gone); `/health` says which. The log says when the
@@ -15,9 +15,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::dra::DraResolver;
+use crate::attribution::dra::DraResolver;
+use crate::attribution::kubelet_wire;
+use crate::attribution::kubernetes::{DeviceMap, PodMapper};
 use crate::health::KubeletHealth;
-use crate::kubernetes::{self, PodInfo, PodMapper};
 
 /// The refresher asks at most this often, however short the collection interval (the kubelet
 /// rate-limits its pod-resources API).
@@ -29,9 +30,6 @@ pub const MAX_REFRESH: Duration = Duration::from_secs(10);
 
 /// A failed `List` keeps the last good map for this many refresh intervals.
 pub const KEEP_INTERVALS: u32 = 3;
-
-/// Device id → the containers holding it.
-pub type DeviceMap = HashMap<String, Vec<PodInfo>>;
 
 /// The last pod map, shared by the refresher (which writes it) and the collector.
 #[derive(Debug, Default)]
@@ -164,13 +162,13 @@ impl PodRefresher {
         })
     }
 
-    /// Asks the kubelet once (at most [`kubernetes::TIMEOUT`]), updates the cache, logs a
+    /// Asks the kubelet once (at most [`kubelet_wire::TIMEOUT`]), updates the cache, logs a
     /// transition, and returns the state for `/health`.
     pub fn refresh(&mut self) -> KubeletHealth {
         let socket = &self.mapper.socket;
         let result = if socket.exists() {
             self.runtime
-                .block_on(kubernetes::list(socket))
+                .block_on(kubelet_wire::list(socket))
                 .map(|resp| {
                     let mut map = self.mapper.device_map(&resp);
                     if let Some(dra) = &mut self.dra {

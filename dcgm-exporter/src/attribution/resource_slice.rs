@@ -34,7 +34,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Empty, Limited};
 use serde::Deserialize;
 
-use crate::dra::Target;
+use crate::attribution::dra_target::Target;
 
 /// Where Kubernetes mounts the pod's service-account token and CA, unless
 /// `--kubernetes-service-account-dir` says otherwise.
@@ -277,7 +277,7 @@ struct Attribute {
 /// the pool's newest generation (during an update, the old slices may still be listed).
 ///
 /// ```
-/// use dcgm_exporter::resource_slice::parse_slices;
+/// use dcgm_exporter::attribution::resource_slice::parse_slices;
 /// let body = br#"{"kind":"ResourceSliceList","items":[{"spec":{
 ///     "driver":"gpu.nvidia.com","pool":{"name":"node-1","generation":1},
 ///     "devices":[{"name":"gpu-0","attributes":{"uuid":{"string":"GPU-0a1b"}}}]}}]}"#;
@@ -356,7 +356,7 @@ fn selector_value(v: &str) -> String {
 /// The path and query of the list of `driver`'s slices on `node`, in API version `version`.
 ///
 /// ```
-/// use dcgm_exporter::resource_slice::list_path;
+/// use dcgm_exporter::attribution::resource_slice::list_path;
 /// assert_eq!(
 ///     list_path("v1", "gpu.nvidia.com", "node-1"),
 ///     "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.driver%3Dgpu.nvidia.com%2Cspec.nodeName%3Dnode-1&resourceVersion=0"

@@ -20,11 +20,11 @@
 //!   closed. A full server is logged (once a minute) and counted in `/metrics`
 //!   (`dcgm_exporter_http_server_full_total`, `dcgm_exporter_http_connections_evicted_total`,
 //!   `dcgm_exporter_http_connections_refused_total`);
-//! - each phase of a connection has a deadline ([`crate::deadline_io`]): idle between
+//! - each phase of a connection has a deadline (`deadline_io`): idle between
 //!   requests, the whole request (head and body together), the writing of each response;
 //! - a request body: refused with 413 as soon as a `Content-Length` above 64 KiB is seen, and
 //!   never read before the credentials are checked;
-//! - a bcrypt verification: one at a time, [`crate::basic_auth::QUEUE`] waiting, 503 past that.
+//! - a bcrypt verification: one at a time, `basic_auth::QUEUE` waiting, 503 past that.
 
 use std::convert::Infallible;
 use std::io::{self, Write as _};
@@ -42,11 +42,11 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 
-use crate::basic_auth::{Check, Verdict};
-use crate::client_slots::{ClientSlot, ClientSlots};
-use crate::deadline_io::{DeadlineIo, Deadlines};
-use crate::throttled_log::ThrottledLog;
-pub use crate::web_config::WebConfig;
+use crate::http::basic_auth::{Check, Verdict};
+use crate::http::client_slots::{ClientSlot, ClientSlots};
+use crate::http::deadline_io::{DeadlineIo, Deadlines};
+use crate::http::throttled_log::ThrottledLog;
+pub use crate::http::web_config::WebConfig;
 
 pub mod conn_slots;
 use conn_slots::{Admission, ConnSlots, SlotHandle, Stats, Tracked};
@@ -90,7 +90,7 @@ pub struct Limits {
     /// `/metrics` responses served at once, from the request to the response's last byte
     /// handed to the connection; past it a scrape is answered 503 at once (0: no limit).
     pub max_concurrent_scrapes: usize,
-    /// Add the exporter's own metrics ([`crate::self_metrics`]) to `/metrics`.
+    /// Add the exporter's own metrics (`self_metrics`) to `/metrics`.
     pub exporter_metrics: bool,
 }
 
@@ -312,7 +312,7 @@ struct State {
     cache: Mutex<Cache>,
     stats: Arc<Stats>,
     /// The `/metrics` handler's counts (in flight, by status).
-    scrapes: Arc<crate::self_metrics::HandlerStats>,
+    scrapes: Arc<crate::http::self_metrics::HandlerStats>,
     /// `--max-concurrent-scrapes` (0: none).
     max_scrapes: usize,
     /// `--enable-exporter-metrics`.
@@ -555,7 +555,7 @@ async fn route(
     req: Request<Incoming>,
     state: &Arc<State>,
     slot: &Arc<SlotHandle>,
-    scrape: Option<&mut Option<crate::self_metrics::InFlight>>,
+    scrape: Option<&mut Option<crate::http::self_metrics::InFlight>>,
 ) -> Response<Full<Bytes>> {
     match respond(req, state, slot, scrape).await {
         Ok(r) | Err(r) => r,
@@ -566,11 +566,11 @@ async fn respond(
     req: Request<Incoming>,
     state: &Arc<State>,
     slot: &Arc<SlotHandle>,
-    scrape: Option<&mut Option<crate::self_metrics::InFlight>>,
+    scrape: Option<&mut Option<crate::http::self_metrics::InFlight>>,
 ) -> Result<Response<Full<Bytes>>, Response<Full<Bytes>>> {
     let web = &state.web;
     let (parts, body) = req.into_parts();
-    if let Err(why) = crate::request_framing::check(&parts) {
+    if let Err(why) = crate::http::request_framing::check(&parts) {
         let msg = format!("bad request: {why}\n");
         return Ok(closing(reply(web, StatusCode::BAD_REQUEST, TEXT, msg)));
     }
@@ -642,7 +642,7 @@ async fn respond(
         "/metrics" => {
             let counts = &state.scrapes;
             let now = counts.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
-            let guard = crate::self_metrics::InFlight(counts.clone());
+            let guard = crate::http::self_metrics::InFlight(counts.clone());
             if state.max_scrapes > 0 && now > state.max_scrapes {
                 drop(guard);
                 counts.unavailable.fetch_add(1, Ordering::Relaxed);
@@ -745,8 +745,8 @@ impl State {
             }
             Stats::write(&stats, &mut text);
             if self.exporter_metrics {
-                let process = crate::self_metrics::process_stats();
-                crate::self_metrics::write(&mut text, process.as_ref(), &self.scrapes);
+                let process = crate::http::self_metrics::process_stats();
+                crate::http::self_metrics::write(&mut text, process.as_ref(), &self.scrapes);
             }
             *c = Cache {
                 version: Some(p.version),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use hyper::header::{HeaderName, HeaderValue};
 use serde::Deserialize;
 
-use crate::basic_auth::BasicAuth;
+use crate::http::basic_auth::BasicAuth;
 
 /// The exporter-toolkit web configuration file (the subset this exporter supports; any other
 /// key is an error).
@@ -82,7 +82,7 @@ impl std::fmt::Debug for WebConfig {
     }
 }
 
-/// Checks one configured response header against [`ALLOWED_HEADERS`].
+/// Checks one configured response header against `ALLOWED_HEADERS`.
 fn allowed_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), String> {
     let Some((canonical, values)) = ALLOWED_HEADERS
         .iter()
@@ -133,8 +133,8 @@ impl WebConfig {
     /// # Errors
     ///
     /// A message naming the file: unreadable, not YAML of this form, an unknown key, a
-    /// response header outside [`ALLOWED_HEADERS`], a password that is not a bcrypt hash or
-    /// whose cost is above [`crate::basic_auth::MAX_COST`], or TLS files that do not load.
+    /// response header outside `ALLOWED_HEADERS`, a password that is not a bcrypt hash or
+    /// whose cost is above `basic_auth::MAX_COST`, or TLS files that do not load.
     pub fn load(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let file: WebConfigFile = if text.trim().is_empty() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::otlp_compression::Compression;
+use crate::otlp::compression::Compression;
 
 /// The OTLP flags (flattened into the exporter's command line).
 #[derive(Debug, Clone, Default, Args)]
@@ -80,7 +80,7 @@ pub const DEFAULT_QUEUE_BYTES: u64 = 64 << 20;
 /// to 16 GiB.
 ///
 /// ```
-/// use dcgm_exporter::otlp_config::byte_size;
+/// use dcgm_exporter::otlp::config::byte_size;
 /// assert_eq!(byte_size("64MiB"), Ok(64 << 20));
 /// assert_eq!(byte_size("300k"), Ok(300 << 10));
 /// assert_eq!(byte_size("1048576"), Ok(1 << 20));
@@ -154,7 +154,7 @@ pub enum OtlpConfigError {
     Header(String),
     /// A compression other than `none` and `gzip`.
     #[error(transparent)]
-    Compression(#[from] crate::otlp_compression::UnknownCompression),
+    Compression(#[from] crate::otlp::compression::UnknownCompression),
     /// A number variable that does not parse.
     #[error("{name}={value:?} is not a number of milliseconds")]
     Millis {

@@ -1,6 +1,6 @@
 //! One collection ([`Exposition`], the structured form that `/metrics` is written from) to an
 //! encoded OTLP `ExportMetricsServiceRequest`, with the names, units, instruments and
-//! attributes of [`crate::otlp_mapping`], written by [`crate::otlp_wire`].
+//! attributes of [`crate::otlp::mapping`], written by `otlp::wire`.
 //!
 //! Each resource is a host (`host.name`, and `dcgm.hostengine` with several host engines), or,
 //! for the series of a GPU held by a Kubernetes pod, that pod on that host (`k8s.pod.name`,
@@ -26,8 +26,8 @@ use dcgm_prometheus::{
 };
 use rustc_hash::FxHashMap;
 
-use crate::otlp_mapping::{self, Instrument, MIB, MetricMapping, Target, derived};
-use crate::otlp_wire::{self as wire, AttrValue, PointValue, fields as f};
+use crate::otlp::mapping::{self, Instrument, MIB, MetricMapping, Target, derived};
+use crate::otlp::wire::{self, AttrValue, PointValue, fields as f};
 
 /// The instrumentation scope's name.
 pub const SCOPE: &str = "dcgm-exporter";
@@ -65,7 +65,7 @@ fn encode_label(
     point: &mut Vec<u8>,
     resource: &mut Attributes,
 ) -> bool {
-    match otlp_mapping::attribute(name, &exp.hostname_label, &exp.uuid_label) {
+    match mapping::attribute(name, &exp.hostname_label, &exp.uuid_label) {
         Target::Resource(k) => {
             resource.push((k.to_string(), value.to_string()));
             return false;
@@ -150,7 +150,7 @@ mod origin {
     pub const STATUS: u32 = u32::MAX - 4;
 }
 
-/// What a family's metric is made from ([`otlp_mapping::metric`], the help text): its
+/// What a family's metric is made from ([`mapping::metric`], the help text): its
 /// name, help text, field and type.
 type FamilyKey = (String, String, Option<CounterField>, MetricKind);
 
@@ -643,7 +643,7 @@ impl Converter {
                     p.next_family += 1;
                 }
             }
-            let m = otlp_mapping::metric(fam);
+            let m = mapping::metric(fam);
             let fixed = fixed_attributes(&m);
             for s in &fam.samples {
                 let Some(v) = scaled(&s.value, m.scale) else {

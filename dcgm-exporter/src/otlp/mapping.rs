@@ -727,7 +727,7 @@ mod readme {
     /// The README's table is this module's table.
     #[test]
     fn the_readme_has_the_mapping_table() {
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../../README.md");
         let rows = super::markdown_rows();
         assert!(
             readme.contains(&rows),

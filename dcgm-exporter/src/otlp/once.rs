@@ -8,9 +8,9 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use dcgm_prometheus::Exposition;
 
-use crate::otlp_config::OtlpConfig;
-use crate::otlp_convert::Converter;
-use crate::otlp_push::{FIRST_BACKOFF, MAX_BACKOFF, Transport};
+use crate::otlp::config::OtlpConfig;
+use crate::otlp::convert::Converter;
+use crate::otlp::push::{FIRST_BACKOFF, MAX_BACKOFF, Transport};
 
 /// Why the one push did not arrive.
 #[derive(Debug, thiserror::Error)]

@@ -30,8 +30,8 @@ use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceResp
 use prost::Message as _;
 use tokio::sync::Notify;
 
-use crate::otlp_config::{OtlpConfig, Protocol};
-use crate::otlp_convert::Converter;
+use crate::otlp::config::{OtlpConfig, Protocol};
+use crate::otlp::convert::Converter;
 
 /// The first wait before a retry.
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(200);
@@ -230,7 +230,7 @@ pub(crate) enum Transport {
         >,
         url: hyper::Uri,
         headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
-        compression: crate::otlp_compression::Compression,
+        compression: crate::otlp::compression::Compression,
     },
 }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use dcgm_exporter::cri::{ListContainersRequest, ListContainersResponse};
+use dcgm_exporter::attribution::cri::{ListContainersRequest, ListContainersResponse};
 use tonic::codegen::http;
 
 /// The answer the fake runtime gives, changeable while it runs, and how many calls it got.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use dcgm_exporter::kubernetes::{
+use dcgm_exporter::attribution::kubelet_wire::{
     CdiDevice, ClaimResource, ContainerDevices, ContainerResources, DynamicResource,
     ListPodResourcesRequest, ListPodResourcesResponse, PodResources,
 };

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::oneshot;
 
-use crate::throttled_log::ThrottledLog;
+use crate::http::throttled_log::ThrottledLog;
 
 /// How often the pressure deadline is checked: connections waiting past it are closed within
 /// this much of it.
@@ -107,7 +107,7 @@ pub struct SlotHandle {
     id: u64,
     /// Dropped when the response being written is written whole, or with the connection
     /// (a `/metrics` response's place among the scrapes in flight).
-    held: Mutex<Option<crate::self_metrics::InFlight>>,
+    held: Mutex<Option<crate::http::self_metrics::InFlight>>,
 }
 
 impl ConnSlots {
@@ -221,7 +221,7 @@ impl SlotHandle {
 
     /// Keeps `v` until the response being written is written whole ([`SlotHandle::responded`])
     /// or the connection closes.
-    pub fn hold_until_responded(&self, v: crate::self_metrics::InFlight) {
+    pub fn hold_until_responded(&self, v: crate::http::self_metrics::InFlight) {
         *self.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
     }
 
