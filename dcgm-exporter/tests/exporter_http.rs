@@ -697,11 +697,13 @@ fn users_of_different_costs_and_unknown_users_take_the_same_time() {
     let unknown = median_check(addr, "nobody", samples);
     let cheap = median_check(addr, "cheap", samples);
     let dear = median_check(addr, "dear", samples);
-    // Unpadded, cost 4 is 1/16 of cost 8; padded, the medians are within a fifth of each other.
+    // Unpadded, cost 4 is 1/16 of cost 8 (a ratio near 0.06 or 16); padded, the medians are
+    // alike. The bounds leave a factor of two for a loaded machine (a CI run on 2 busy cores
+    // measured 1.35) and still catch the factor of 16 of a leak.
     for (what, t) in [("cheap", cheap), ("dear", dear)] {
         let ratio = t.as_secs_f64() / unknown.as_secs_f64();
         assert!(
-            (0.8..1.25).contains(&ratio),
+            (0.5..2.0).contains(&ratio),
             "{what} user {t:?} vs unknown user {unknown:?} (ratio {ratio:.2})"
         );
     }
