@@ -34,6 +34,7 @@ pub mod engine;
 pub mod ffi;
 #[doc(hidden)]
 pub mod health;
+mod host_cpus;
 #[doc(hidden)]
 pub mod imex;
 #[doc(hidden)]
@@ -42,6 +43,7 @@ pub mod listener_probe;
 pub mod machine;
 #[doc(hidden)]
 pub mod mig;
+mod mig_requests;
 #[doc(hidden)]
 pub mod model;
 #[doc(hidden)]

@@ -106,8 +106,9 @@ impl Machine {
             next += c.cores;
         }
         if cfg.host_cpus {
-            let topology = crate::cpu::host_topology(std::path::Path::new("/")).unwrap_or_default();
-            (cfg.cpus, cpu_cores) = crate::cpu::host_cpus(&topology, &cfg.cpus);
+            let topology =
+                crate::host_cpus::host_topology(std::path::Path::new("/")).unwrap_or_default();
+            (cfg.cpus, cpu_cores) = crate::host_cpus::host_cpus(&topology, &cfg.cpus);
         }
         Self {
             mig: crate::mig::MigState::from_config(&cfg),

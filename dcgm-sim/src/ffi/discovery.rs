@@ -336,7 +336,7 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
                 info.info.nvmlInstanceId = gi.local_id;
                 info.info.nvmlComputeInstanceId = u32::MAX;
                 (info.info.nvmlMigProfileId, info.info.nvmlProfileSlices) =
-                    crate::mig::gi_nvml_profile(m, gi)
+                    crate::mig_requests::gi_nvml_profile(m, gi)
                         .unwrap_or((mig_profile(gi.slices, false), gi.slices));
                 n += 1;
                 for ci in m.compute_instances.iter().filter(|c| c.instance == gi.id) {
@@ -362,7 +362,7 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
                         .count()
                         .max(1) as u32;
                     (info.info.nvmlMigProfileId, info.info.nvmlProfileSlices) =
-                        crate::mig::ci_nvml_profile(m, ci).unwrap_or((
+                        crate::mig_requests::ci_nvml_profile(m, ci).unwrap_or((
                             mig_profile((gi.slices / per).max(1), true),
                             (gi.slices / per).max(1),
                         ));

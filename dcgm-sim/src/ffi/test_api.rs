@@ -587,10 +587,10 @@ pub unsafe extern "C" fn dcgmCreateMigEntity(
         with_engine(pDcgmHandle, |e| {
             if gi {
                 let index = profile - DcgmMigProfileGpuInstanceSlice1;
-                crate::mig::create_gpu_instance(&mut e.machine, parent, index, flags)
+                crate::mig_requests::create_gpu_instance(&mut e.machine, parent, index, flags)
             } else if ci {
                 let index = profile - DcgmMigProfileComputeInstanceSlice1;
-                crate::mig::create_compute_instance(&mut e.machine, parent, index, flags)
+                crate::mig_requests::create_compute_instance(&mut e.machine, parent, index, flags)
             } else {
                 Ok(())
             }
@@ -624,9 +624,9 @@ pub unsafe extern "C" fn dcgmDeleteMigEntity(
         }
         with_engine(pDcgmHandle, |e| {
             if group == DCGM_FE_GPU_I {
-                crate::mig::delete_gpu_instance(&mut e.machine, id, flags)
+                crate::mig_requests::delete_gpu_instance(&mut e.machine, id, flags)
             } else {
-                crate::mig::delete_compute_instance(&mut e.machine, id, flags)
+                crate::mig_requests::delete_compute_instance(&mut e.machine, id, flags)
             }
         })
     })
