@@ -365,7 +365,7 @@ fn a_bad_simulator_config_is_named_with_its_line_and_key_not_the_driver() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains(
-            "DCGM_SIM_CONFIG=no-such-preset: no such file, and not a preset name (default, faults, workloads)"
+            "DCGM_SIM_CONFIG=no-such-preset: no such file, and not a preset name (default, faults, workloads, burn)"
         ),
         "{err}"
     );
