@@ -98,17 +98,22 @@ tier "Prometheus fleet end-to-end" bash scripts/fleet_e2e.sh
 tier "Python wheel and sdist" bash python/build_and_test.sh
 tier "Go peers" env GO_PEERS_PREBUILT=1 bash scripts/go-peers.sh
 
-# Costs on the real libdcgm beside the checkout: numbers printed, nothing asserted.
-echo "=== real-library costs (numbers only, not a test)"
-bench="skipped: no real libdcgm beside the checkout"
-bench_t0=$SECONDS
-if BENCH_PROFILE=debug BENCH_EXPORTER_SECONDS=10 bash scripts/bench-real.sh >"$LOGS/bench.log" 2>&1; then
-    bench="numbers printed above"
-elif [ -s "$LOGS/bench.log" ] && ! grep -q "no libdcgm" "$LOGS/bench.log"; then
-    bench="did not complete (numbers only, not a test): $(tail -1 "$LOGS/bench.log")"
+# Costs on the real libdcgm beside the checkout: numbers printed, nothing asserted. A
+# benchmark, not a tier: only with DCGM_COSTS=1 (about 150 s on 2 cores), so that the test run
+# stays within CI's time; `bash scripts/bench-real.sh` prints them alone.
+bench="not run (DCGM_COSTS=1 runs it; or bash scripts/bench-real.sh)"
+if [ "${DCGM_COSTS:-}" = 1 ]; then
+    echo "=== real-library costs (numbers only, not a test)"
+    bench="skipped: no real libdcgm beside the checkout"
+    bench_t0=$SECONDS
+    if BENCH_PROFILE=debug BENCH_EXPORTER_SECONDS=10 bash scripts/bench-real.sh >"$LOGS/bench.log" 2>&1; then
+        bench="numbers printed above"
+    elif [ -s "$LOGS/bench.log" ] && ! grep -q "no libdcgm" "$LOGS/bench.log"; then
+        bench="did not complete (numbers only, not a test): $(tail -1 "$LOGS/bench.log")"
+    fi
+    cat "$LOGS/bench.log"
+    bench="$bench ($((SECONDS - bench_t0)) s)"
 fi
-cat "$LOGS/bench.log"
-bench="$bench ($((SECONDS - bench_t0)) s)"
 
 echo
 echo "=== summary"
