@@ -9,7 +9,7 @@
 #   5. Go peers: NVIDIA's go-dcgm (from the Go module proxy) runs its own tests on dcgm-sim and
 #      on the real libdcgm, and its samples are compared with the tools (scripts/go-peers.sh;
 #      one SKIPPED line without Go or the proxy);
-#   6. costs on the real libdcgm beside the checkout: numbers only, never a failure.
+#   6. with DCGM_COSTS=1, costs on the real libdcgm beside the checkout: numbers only.
 # Where a real libdcgm 4.6.0 sits beside the checkout (../shared/realdcgm-4.6.0), tiers 1 and 4
 # also run their real-library cases; without it those cases say SKIPPED and why (under
 # DCGM_REQUIRE_REAL=1, as in CI, a missing real library fails them instead).
