@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
+mod capture;
 mod shared;
+pub use capture::{InjectedProcess, capture_with_processes};
 pub use shared::{shared_dir, shared_path, skip};
 
 /// The dcgm-sim library: [`crate::find_simulator`], or, for doc tests that run from a temporary
