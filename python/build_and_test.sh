@@ -48,7 +48,8 @@ RUN=$(mktemp -d "$WORK/run.XXXXXX")
 if [[ ${DCGM_PY_KEEP:-0} == 1 ]]; then
     trap 'echo "kept $RUN"' EXIT
 else
-    trap 'rm -rf "$RUN"' EXIT
+    # (a failure before the sdist step leaves its background build running: stop it first)
+    trap '[ -n "${sdist_job:-}" ] && kill "$sdist_job" 2>/dev/null; wait 2>/dev/null; rm -rf "$RUN"' EXIT
 fi
 
 step "tools virtualenv (maturin $MATURIN_VERSION, pytest $PYTEST_VERSION, mypy $MYPY_VERSION)"
@@ -90,6 +91,21 @@ step "fresh test virtualenv"
 TEST=$RUN/test-venv
 "$PYTHON" -m venv "$TEST"
 "$TEST/bin/python" -m pip install --quiet "$wheel" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
+
+# The source distribution (checked below): its build and its install into a fresh virtualenv
+# compile the extension in the release profile, two to three minutes on 2 cores, so they run in
+# the background beside mypy and pytest (which keep about one core busy); a failure there fails
+# this script at the sdist step.
+SDIST=$RUN/sdist
+SDIST_VENV=$RUN/sdist-venv
+(
+    set -e
+    cd "$ROOT/python"
+    "$TOOLS/bin/maturin" sdist --out "$SDIST"
+    "$PYTHON" -m venv "$SDIST_VENV"
+    "$SDIST_VENV/bin/python" -m pip install --quiet "$SDIST"/dcgm-*.tar.gz "pytest==$PYTEST_VERSION"
+) >"$RUN/sdist.log" 2>&1 &
+sdist_job=$!
 
 # Run from this run's directory, so that `import dcgm` can only find the installed wheel.
 cd "$RUN"
@@ -152,9 +168,13 @@ real_contract "$TEST/bin/python" wheel
 # separate simulator library, but the extension links dcgm-sim: the checks below hold an sdist
 # install to simulating through the extension (and to a clear error from simulator_path(), which
 # other programs would load), and run the contract pass on the real libdcgm through it.
-step "sdist: build, contents, metadata"
-SDIST=$RUN/sdist
-(cd "$ROOT/python" && "$TOOLS/bin/maturin" sdist --out "$SDIST")
+step "sdist: build (begun in the background above), contents, metadata"
+if ! wait "$sdist_job"; then
+    cat "$RUN/sdist.log"
+    echo "the sdist's build or its install into a fresh virtualenv failed (above)" >&2
+    exit 1
+fi
+cat "$RUN/sdist.log"
 sdist=$(ls "$SDIST"/dcgm-*.tar.gz)
 echo "sdist: $sdist ($(du -h "$sdist" | cut -f1))"
 "$TOOLS/bin/python" - "$sdist" <<'PY'
@@ -177,10 +197,7 @@ if not (meta.get("License") or meta.get("License-Expression")) or not meta.get_a
 print("sdist metadata:", meta["Name"], meta["Version"], "|", meta["Summary"])
 PY
 
-step "sdist: pip install into a fresh virtualenv (isolated build, release profile)"
-SDIST_VENV=$RUN/sdist-venv
-"$PYTHON" -m venv "$SDIST_VENV"
-"$SDIST_VENV/bin/python" -m pip install --quiet "$sdist" "pytest==$PYTEST_VERSION"
+step "sdist: installed into a fresh virtualenv (isolated build, release profile; in the background above)"
 "$SDIST_VENV/bin/python" - <<'PY'
 import importlib.metadata, dcgm
 assert dcgm.__version__ == importlib.metadata.version("dcgm"), (dcgm.__version__, importlib.metadata.version("dcgm"))
