@@ -19,6 +19,13 @@ Differences from NVIDIA's class, on purpose:
   (``.pid``, ``.memoryUsed``), the accounting data into :class:`dcgm.AccountingStats`
   (``.pid``, ``.gpuUtilization``, ``.maxMemoryUsage``, ...); other blobs stay ``bytes``.
 * ``SetHandle`` is not provided.
+
+This is also the implementation of NVIDIA's reader, :class:`dcgm.compat.DcgmReader.DcgmReader`:
+it subclasses :class:`DcgmReader` and sets NVIDIA's behaviour through the class's parameters
+(``_firstSinceLastCallEmpty``, ``_firstProcessLatest``, ``_noHostnameIsEmbedded``,
+``_handleLastNonBlank``, the logged messages) and the hooks that shape samples and blanks
+(``_latestSamples``, ``_samplesSince``, ``_samplesOf``, ``_blankValue``, ``_blankInDict``,
+``_inFieldOrder``), not through copies of the ``Get...`` methods.
 """
 
 from __future__ import annotations
@@ -26,9 +33,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple, TypeVar, Union, cast
 
 from dcgm import _native, fields as _fields
+from dcgm._enums import Blank
 from dcgm._native import FieldMeta, FieldValue
 from dcgm.structs import DCGM_ST_CONNECTION_NOT_VALID, dcgmExceptionClass
 
@@ -52,6 +60,7 @@ def entity_group_id_to_string(entityGroupId: int) -> str:
 
 _ConnectionLost = dcgmExceptionClass(DCGM_ST_CONNECTION_NOT_VALID)
 _Self = TypeVar("_Self", bound="DcgmReader")
+_V = TypeVar("_V")
 #: A field: an id (as NVIDIA's DcgmReader takes), or a name, pre-4.6 alias or tag.
 _Field = Union[int, str]
 
@@ -115,7 +124,30 @@ class DcgmReader:
 
     Subclass it and override :meth:`CustomFieldHandler` (or :meth:`CustomDataHandler`), then
     call :meth:`Process` periodically; or call the ``Get...`` methods for dicts.
+
+    This class is also the one implementation of NVIDIA's reader,
+    :class:`dcgm.compat.DcgmReader.DcgmReader`: what differs between the two is set by the
+    class attributes below (and by the few hooks after them), not by copies of the methods.
     """
+
+    # --- what differs from NVIDIA's reader (dcgm.compat.DcgmReader sets NVIDIA's values) ---
+
+    #: ``hostname=None`` starts the engine embedded in this process (NVIDIA's), rather than
+    #: "the local nv-hostengine if one answers, otherwise the embedded engine" (this package).
+    _noHostnameIsEmbedded = False
+    #: The first call of each ``Get...SinceLastCall`` family returns ``{}`` and only sets the
+    #: starting point (NVIDIA's), rather than the samples taken so far (this package).
+    _firstSinceLastCallEmpty = False
+    #: ``Process``'s first call hands the latest values (NVIDIA's), rather than the samples
+    #: taken so far (this package).
+    _firstProcessLatest = False
+    #: With ``ignoreBlank``, the default handlers get a field's last non-blank sample (this
+    #: package), rather than its last sample, skipped when blank (NVIDIA's).
+    _handleLastNonBlank = True
+    #: What a ``Get...`` call logs when the connection is lost (NVIDIA's words differ).
+    _readErrorMessage = "Can't connect to nv-hostengine. Please verify that it is running."
+    #: What ``Reconnect`` logs (at debug level) once connected; ``{mode}`` is the reader's mode.
+    _connectedMessage = "Connected ({mode})"
 
     def __init__(
         self,
@@ -164,6 +196,11 @@ class DcgmReader:
             "gpu": None,
             "entity": None,
         }
+        self._processCalls = 0
+        # the since-last-call families ("gpu", "entity") called since connecting
+        self._sinceStarted: Set[str] = set()
+        # field id -> (its m_fieldIdToInfo entry, that entry's tag)
+        self._tags: Dict[Any, Tuple[Any, str]] = {}
 
     # --- lifecycle ---
 
@@ -188,42 +225,69 @@ class DcgmReader:
             self.m_libraryPath = path
         self.Reconnect()
 
+    def _libraryChoice(self) -> Tuple[Optional[str], bool]:
+        """The library the reader opens: (libdcgm path or ``None``, whether to simulate)."""
+        return self.m_libraryPath, self.m_simulate
+
+    def _checkFields(self) -> None:
+        """Raises before connecting where the field list cannot be read (a hook: nothing here;
+        the native reader raises ``DCGMError_UnknownField``)."""
+
     def Reconnect(self) -> None:
         """Connects if not connected, and sets up the group, field groups and watches."""
         with self.m_lock:
             if self.m_reader is not None:
                 return
             self.LogDebug("Connection handle is None. Trying to reconnect")
+            path, simulate = self._libraryChoice()
+            self._checkFields()
             entities: Optional[List[Tuple[int, int]]] = None
             if self.m_requestedEntities:
                 gpus = [(_fields.DCGM_FE_GPU, g) for g in (self.m_requestedGpuIds or [])]
                 entities = gpus + [e for e in self.m_requestedEntities if e not in gpus]
             reader = _native.Reader(
                 None,
-                field_intervals={us / 1e6: fids for us, fids in self.m_publishFields.items()},
+                field_intervals={int(us) / 1e6: list(fids) for us, fids in self.m_publishFields.items()},
                 max_keep_age=float(self.m_maxKeepAge),
                 gpu_ids=None if entities else self.m_requestedGpuIds,
                 entities=entities,
                 ignore_blank=False,
                 address=self.m_dcgmHostName,
-                simulate=self.m_simulate,
-                library_path=self.m_libraryPath,
+                embedded=self._noHostnameIsEmbedded and self.m_dcgmHostName is None,
+                simulate=simulate,
+                library_path=path,
                 field_group_name=self.m_fieldGroupName,
             )
-            reader.connect()
+            try:
+                reader.connect()
+            except BaseException:
+                reader.close()
+                raise
             self.m_reader = reader
             self.m_closeHandle = True
-            self.LogDebug("Connected (%s)" % reader.mode)
+            self.LogDebug(self._connectedMessage.format(mode=reader.mode))
             self.InitializeFromHandle()
 
     def InitializeFromHandle(self) -> None:
         """Fills the GPU maps and the field metadata of a connected reader."""
+        self.SetupGpuIdBusMappings()
+        self.SetupGpuIdUUIdMappings()
+        self.GetFieldMetadata()
+        self.AddFieldWatches()
+
+    def SetupGpuIdBusMappings(self) -> None:
+        """Fills ``m_gpuIdToBusId`` (GPU id -> PCI bus id) for the reader's GPUs."""
         assert self.m_reader is not None
-        self.m_gpuIdToBusId = {}
-        self.m_gpuIdToUUId = {}
+        self.m_gpuIdToBusId = {g["gpu"]: g["pci_bus_id"] for g in self.m_reader.gpus()}
+
+    def SetupGpuIdUUIdMappings(self) -> None:
+        """Fills ``m_gpuIdToUUId`` (GPU id -> UUID) for the reader's GPUs."""
+        assert self.m_reader is not None
         for g in self.m_reader.gpus():
-            self.m_gpuIdToBusId[g["gpu"]] = g["pci_bus_id"]
             self.m_gpuIdToUUId[g["gpu"]] = g["uuid"]
+
+    def GetFieldMetadata(self) -> None:
+        """Fills ``m_fieldIdToInfo`` (field id -> :class:`dcgm.FieldMeta`, with ``.tag``)."""
         self.m_fieldIdToInfo = {}
         for fids in self.m_publishFields.values():
             for f in fids:
@@ -231,11 +295,8 @@ class DcgmReader:
                 if meta is not None:
                     self.m_fieldIdToInfo[meta.field_id] = meta
 
-    def SetupGpuIdBusMappings(self) -> None:
-        self.InitializeFromHandle()
-
-    def SetupGpuIdUUIdMappings(self) -> None:
-        self.InitializeFromHandle()
+    def AddFieldWatches(self) -> None:
+        """The native reader set the watches and took the first samples when it connected."""
 
     def SetDisconnected(self) -> None:
         """Drops the connection and what the reader created in DCGM; the next call reconnects."""
@@ -245,6 +306,8 @@ class DcgmReader:
                 self.m_reader = None
             for k in self._pending:
                 self._pending[k] = None
+            self._processCalls = 0
+            self._sinceStarted.clear()
 
     def Shutdown(self) -> None:
         """Releases the connection (if this reader opened it)."""
@@ -271,6 +334,39 @@ class DcgmReader:
     def LogError(self, msg: str) -> None:
         logging.error(msg)
 
+    # --- how values and samples are shaped (hooks: NVIDIA's reader gives its own) ---
+
+    def _blankValue(self, v: Any) -> Any:
+        """A blank sample's value in the plain ``{key: value}`` dicts (``ignoreBlank=False``):
+        its :class:`dcgm.Blank` member."""
+        return v.blank
+
+    def _blankInDict(self, key: Any, kind: Blank) -> Any:
+        """What a blank of the native ``latest_gpu_dict`` (``kind``, under field id or tag
+        ``key``) is in the returned dict: the :class:`dcgm.Blank` member itself."""
+        return kind
+
+    def _inFieldOrder(self, fvs: Dict[int, _V]) -> Iterable[Tuple[int, _V]]:
+        """One entity's fields, in the order the dicts list them (the native reader's)."""
+        return fvs.items()
+
+    def _latestSamples(self) -> Dict[Tuple[int, int], Dict[int, Any]]:
+        """The latest value of each field of each entity, as a one-sample series."""
+        assert self.m_reader is not None
+        return {e: {fid: [v] for fid, v in fvs.items()} for e, fvs in self.m_reader.latest().items()}
+
+    def _samplesSince(self, consumer: str) -> Dict[Tuple[int, int], Dict[int, Any]]:
+        """Each field's series of samples (oldest first) since ``consumer``'s previous call."""
+        return self._since(consumer)
+
+    def _samplesOf(self, series: Any) -> Iterable[Any]:
+        """The samples of one series of :meth:`_samplesSince`."""
+        return cast(Iterable[Any], series)
+
+    def _sinceStart(self) -> None:
+        """Called by the first call of a since-last-call family when it reports nothing
+        (``_firstSinceLastCallEmpty``)."""
+
     # --- handlers to override ---
 
     def CustomFieldHandler(self, gpuId: int, fieldId: int, fieldTag: str, val: FieldValue) -> None:
@@ -283,39 +379,58 @@ class DcgmReader:
         """Called by the default :meth:`CustomDataHandler_v2` for each field; prints by default."""
         print("%s %s field %s=%s" % (entity_group_id_to_string(entityGroupId), entityId, fieldTag, str(val.value)))
 
-    def _pick(self, series: List[FieldValue]) -> Optional[FieldValue]:
-        if not self.m_ignoreBlank:
-            return series[-1] if series else None
-        for v in reversed(series):
-            if not v.isBlank:
-                return v
+    def _pick(self, series: Any) -> Any:
+        """The sample a default handler hands on for a field (``None``: none)."""
+        n = len(series)
+        if n == 0:
+            return None
+        last = series[-1]
+        if not (last.isBlank and self.m_ignoreBlank):
+            return last
+        if self._handleLastNonBlank:
+            for i in range(n - 2, -1, -1):
+                if not series[i].isBlank:
+                    return series[i]
         return None
 
-    def _tag(self, fieldId: int) -> str:
-        meta = self.m_fieldIdToInfo.get(fieldId) or _fields.DcgmFieldGetById(fieldId)
-        return meta.tag if meta is not None else str(fieldId)
+    def _tag(self, fieldId: Any) -> str:
+        """``m_fieldIdToInfo[fieldId].tag`` (remembered per metadata object), else the tag of
+        the package's table, else the id as text."""
+        info = self.m_fieldIdToInfo.get(fieldId)
+        if info is None:
+            meta = _fields.DcgmFieldGetById(fieldId)
+            return meta.tag if meta is not None else str(fieldId)
+        cached = self._tags.get(fieldId)
+        if cached is not None and cached[0] is info:
+            return cached[1]
+        tag: str = info.tag
+        self._tags[fieldId] = (info, tag)
+        return tag
 
     def CustomDataHandler(self, fvs: Dict[int, Dict[int, List[FieldValue]]]) -> None:
         """Gets ``{gpuId: {fieldId: [samples, oldest first]}}`` from :meth:`Process`. The default
         calls :meth:`CustomFieldHandler` with the last sample of each field that is not in the
         ignore list (the last non-blank one when ``ignoreBlank``)."""
-        for gpuId, gpuFv in fvs.items():
-            for fieldId, series in gpuFv.items():
+        for gpuId in list(fvs.keys()):
+            gpuFv = fvs[gpuId]
+            for fieldId in list(gpuFv.keys()):
                 if fieldId in self.m_dcgmIgnoreFields:
                     continue
-                val = self._pick(series)
+                val = self._pick(gpuFv[fieldId])
                 if val is not None:
                     self.CustomFieldHandler(gpuId, fieldId, self._tag(fieldId), val)
 
     def CustomDataHandler_v2(self, fvs: Dict[int, Dict[int, Dict[int, List[FieldValue]]]]) -> None:
         """Like :meth:`CustomDataHandler` when the reader has entities:
         ``{entityGroupId: {entityId: {fieldId: [samples]}}}``."""
-        for entityGroupId, group in fvs.items():
-            for entityId, entityFv in group.items():
-                for fieldId, series in entityFv.items():
+        for entityGroupId in list(fvs.keys()):
+            entityGroup = fvs[entityGroupId]
+            for entityId in list(entityGroup.keys()):
+                entityFv = entityGroup[entityId]
+                for fieldId in list(entityFv.keys()):
                     if fieldId in self.m_dcgmIgnoreFields:
                         continue
-                    val = self._pick(series)
+                    val = self._pick(entityFv[fieldId])
                     if val is not None:
                         self.CustomFieldHandler_v2(entityGroupId, entityId, fieldId, self._tag(fieldId), val)
 
@@ -351,27 +466,29 @@ class DcgmReader:
         with self.m_lock:
             try:
                 self.Reconnect()
-                raw = self._since("process")
+                if self._firstProcessLatest and self._processCalls == 0:
+                    data = self._latestSamples()
+                else:
+                    data = self._samplesSince("process")
+                self._processCalls += 1
                 if not self.m_requestedEntities:
-                    gpus: Dict[int, Dict[int, List[FieldValue]]] = {}
-                    for (eg, eid), fvs in raw.items():
-                        if eg == _fields.DCGM_FE_GPU:
-                            gpus[eid] = fvs
+                    gpus = {eid: fvs for (eg, eid), fvs in data.items() if eg == _fields.DCGM_FE_GPU}
                     self.CustomDataHandler(gpus)
                 else:
-                    ents: Dict[int, Dict[int, Dict[int, List[FieldValue]]]] = {}
-                    for (eg, eid), fvs in raw.items():
+                    ents: Dict[int, Dict[int, Dict[int, Any]]] = {}
+                    for (eg, eid), fvs in data.items():
                         ents.setdefault(eg, {})[eid] = fvs
                     self.CustomDataHandler_v2(ents)
             except _ConnectionLost:
                 self.LogError("Can't connect to nv-hostengine. Is it down?")
                 self.SetDisconnected()
 
-    def _value(self, v: FieldValue) -> Any:
-        return v.blank if v.isBlank else v.value
-
     def _key(self, fieldId: int, mapById: bool) -> Any:
         return fieldId if mapById else self._tag(fieldId)
+
+    def _readFailed(self) -> None:
+        self.LogError(self._readErrorMessage)
+        self.SetDisconnected()
 
     def GetLatestGpuValuesAsDict(self, mapById: bool) -> Dict[int, Dict[Any, Any]]:
         """``{gpuId: {fieldId or tag: value}}``, built by the extension straight from the read."""
@@ -381,9 +498,13 @@ class DcgmReader:
                 self.Reconnect()
                 assert self.m_reader is not None
                 out = self.m_reader.latest_gpu_dict(mapById, self.m_ignoreBlank)
+                if not self.m_ignoreBlank:
+                    for d in out.values():
+                        for k, v in d.items():
+                            if isinstance(v, Blank):
+                                d[k] = self._blankInDict(k, v)
             except _ConnectionLost:
-                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
+                self._readFailed()
         return out
 
     def GetLatestEntityValuesAsDict(self, mapById: bool) -> Dict[int, Dict[int, Dict[Any, Any]]]:
@@ -395,52 +516,58 @@ class DcgmReader:
                 assert self.m_reader is not None
                 for (eg, eid), fvs in self.m_reader.latest().items():
                     d = out.setdefault(eg, {}).setdefault(eid, {})
-                    for fid, v in fvs.items():
-                        if v.isBlank and self.m_ignoreBlank:
-                            continue
-                        d[self._key(fid, mapById)] = self._value(v)
+                    for fid, v in self._inFieldOrder(fvs):
+                        if not v.isBlank:
+                            d[self._key(fid, mapById)] = v.value
+                        elif not self.m_ignoreBlank:
+                            d[self._key(fid, mapById)] = self._blankValue(v)
             except _ConnectionLost:
-                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
+                self._readFailed()
+        return out
+
+    def _sinceReports(self, family: str) -> bool:
+        """Whether this call of a since-last-call family reports samples: always, but for
+        the family's first call when ``_firstSinceLastCallEmpty``."""
+        if not self._firstSinceLastCallEmpty or family in self._sinceStarted:
+            return True
+        self._sinceStarted.add(family)
+        self._sinceStart()
+        return False
+
+    def _sinceDict(self, family: str, mapById: bool) -> Dict[int, Any]:
+        """The since-last-call dicts: ``family`` "gpu" (``{gpuId: {key: [samples]}}``) or
+        "entity" (``{entityGroupId: {entityId: {key: [samples]}}}``)."""
+        out: Dict[int, Any] = {}
+        with self.m_lock:
+            try:
+                self.Reconnect()
+                if not self._sinceReports(family):
+                    return out
+                gpusOnly = family == "gpu"
+                for (eg, eid), fvs in self._samplesSince(family).items():
+                    if gpusOnly:
+                        if eg != _fields.DCGM_FE_GPU:
+                            continue
+                        d = out.setdefault(eid, {})
+                    else:
+                        d = out.setdefault(eg, {}).setdefault(eid, {})
+                    for fid, series in fvs.items():
+                        kept = [v for v in self._samplesOf(series) if not (v.isBlank and self.m_ignoreBlank)]
+                        if kept:
+                            d.setdefault(self._key(fid, mapById), []).extend(kept)
+            except _ConnectionLost:
+                self._readFailed()
         return out
 
     def GetAllGpuValuesAsDictSinceLastCall(self, mapById: bool) -> Dict[int, Dict[Any, List[FieldValue]]]:
         """``{gpuId: {fieldId or tag: [samples, oldest first]}}`` since the previous call."""
-        out: Dict[int, Dict[Any, List[FieldValue]]] = {}
-        with self.m_lock:
-            try:
-                self.Reconnect()
-                for (eg, eid), fvs in self._since("gpu").items():
-                    if eg != _fields.DCGM_FE_GPU:
-                        continue
-                    d = out.setdefault(eid, {})
-                    for fid, series in fvs.items():
-                        kept = [v for v in series if not (v.isBlank and self.m_ignoreBlank)]
-                        if kept:
-                            d.setdefault(self._key(fid, mapById), []).extend(kept)
-            except _ConnectionLost:
-                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
-        return out
+        return self._sinceDict("gpu", mapById)
 
     def GetAllEntityValuesAsDictSinceLastCall(
         self, mapById: bool
     ) -> Dict[int, Dict[int, Dict[Any, List[FieldValue]]]]:
         """``{entityGroupId: {entityId: {fieldId or tag: [samples]}}}`` since the previous call."""
-        out: Dict[int, Dict[int, Dict[Any, List[FieldValue]]]] = {}
-        with self.m_lock:
-            try:
-                self.Reconnect()
-                for (eg, eid), fvs in self._since("entity").items():
-                    d = out.setdefault(eg, {}).setdefault(eid, {})
-                    for fid, series in fvs.items():
-                        kept = [v for v in series if not (v.isBlank and self.m_ignoreBlank)]
-                        if kept:
-                            d.setdefault(self._key(fid, mapById), []).extend(kept)
-            except _ConnectionLost:
-                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
-        return out
+        return self._sinceDict("entity", mapById)
 
     def GetLatestGpuValuesAsFieldIdDict(self) -> Dict[int, Dict[Any, Any]]:
         return self.GetLatestGpuValuesAsDict(True)
@@ -469,8 +596,7 @@ class DcgmReader:
                             name = meta.name if meta is not None else str(v.fieldId)
                         dict.__setitem__(d, str(name), v)
             except _ConnectionLost:
-                self.LogError("Can't connect to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
+                self._readFailed()
         return out
 
     def GetLatestGpuValuesAsFieldNameDict(self) -> Dict[int, Dict[Any, Any]]:
@@ -493,5 +619,3 @@ class DcgmReader:
 
     def GetAllEntityValuesAsFieldNameDictSinceLastCall(self) -> Dict[int, Dict[int, Dict[Any, List[FieldValue]]]]:
         return self.GetAllEntityValuesAsDictSinceLastCall(False)
-
-

@@ -3,7 +3,10 @@
 # NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmReader`` class (DCGM 4.6 bindings) for programs and subclasses written for
 it, on the package's native reader (one call into the extension per read instead of a
-Python callback per value).
+Python callback per value). The ``Get...``, ``Process`` and handler methods are
+:class:`dcgm.reader.DcgmReader`'s (one implementation): this class sets NVIDIA's behaviour
+through its parameters (``_firstSinceLastCallEmpty``, ``_firstProcessLatest``...) and gives
+NVIDIA's samples through its hooks (``_samplesSince``, ``_blankValue``...).
 
 What a subclass sees is NVIDIA's: the constructor's arguments and defaults
 (``hostname='localhost'`` connects to that nv-hostengine, ``hostname=None`` starts the engine
@@ -47,13 +50,13 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple, TypeVar, cast
 
-from dcgm import _native, fields as _fields
+from dcgm import fields as _fields
 from dcgm import reader as _reader
 from dcgm._enums import Blank
 from dcgm.compat import blank_sentinels as _blank_sentinels
-from dcgm.structs import DCGM_ST_BADPARAM, DCGM_ST_CONNECTION_NOT_VALID, DCGM_ST_UNKNOWN_FIELD, DCGMError, dcgmExceptionClass
+from dcgm.structs import DCGM_ST_BADPARAM, DCGM_ST_UNKNOWN_FIELD, DCGMError
 
 _STAR = ["DcgmReader", "defaultFieldIds", "entity_group_id_to_string",
          "logging", "os", "signal", "subprocess", "sys", "threading"]
@@ -64,7 +67,6 @@ defaultFieldIds: List[int] = list(_reader.defaultFieldIds)
 
 entity_group_id_to_string = _reader.entity_group_id_to_string
 
-_ConnectionLost = dcgmExceptionClass(DCGM_ST_CONNECTION_NOT_VALID)
 
 
 
@@ -148,7 +150,11 @@ class _Sample:
             self.fieldId, self.ts, self.value, " blank" if self.isBlank else "")
 
 
-def _row(v: Any) -> Tuple[int, int, str, bool, Any]:
+_RowT = Tuple[int, int, str, bool, Any]
+_V = TypeVar("_V")
+
+
+def _row(v: Any) -> _RowT:
     """A native value's (ts, fieldId, fieldType, isBlank, value), read once."""
     blank = v.isBlank
     return (v.ts, v.fieldId, v.fieldType, blank, _blank_value(v) if blank else v.value)
@@ -323,7 +329,18 @@ def _lazy(name: str) -> property:
 class DcgmReader(_reader.DcgmReader):
     """NVIDIA's DcgmReader: subclass it and override ``CustomFieldHandler`` (or
     ``CustomDataHandler``), then call ``Process()`` periodically; or call the ``Get...``
-    methods for dicts."""
+    methods for dicts.
+
+    The methods are :class:`dcgm.reader.DcgmReader`'s, with NVIDIA's behaviour chosen by the
+    class attributes and hooks below."""
+
+    # NVIDIA's behaviour, where this package's reader differs (see dcgm.reader.DcgmReader)
+    _noHostnameIsEmbedded = True
+    _firstSinceLastCallEmpty = True
+    _firstProcessLatest = True
+    _handleLastNonBlank = False
+    _readErrorMessage = "Can't connection to nv-hostengine. Please verify that it is running."
+    _connectedMessage = "Connected to nv-hostengine"
 
     m_dcgmHandle = _lazy("m_dcgmHandle")
     m_dcgmSystem = _lazy("m_dcgmSystem")
@@ -366,12 +383,7 @@ class DcgmReader(_reader.DcgmReader):
                 if f not in self.m_publishFieldIds:
                     self.m_publishFieldIds.append(f)
         self._order: Dict[int, int] = {}
-        self._lastSeen: Dict[Tuple[int, int], Dict[int, Tuple[int, int, str, bool, Any]]] = {}
-        self._tags: Dict[Any, Tuple[Any, str]] = {}
-        self._pydcgm: Optional[Tuple[Any, Any, Any]] = None
-        self._processCalls = 0
-        self._gpuSinceStarted = False
-        self._entitySinceStarted = False
+        self._lastSeen: Dict[Tuple[int, int], Dict[int, _RowT]] = {}
         # NVIDIA's keep their since-last-call collections here; kept for subclasses that test them.
         self.fvs = None
         self.egfvs = None
@@ -385,65 +397,23 @@ class DcgmReader(_reader.DcgmReader):
             self.m_libraryPath = os.path.join(path, "libdcgm.so.4") if os.path.isdir(path) else path
         self.Reconnect()
 
-    def Reconnect(self) -> None:
-        if self.m_reader is not None:
-            return
-        self.LogDebug("Connection handle is None. Trying to reconnect")
+    def _libraryChoice(self) -> Tuple[Optional[str], bool]:
+        """The library :func:`dcgm.compat.use_library` chose (``libpath`` of ``Init`` first)."""
         from dcgm import compat
 
         path, simulate = compat._library_choice()
         if self.m_libraryPath is not None:
-            path, simulate = self.m_libraryPath, False
-        elif path is not None and os.path.isdir(path):
+            return self.m_libraryPath, False
+        if path is not None and os.path.isdir(path):
             path = os.path.join(path, "libdcgm.so.4")
+        return path, simulate
+
+    def _checkFields(self) -> None:
         for f in self.m_publishFieldIds:
             if _field_meta(f) is None:
                 # NVIDIA's fails here in DCGM's dcgmFieldGroupCreate, before any look-up of
                 # its own: the same error class, and nothing logged.
                 raise DCGMError(DCGM_ST_BADPARAM)
-        entities: Optional[List[Tuple[int, int]]] = None
-        if self.m_requestedEntities:
-            gpus = [(_fields.DCGM_FE_GPU, g) for g in (self.m_requestedGpuIds or [])]
-            entities = gpus + [e for e in self.m_requestedEntities if e not in gpus]
-        reader = _native.Reader(
-            None,
-            field_intervals={int(us) / 1e6: list(fids) for us, fids in self.m_publishFields.items()},
-            max_keep_age=float(self.m_maxKeepAge),
-            gpu_ids=None if entities else self.m_requestedGpuIds,
-            entities=entities,
-            ignore_blank=False,
-            address=self.m_dcgmHostName,
-            embedded=self.m_dcgmHostName is None,
-            simulate=simulate,
-            library_path=path,
-            field_group_name=self.m_fieldGroupName,
-        )
-        try:
-            reader.connect()
-        except BaseException:
-            reader.close()
-            raise
-        self.m_reader = reader
-        self.m_closeHandle = True
-        self.LogDebug("Connected to nv-hostengine")
-        self.InitializeFromHandle()
-
-    def InitializeFromHandle(self) -> None:
-        self.SetupGpuIdBusMappings()
-        self.SetupGpuIdUUIdMappings()
-        self.GetFieldMetadata()
-        self.AddFieldWatches()
-
-    def SetupGpuIdBusMappings(self) -> None:
-        """Fills ``m_gpuIdToBusId`` (GPU id -> PCI bus id) for the reader's GPUs."""
-        assert self.m_reader is not None
-        self.m_gpuIdToBusId = {g["gpu"]: g["pci_bus_id"] for g in self.m_reader.gpus()}
-
-    def SetupGpuIdUUIdMappings(self) -> None:
-        """Fills ``m_gpuIdToUUId`` (GPU id -> UUID) for the reader's GPUs."""
-        assert self.m_reader is not None
-        for g in self.m_reader.gpus():
-            self.m_gpuIdToUUId[g["gpu"]] = g["uuid"]
 
     def GetFieldMetadata(self) -> None:
         """Fills ``m_fieldIdToInfo`` (field id -> metadata with ``.tag``) and describes the
@@ -463,7 +433,7 @@ class DcgmReader(_reader.DcgmReader):
                         "Cannot get field tag for field id %s. Please check dcgm_fields to see if it is valid."
                         % (fieldId,))
                     raise DCGMError(DCGM_ST_UNKNOWN_FIELD)
-                self.m_fieldIdToInfo[fieldId] = meta  # type: ignore[index]
+                self.m_fieldIdToInfo[fieldId] = meta  # type: ignore[index]  # NVIDIA's keys: the ids as given
         if allFieldIds:
             self.m_fieldGroup = ReaderFieldGroup(self.m_fieldGroupName, allFieldIds)
         order: Dict[int, int] = {}
@@ -472,9 +442,6 @@ class DcgmReader(_reader.DcgmReader):
             if meta is not None:
                 order.setdefault(meta.field_id, len(order))
         self._order = order
-
-    def AddFieldWatches(self) -> None:
-        """The native reader set the watches and took the first samples when it connected."""
 
     def SetHandle(self, handle: Any) -> None:
         """Uses (but does not own) ``handle``, a DCGM handle from ``dcgm_agent`` (NVIDIA's
@@ -506,17 +473,41 @@ class DcgmReader(_reader.DcgmReader):
             for name in ("m_dcgmGroup", "m_dcgmSystem", "m_dcgmHandle"):
                 self.__dict__.pop(name, None)
             super().SetDisconnected()
-            self._processCalls = 0
             self._lastSeen = {}
-            self._gpuSinceStarted = False
-            self._entitySinceStarted = False
 
-    # --- shaping the native reader's answers as NVIDIA's ---
+    # --- the values and samples as NVIDIA's (the hooks of dcgm.reader.DcgmReader) ---
 
-    def _ordered(self, fvs: Dict[int, Any]) -> List[Tuple[int, Any]]:
+    def _blankValue(self, v: Any) -> Any:
+        return _blank_value(v)
+
+    def _blankInDict(self, key: Any, kind: Blank) -> Any:
+        return _blank_in_dict(key, kind)
+
+    def _inFieldOrder(self, fvs: Dict[int, _V]) -> List[Tuple[int, _V]]:
+        """The fields in the order of the field list."""
         order = self._order
         big = len(order)
         return sorted(fvs.items(), key=lambda kv: order.get(kv[0], big))
+
+    def _latestSamples(self) -> Dict[Tuple[int, int], Dict[int, Any]]:
+        assert self.m_reader is not None
+        return self._as_series(self.m_reader.latest(), latest=True)
+
+    def _samplesSince(self, consumer: str) -> Dict[Tuple[int, int], Dict[int, Any]]:
+        """Samples since the consumer's previous call, a blank for each field without one
+        (DCGM's answer); the latest values when the reader knows no entity yet (NVIDIA's
+        ``GetAllSinceLastCall`` asks for the latest values when DCGM returned nothing)."""
+        raw = self._since(consumer)
+        if not self._lastSeen and not any(raw.values()):
+            return self._latestSamples()
+        return self._as_series(raw, latest=False)
+
+    def _samplesOf(self, series: Any) -> List[Any]:
+        return cast(List[Any], series.values)
+
+    def _sinceStart(self) -> None:
+        if not self._lastSeen:
+            self._latestSamples()  # remembers each field's last sample
 
     def _as_series(self, raw: Dict[Tuple[int, int], Dict[int, Any]], latest: bool) -> Dict[Tuple[int, int], Dict[int, Any]]:
         """``{entity: {fieldId: series}}`` in field-list order. ``latest``: one value per
@@ -535,8 +526,9 @@ class DcgmReader(_reader.DcgmReader):
             fvs = raw.get(entity, {})
             d: Dict[int, Any] = {}
             last = seen.setdefault(entity, {})
+            items: List[Tuple[int, List[_RowT]]]
             if latest:
-                items = [(fid, [_row(v)]) for fid, v in self._ordered(fvs)]
+                items = [(fid, [_row(v)]) for fid, v in self._inFieldOrder(fvs)]
             else:
                 items = []
                 for fid in order:
@@ -559,174 +551,9 @@ class DcgmReader(_reader.DcgmReader):
             out[entity] = d
         return out
 
-    def _blankRow(self, fieldId: int) -> Tuple[int, int, str, bool, Any]:
+    def _blankRow(self, fieldId: int) -> _RowT:
         meta = _fields.DcgmFieldGetById(fieldId)
         return (0, fieldId, meta.field_type if meta is not None else "i", True, None)
-
-    def _since_or_latest(self, consumer: str) -> Dict[Tuple[int, int], Dict[int, Any]]:
-        """Samples since the consumer's previous call, a blank for each field without one
-        (DCGM's answer); the latest values when the reader knows no entity yet (NVIDIA's
-        ``GetAllSinceLastCall`` asks for the latest values when DCGM returned nothing)."""
-        raw = self._since(consumer)
-        if not self._lastSeen and not any(raw.values()):
-            assert self.m_reader is not None
-            return self._as_series(self.m_reader.latest(), latest=True)
-        return self._as_series(raw, latest=False)
-
-    def _fresh(self, consumer: str, first: bool) -> Dict[Tuple[int, int], Dict[int, Any]]:
-        assert self.m_reader is not None
-        if first:
-            return self._as_series(self.m_reader.latest(), latest=True)
-        return self._since_or_latest(consumer)
-
-    # --- handlers to override (NVIDIA's defaults) ---
-
-    def CustomDataHandler(self, fvs: Dict[int, Dict[int, Any]]) -> None:
-        for gpuId in list(fvs.keys()):
-            gpuFv = fvs[gpuId]
-            for fieldId in list(gpuFv.keys()):
-                if fieldId in self.m_dcgmIgnoreFields:
-                    continue
-                val = gpuFv[fieldId][-1]
-                if val.isBlank and self.m_ignoreBlank:
-                    continue
-                self.CustomFieldHandler(gpuId, fieldId, self._tagOf(fieldId), val)
-
-    def CustomDataHandler_v2(self, fvs: Dict[int, Dict[int, Dict[int, Any]]]) -> None:
-        for entityGroupId in list(fvs.keys()):
-            entityGroup = fvs[entityGroupId]
-            for entityId in list(entityGroup.keys()):
-                entityFv = entityGroup[entityId]
-                for fieldId in list(entityFv.keys()):
-                    if fieldId in self.m_dcgmIgnoreFields:
-                        continue
-                    val = entityFv[fieldId][-1]
-                    if val.isBlank and self.m_ignoreBlank:
-                        continue
-                    self.CustomFieldHandler_v2(entityGroupId, entityId, fieldId, self._tagOf(fieldId), val)
-
-    # --- reads ---
-
-    def Process(self) -> None:
-        """Hands the samples since the previous call (the latest values on the first call,
-        or when there is none) to ``CustomDataHandler``, or to ``CustomDataHandler_v2`` when
-        the reader was given entities."""
-        with self.m_lock:
-            try:
-                self.Reconnect()
-                data = self._fresh("process", self._processCalls == 0)
-                self._processCalls += 1
-                if not self.m_requestedEntities:
-                    gpus = {eid: fvs for (eg, eid), fvs in data.items() if eg == _fields.DCGM_FE_GPU}
-                    self.CustomDataHandler(gpus)
-                else:
-                    ents: Dict[int, Dict[int, Dict[int, Any]]] = {}
-                    for (eg, eid), fvs in data.items():
-                        ents.setdefault(eg, {})[eid] = fvs
-                    self.CustomDataHandler_v2(ents)
-            except _ConnectionLost:
-                self.LogError("Can't connect to nv-hostengine. Is it down?")
-                self.SetDisconnected()
-
-    def _tagOf(self, fieldId: Any) -> str:
-        """``m_fieldIdToInfo[fieldId].tag``, remembered per metadata object."""
-        info = self.m_fieldIdToInfo.get(fieldId)
-        if info is None:
-            return self._tag(fieldId)
-        cached = self._tags.get(fieldId)
-        if cached is not None and cached[0] is info:
-            return cached[1]
-        tag = info.tag
-        self._tags[fieldId] = (info, tag)
-        return tag
-
-    def GetLatestGpuValuesAsDict(self, mapById: bool) -> Dict[int, Dict[Any, Any]]:
-        """``{gpuId: {fieldId or tag: value}}`` of the latest values, in field-list order."""
-        out: Dict[int, Dict[Any, Any]] = {}
-        with self.m_lock:
-            try:
-                self.Reconnect()
-                assert self.m_reader is not None
-                out = self.m_reader.latest_gpu_dict(mapById, self.m_ignoreBlank)
-                if not self.m_ignoreBlank:
-                    for d in out.values():
-                        for k, v in d.items():
-                            if isinstance(v, Blank):
-                                d[k] = _blank_in_dict(k, v)
-            except _ConnectionLost:
-                self.LogError("Can't connection to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
-        return out
-
-    def GetLatestEntityValuesAsDict(self, mapById: bool) -> Dict[int, Dict[int, Dict[Any, Any]]]:
-        """``{entityGroupId: {entityId: {fieldId or tag: value}}}`` of the latest values."""
-        out: Dict[int, Dict[int, Dict[Any, Any]]] = {}
-        with self.m_lock:
-            try:
-                self.Reconnect()
-                assert self.m_reader is not None
-                for (eg, eid), fvs in self.m_reader.latest().items():
-                    d = out.setdefault(eg, {}).setdefault(eid, {})
-                    for fid, v in self._ordered(fvs):
-                        if v.isBlank and self.m_ignoreBlank:
-                            continue
-                        d[fid if mapById else self._tagOf(fid)] = _blank_value(v) if v.isBlank else v.value
-            except _ConnectionLost:
-                self.LogError("Can't connection to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
-        return out
-
-    def GetAllGpuValuesAsDictSinceLastCall(self, mapById: bool) -> Dict[int, Dict[Any, List[Any]]]:
-        """``{gpuId: {fieldId or tag: [values]}}`` since the previous call; ``{}`` on the
-        first call, which sets the starting point."""
-        out: Dict[int, Dict[Any, List[Any]]] = {}
-        with self.m_lock:
-            try:
-                self.Reconnect()
-                report = self._gpuSinceStarted
-                self._gpuSinceStarted = True
-                if not report and not self._lastSeen:
-                    assert self.m_reader is not None
-                    self._as_series(self.m_reader.latest(), latest=True)
-                if report:
-                    for (eg, eid), fvs in self._since_or_latest("gpu").items():
-                        if eg != _fields.DCGM_FE_GPU:
-                            continue
-                        d = out.setdefault(eid, {})
-                        for fid, series in fvs.items():
-                            for val in series.values:
-                                if val.isBlank and self.m_ignoreBlank:
-                                    continue
-                                d.setdefault(fid if mapById else self._tagOf(fid), []).append(val)
-            except _ConnectionLost:
-                self.LogError("Can't connection to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
-        return out
-
-    def GetAllEntityValuesAsDictSinceLastCall(self, mapById: bool) -> Dict[int, Dict[int, Dict[Any, List[Any]]]]:
-        """``{entityGroupId: {entityId: {fieldId or tag: [values]}}}`` since the previous
-        call; ``{}`` on the first call."""
-        out: Dict[int, Dict[int, Dict[Any, List[Any]]]] = {}
-        with self.m_lock:
-            try:
-                self.Reconnect()
-                report = self._entitySinceStarted
-                self._entitySinceStarted = True
-                if not report and not self._lastSeen:
-                    assert self.m_reader is not None
-                    self._as_series(self.m_reader.latest(), latest=True)
-                if report:
-                    for (eg, eid), fvs in self._since_or_latest("entity").items():
-                        d = out.setdefault(eg, {}).setdefault(eid, {})
-                        for fid, series in fvs.items():
-                            for val in series.values:
-                                if val.isBlank and self.m_ignoreBlank:
-                                    continue
-                                d.setdefault(fid if mapById else self._tagOf(fid), []).append(val)
-            except _ConnectionLost:
-                self.LogError("Can't connection to nv-hostengine. Please verify that it is running.")
-                self.SetDisconnected()
-        return out
 
 
 def __getattr__(name: str) -> Any:
