@@ -18,6 +18,11 @@ NVIDIA's module (``dcgmVgpuConfigSet``/``Get``/``Enforce``, ``dcgmGetVgpuDeviceA
 ``dcgmGetVgpuInstanceAttributes``): not wrapped yet. libdcgm 4.6 exports them (and so does
 dcgm-sim); on a bare-metal GPU they answer zero vGPU counts or ``NOT_SUPPORTED``.
 
+:func:`dcgmCreateFakeEntities`, :func:`dcgmInjectFieldValue`, :func:`dcgmInjectEntityFieldValue`
+and :func:`dcgmEmptyCache` also take a :class:`dcgm.Handle` (with the request objects of
+:mod:`dcgm.structs_internal` or these ctypes structures): they then go through
+:mod:`dcgm.testing` on that handle. :mod:`dcgm.agent_internal` is a typed view of these four.
+
 One difference: :func:`dcgmGetLatestValuesForFields` and :func:`dcgmGetFieldValuesSince` pass
 the field ids as 16-bit values, as the C functions declare them (NVIDIA's pass 32-bit values,
 which the library reads as the ids interleaved with zeros).
@@ -27,8 +32,9 @@ from __future__ import annotations
 
 from ctypes import *  # noqa: F401,F403  (NVIDIA's module exports ctypes' names)
 from ctypes import byref, c_bool, c_char, c_char_p, c_double, c_int, c_int32, c_int64, c_longlong, c_uint, c_uint16, c_void_p, cast, py_object
-from typing import Any, List
+from typing import Any, List, Optional, Tuple, Union
 
+from dcgm import _native, fields as _fields, structs as _structs, testing as _testing
 from dcgm.compat import _layout, dcgm_agent, dcgm_fields, dcgm_structs  # noqa: F401 (dcgm_fields: NVIDIA's module imports it too)
 
 try:
@@ -117,14 +123,93 @@ def _value_ref(value: Any) -> Any:
     return ref
 
 
+# ---- the test API on a dcgm.Handle (what dcgm.agent_internal offers), through dcgm.testing
+
+_Badparam = _structs.dcgmExceptionClass(_structs.DCGM_ST_BADPARAM)
+_NotSupported = _structs.dcgmExceptionClass(_structs.DCGM_ST_NOT_SUPPORTED)
+
+
+def _create_run(dcgmHandle: _native.Handle, group: int, parent: Tuple[int, int], n: int) -> List[int]:
+    if group == _fields.DCGM_FE_GPU:
+        return _testing.create_fake_gpus(dcgmHandle, n)
+    if group == _fields.DCGM_FE_GPU_I:
+        if parent[0] != _fields.DCGM_FE_GPU:
+            raise _Badparam(_structs.DCGM_ST_BADPARAM, "the parent of a GPU instance is a GPU (DCGM_FE_GPU)")
+        return _testing.create_fake_gpu_instances(dcgmHandle, parent[1], n)
+    if group == _fields.DCGM_FE_GPU_CI:
+        if parent[0] != _fields.DCGM_FE_GPU_I:
+            raise _Badparam(
+                _structs.DCGM_ST_BADPARAM, "the parent of a compute instance is a GPU instance (DCGM_FE_GPU_I)"
+            )
+        return _testing.create_fake_compute_instances(dcgmHandle, parent[1], n)
+    raise _NotSupported(
+        _structs.DCGM_ST_NOT_SUPPORTED,
+        "this package creates fake GPUs, GPU instances and compute instances only, not entities "
+        "of group %d" % group,
+    )
+
+
+def _create_on_handle(dcgmHandle: _native.Handle, cfe: Any) -> Any:
+    """:func:`dcgmCreateFakeEntities` on a :class:`dcgm.Handle`: consecutive entries of one
+    kind and parent are created in one call."""
+    n = cfe.numToCreate
+    if not 0 <= n <= len(cfe.entityList):
+        raise _Badparam(_structs.DCGM_ST_BADPARAM, "numToCreate must be 0 to %d, not %d" % (len(cfe.entityList), n))
+    i = 0
+    while i < n:
+        first = cfe.entityList[i]
+        key = (first.entity.entityGroupId, (first.parent.entityGroupId, first.parent.entityId))
+        j = i + 1
+        while j < n:
+            e = cfe.entityList[j]
+            if (e.entity.entityGroupId, (e.parent.entityGroupId, e.parent.entityId)) != key:
+                break
+            j += 1
+        ids = _create_run(dcgmHandle, key[0], key[1], j - i)
+        for k, new_id in enumerate(ids):
+            cfe.entityList[i + k].entity.entityId = new_id
+        i = j
+    return cfe
+
+
+def _value_of(value: Any) -> Tuple[Union[int, float, str], Optional[float]]:
+    """An injected value's (value, timestamp in seconds or ``None`` for now)."""
+    t = value.fieldType
+    kind = chr(t) if isinstance(t, int) else t.decode() if isinstance(t, bytes) else t
+    if kind == _fields.DCGM_FT_INT64:
+        v: Union[int, float, str] = int(value.value.i64)
+    elif kind == _fields.DCGM_FT_DOUBLE:
+        v = float(value.value.dbl)
+    elif kind == _fields.DCGM_FT_STRING:
+        s = value.value.str
+        v = s.decode() if isinstance(s, bytes) else str(s)
+    else:
+        raise _Badparam(
+            _structs.DCGM_ST_BADPARAM,
+            "only DCGM_FT_INT64, DCGM_FT_DOUBLE and DCGM_FT_STRING values can be injected, not "
+            "fieldType %r" % (t,),
+        )
+    ts = None if value.ts == 0 else value.ts / 1e6
+    return v, ts
+
+
+# ---- NVIDIA's functions
+
+
 def dcgmInjectFieldValue(dcgmHandle: Any, gpuId: int, value: Any) -> int:
     """Injects ``value`` (a ``c_dcgmInjectFieldValue_v1``: ``version``, ``fieldId``,
     ``fieldType``, ``ts``, ``value``) as the newest sample of that field of GPU ``gpuId``."""
+    if isinstance(dcgmHandle, _native.Handle):
+        return dcgmInjectEntityFieldValue(dcgmHandle, _fields.DCGM_FE_GPU, gpuId, value)
     return _call("dcgmInjectFieldValue", dcgmHandle, c_uint(gpuId), _value_ref(value))
 
 
 def dcgmInjectEntityFieldValue(dcgmHandle: Any, entityGroupId: int, entityId: int, value: Any) -> int:
     """:func:`dcgmInjectFieldValue` for any entity (``DCGM_FE_*``, id)."""
+    if isinstance(dcgmHandle, _native.Handle):
+        v, ts = _value_of(value)
+        _testing.inject_value(dcgmHandle, (entityGroupId, entityId), value.fieldId, v, ts)
+        return _structs.DCGM_ST_OK
     return _call("dcgmInjectEntityFieldValue", dcgmHandle, c_uint(entityGroupId), c_uint(entityId), _value_ref(value))
 
 
@@ -227,6 +312,8 @@ def dcgmCreateFakeEntities(dcgmHandle: Any, cfe: Any) -> Any:
     ``c_dcgmCreateFakeEntities_v2``; each entry's ``entity.entityGroupId`` and ``parent``),
     writes their new ids into ``entity.entityId`` and answers ``cfe``."""
     cfe.version = _internal_const("dcgmCreateFakeEntities_version2")
+    if isinstance(dcgmHandle, _native.Handle):
+        return _create_on_handle(dcgmHandle, cfe)
     ref = byref(cfe)
     dcgm_agent._room(cfe, _internal("c_dcgmCreateFakeEntities_v2", "dcgmCreateFakeEntities_v2"), "cfe")
     _call("dcgmCreateFakeEntities", dcgmHandle, ref)
@@ -282,6 +369,9 @@ def dcgmNvswitchGetBackend(dcgmHandle: Any) -> str:
 
 def dcgmEmptyCache(dcgmHandle: Any) -> int:
     """Drops every cached sample and every watch."""
+    if isinstance(dcgmHandle, _native.Handle):
+        _testing.empty_cache(dcgmHandle)
+        return _structs.DCGM_ST_OK
     return _call("dcgmEmptyCache", dcgmHandle)
 
 

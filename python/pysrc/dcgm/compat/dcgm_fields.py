@@ -11,6 +11,8 @@ structures and ``DcgmFieldGetById``/``DcgmFieldGetByTag`` and friends.
   ``DCGM_DEPRECATED`` is set to 0.
 * A name DCGM never had but that readers expect (``DCGM_FI_DEV_MEM_USED``) raises
   ``AttributeError`` naming the field to use (``DCGM_FI_DEV_FB_USED``); no alias is invented.
+* The names are made from :mod:`dcgm.fields` (the ids, the entity groups, the field types and
+  scopes are its objects, not copies).
 * The metadata functions ask the loaded library, as NVIDIA's do. Where no library is open yet
   (or it lacks the function) they answer from the package's table instead of raising
   ``DCGMError_Uninitialized`` (a deliberate difference: nothing is lost).
@@ -29,17 +31,17 @@ from dcgm.compat import _layout, dcgm_structs
 
 dcgmFP = dcgm_structs._dcgmGetFunctionPointer
 
-# Field types
-DCGM_FT_BINARY = "b"
-DCGM_FT_DOUBLE = "d"
-DCGM_FT_INT64 = "i"
-DCGM_FT_STRING = "s"
-DCGM_FT_TIMESTAMP = "t"
-
-# Field scopes
-DCGM_FS_GLOBAL = 0
-DCGM_FS_ENTITY = 1
-DCGM_FS_DEVICE = DCGM_FS_ENTITY
+# Field types and scopes: dcgm.fields' (one definition)
+from dcgm.fields import (  # noqa: E402
+    DCGM_FS_DEVICE as DCGM_FS_DEVICE,
+    DCGM_FS_ENTITY as DCGM_FS_ENTITY,
+    DCGM_FS_GLOBAL as DCGM_FS_GLOBAL,
+    DCGM_FT_BINARY as DCGM_FT_BINARY,
+    DCGM_FT_DOUBLE as DCGM_FT_DOUBLE,
+    DCGM_FT_INT64 as DCGM_FT_INT64,
+    DCGM_FT_STRING as DCGM_FT_STRING,
+    DCGM_FT_TIMESTAMP as DCGM_FT_TIMESTAMP,
+)
 
 # Bits of DCGM_FI_DEV_CLOCKS_EVENT_REASONS, under both of NVIDIA's names.
 for _reason in (
@@ -230,7 +232,7 @@ def DcgmFieldGetById(fieldId: int) -> _Optional[_Any]:
     DcgmFieldsInit()
     fn = _library_function("DcgmFieldGetById")
     if fn is None:
-        meta = _fields._BY_ID.get(int(fieldId))
+        meta = _fields.DcgmFieldGetById(int(fieldId))
         return None if meta is None else _from_table(meta)
     fn.restype = ctypes.POINTER(c_dcgm_field_meta_t)
     return _copy(fn(fieldId))
@@ -242,7 +244,7 @@ def DcgmFieldGetByTag(tag: str) -> _Optional[_Any]:
     DcgmFieldsInit()
     fn = _library_function("DcgmFieldGetByTag")
     if fn is None:
-        meta = _fields._BY_TAG.get(tag)
+        meta = _fields.DcgmFieldGetByTag(tag)
         return None if meta is None else _from_table(meta)
     fn.restype = ctypes.POINTER(c_dcgm_field_meta_t)
     return _copy(fn(ctypes.c_char_p(tag.encode("utf-8"))))
