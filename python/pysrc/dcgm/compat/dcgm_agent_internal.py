@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from ctypes import *  # noqa: F401,F403  (NVIDIA's module exports ctypes' names)
 from ctypes import byref, c_bool, c_char, c_char_p, c_double, c_int, c_int32, c_int64, c_longlong, c_uint, c_uint16, c_void_p, cast, py_object
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union as _OneOf  # (ctypes' Union stays NVIDIA's name)
 
 from dcgm import _native, fields as _fields, structs as _structs, testing as _testing
 from dcgm.compat import _layout, dcgm_agent, dcgm_fields, dcgm_structs  # noqa: F401 (dcgm_fields: NVIDIA's module imports it too)
@@ -172,12 +172,12 @@ def _create_on_handle(dcgmHandle: _native.Handle, cfe: Any) -> Any:
     return cfe
 
 
-def _value_of(value: Any) -> Tuple[Union[int, float, str], Optional[float]]:
+def _value_of(value: Any) -> Tuple[_OneOf[int, float, str], Optional[float]]:
     """An injected value's (value, timestamp in seconds or ``None`` for now)."""
     t = value.fieldType
     kind = chr(t) if isinstance(t, int) else t.decode() if isinstance(t, bytes) else t
     if kind == _fields.DCGM_FT_INT64:
-        v: Union[int, float, str] = int(value.value.i64)
+        v: _OneOf[int, float, str] = int(value.value.i64)
     elif kind == _fields.DCGM_FT_DOUBLE:
         v = float(value.value.dbl)
     elif kind == _fields.DCGM_FT_STRING:
