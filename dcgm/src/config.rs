@@ -6,9 +6,11 @@ use std::ffi::c_int;
 
 use dcgm_sys::*;
 
+use crate::dialect::{Asked, Offer};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::library::ffi;
+use crate::release::DcgmVersion;
 use crate::status::Status;
 
 /// Who may create CUDA contexts on a GPU.
@@ -128,8 +130,39 @@ impl GpuConfig {
         Ok(c)
     }
 
-    fn from_raw(c: &dcgmConfig_v2) -> Self {
-        Self {
+    /// The same settings in DCGM 3.x's version-1 layout (no workload power profiles).
+    fn to_raw_v1(self) -> Result<dcgmConfig_v1> {
+        let v2 = self.to_raw()?;
+        let mut c = dcgmConfig_v1::new_versioned();
+        c.gpuId = v2.gpuId;
+        c.eccMode = v2.eccMode;
+        c.computeMode = v2.computeMode;
+        c.perfState = v2.perfState;
+        c.powerLimit = v2.powerLimit;
+        Ok(c)
+    }
+}
+
+/// The versions of `dcgmConfig` this SDK sends, newest first, with the first release that
+/// accepts each (3.3.9 accepts only version 1, 4.x only version 2).
+const CONFIG_OFFERS: [Offer; 2] = [
+    Offer::new(dcgmConfig_version2, DcgmVersion::new(4, 0, 0)),
+    Offer::new(dcgmConfig_version1, DcgmVersion::new(0, 0, 0)),
+];
+
+/// A configuration of either version (v1 lacks v2's workload power profiles, which
+/// [`GpuConfig`] does not carry), checked against the version word the library wrote back;
+/// `None` for an entry the library left unfilled (its GPU id blank).
+macro_rules! decode_config {
+    ($c:expr, $version:expr) => {{
+        let c = $c;
+        if c.version != $version {
+            return Err(Error::UnknownLayout {
+                call: "dcgmConfigGet",
+                version: c.version,
+            });
+        }
+        Ok(opt_u32(c.gpuId).map(|_| GpuConfig {
             gpu: c.gpuId,
             ecc_mode: opt_bool(c.eccMode),
             compute_mode: opt_u32(c.computeMode).and_then(ComputeMode::from_raw),
@@ -137,8 +170,18 @@ impl GpuConfig {
             sm_app_clock_mhz: opt_u32(c.perfState.targetClocks.smClock),
             mem_app_clock_mhz: opt_u32(c.perfState.targetClocks.memClock),
             sync_boost: opt_bool(c.perfState.syncBoost),
-        }
-    }
+        }))
+    }};
+}
+
+/// DCGM 4.x's configuration.
+fn decode_config_v2(c: &dcgmConfig_v2) -> Result<Option<GpuConfig>> {
+    decode_config!(c, dcgmConfig_version2)
+}
+
+/// DCGM 3.x's configuration.
+fn decode_config_v1(c: &dcgmConfig_v1) -> Result<Option<GpuConfig>> {
+    decode_config!(c, dcgmConfig_version1)
 }
 
 impl Group {
@@ -157,14 +200,31 @@ impl Group {
                 "the configuration sets nothing: fill at least one field".into(),
             ));
         }
-        let mut raw = config.to_raw()?;
+        let h = self.handle();
+        h.ask_versioned(Asked::Config, &CONFIG_OFFERS, |word| {
+            if word == dcgmConfig_version1 {
+                let mut raw = config.to_raw_v1()?;
+                // The C prototype names the current struct; the library reads the version
+                // word and the layout of that version.
+                self.config_set_raw((&mut raw as *mut dcgmConfig_v1).cast())
+            } else {
+                let mut raw = config.to_raw()?;
+                self.config_set_raw(&mut raw)
+            }
+        })
+    }
+
+    /// `dcgmConfigSet` with a versioned config of any version.
+    fn config_set_raw(&self, raw: *mut dcgmConfig_v2) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         let status = Status::new(lib)?;
-        // SAFETY: a versioned config valid for the call and a live status handle.
+        // SAFETY: `raw` points at a versioned config whose layout is that of its version word
+        // (a library that does not accept the word refuses it before reading further), and the
+        // status handle is live.
         let r = unsafe {
             ffi!(
                 lib,
-                dcgmConfigSet(h.raw(), self.raw_id(), &mut raw, status.raw())
+                dcgmConfigSet(h.raw(), self.raw_id(), raw, status.raw())
             )
         };
         status.finish("dcgmConfigSet", r)
@@ -183,39 +243,60 @@ impl Group {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let mut list: Vec<dcgmConfig_v2> = (0..n)
-            .map(|_| {
-                let mut c = dcgmConfig_v2::new_versioned();
-                c.gpuId = BLANK;
-                c
-            })
-            .collect();
         let kind = match kind {
             ConfigKind::Target => DCGM_CONFIG_TARGET_STATE,
             ConfigKind::Current => DCGM_CONFIG_CURRENT_STATE,
         };
+        let h = self.handle();
+        let list = h.ask_versioned(Asked::Config, &CONFIG_OFFERS, |word| {
+            if word == dcgmConfig_version1 {
+                let mut list: Vec<dcgmConfig_v1> = (0..n)
+                    .map(|_| {
+                        let mut c = dcgmConfig_v1::new_versioned();
+                        c.gpuId = BLANK;
+                        c
+                    })
+                    .collect();
+                // The library steps through the list by the size of the version it accepts.
+                self.config_get_raw(kind, n, list.as_mut_ptr().cast())?;
+                list.iter()
+                    .map(decode_config_v1)
+                    .collect::<Result<Vec<_>>>()
+            } else {
+                let mut list: Vec<dcgmConfig_v2> = (0..n)
+                    .map(|_| {
+                        let mut c = dcgmConfig_v2::new_versioned();
+                        c.gpuId = BLANK;
+                        c
+                    })
+                    .collect();
+                self.config_get_raw(kind, n, list.as_mut_ptr())?;
+                list.iter()
+                    .map(decode_config_v2)
+                    .collect::<Result<Vec<_>>>()
+            }
+        })?;
+        Ok(list.into_iter().flatten().collect())
+    }
+
+    /// `dcgmConfigGet` into `n` versioned configs of one version.
+    fn config_get_raw(
+        &self,
+        kind: dcgmConfigType_t,
+        n: usize,
+        list: *mut dcgmConfig_v2,
+    ) -> Result<()> {
         let (h, lib) = (self.handle(), self.handle().lib());
         let status = Status::new(lib)?;
-        // SAFETY: `list` holds `n` versioned configs; the status handle is live.
+        // SAFETY: `list` holds `n` versioned configs of the layout of their version word; the
+        // status handle is live.
         let r = unsafe {
             ffi!(
                 lib,
-                dcgmConfigGet(
-                    h.raw(),
-                    self.raw_id(),
-                    kind,
-                    n as c_int,
-                    list.as_mut_ptr(),
-                    status.raw()
-                )
+                dcgmConfigGet(h.raw(), self.raw_id(), kind, n as c_int, list, status.raw())
             )
         };
-        status.finish("dcgmConfigGet", r)?;
-        Ok(list
-            .iter()
-            .filter(|c| opt_u32(c.gpuId).is_some())
-            .map(GpuConfig::from_raw)
-            .collect())
+        status.finish("dcgmConfigGet", r)
     }
 
     /// Re-applies the target configuration (after a GPU reset, for example).
@@ -231,5 +312,54 @@ impl Group {
         // SAFETY: plain arguments and a live status handle.
         let r = unsafe { ffi!(lib, dcgmConfigEnforce(h.raw(), self.raw_id(), status.raw())) };
         status.finish("dcgmConfigEnforce", r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_config_round_trips_like_version_2() {
+        let want = GpuConfig {
+            gpu: 3,
+            ecc_mode: Some(true),
+            compute_mode: Some(ComputeMode::ExclusiveProcess),
+            power_limit_w: Some(450),
+            sm_app_clock_mhz: Some(1980),
+            mem_app_clock_mhz: Some(2619),
+            sync_boost: None,
+        };
+        // DCGM 3.3.9's layout, filled as the library fills it.
+        let mut v1 = want.to_raw_v1().unwrap();
+        assert_eq!(v1.version, dcgmConfig_version1);
+        v1.gpuId = 3;
+        assert_eq!(decode_config_v1(&v1).unwrap(), Some(want));
+        let mut v2 = want.to_raw().unwrap();
+        v2.gpuId = 3;
+        assert_eq!(decode_config_v2(&v2).unwrap(), Some(want));
+        // An entry the library left unfilled.
+        v1.gpuId = BLANK;
+        assert_eq!(decode_config_v1(&v1).unwrap(), None);
+    }
+
+    #[test]
+    fn a_config_in_another_version_is_an_error_not_data() {
+        let mut v1 = dcgmConfig_v1::new_versioned();
+        v1.gpuId = 0;
+        v1.version = dcgmConfig_version2;
+        match decode_config_v1(&v1) {
+            Err(Error::UnknownLayout { call, version }) => {
+                assert_eq!(call, "dcgmConfigGet");
+                assert_eq!(version, dcgmConfig_version2);
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut v2 = dcgmConfig_v2::new_versioned();
+        v2.version = dcgmConfig_version1;
+        assert!(matches!(
+            decode_config_v2(&v2),
+            Err(Error::UnknownLayout { .. })
+        ));
     }
 }

@@ -6,12 +6,14 @@ use std::time::Duration;
 
 use dcgm_sys::*;
 
+use crate::dialect::{Asked, Offer};
 use crate::engine_object::{EngineId, EngineObject};
 use crate::entity::{Entity, EntityGroup};
 use crate::error::{Error, Result};
 use crate::field_group::FieldGroup;
 use crate::handle::{Handle, cstring};
 use crate::library::{c_buf, ffi};
+use crate::release::DcgmVersion;
 use crate::value::FieldValue;
 
 /// How a group starts out.
@@ -93,6 +95,45 @@ impl EngineId for GroupId {
 
 /// Most entities one group holds (`DCGM_GROUP_MAX_ENTITIES_V2`).
 pub const MAX_ENTITIES_PER_GROUP: usize = DCGM_GROUP_MAX_ENTITIES_V2;
+
+/// The versions of `dcgmGroupInfo` this SDK sends, newest first, with the first release that
+/// accepts each (3.3.9 accepts only version 2, 4.x only version 3).
+const GROUP_INFO_OFFERS: [Offer; 2] = [
+    Offer::new(dcgmGroupInfo_version3, DcgmVersion::new(4, 0, 0)),
+    Offer::new(dcgmGroupInfo_version2, DcgmVersion::new(0, 0, 0)),
+];
+
+/// A group info of either version (v2 and v3 differ only in the entity list's length),
+/// checked against the version word the library wrote back.
+macro_rules! decode_group_info {
+    ($s:expr, $version:expr) => {{
+        let s = $s;
+        if s.version != $version {
+            return Err(Error::UnknownLayout {
+                call: "dcgmGroupGetInfo",
+                version: s.version,
+            });
+        }
+        let n = (s.count as usize).min(s.entityList.len());
+        Ok(GroupInfo {
+            name: c_buf(&s.groupName),
+            entities: s.entityList[..n]
+                .iter()
+                .map(|p| Entity::from_raw(*p))
+                .collect(),
+        })
+    }};
+}
+
+/// DCGM 4.x's group info.
+fn decode_group_info_v3(s: &dcgmGroupInfo_v3) -> Result<GroupInfo> {
+    decode_group_info!(s, dcgmGroupInfo_version3)
+}
+
+/// DCGM 3.x's group info: up to 64 entities.
+fn decode_group_info_v2(s: &dcgmGroupInfo_v2) -> Result<GroupInfo> {
+    decode_group_info!(s, dcgmGroupInfo_version2)
+}
 
 /// What a group holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -333,24 +374,46 @@ impl Group {
 
     /// Name and entities.
     ///
+    /// Asks in the answering release's own version: `dcgmGroupInfo_v3` (up to 1024 entities)
+    /// from DCGM 4.0, `_v2` (up to 64) before; the version accepted is remembered per handle.
+    ///
     /// # Errors
     ///
     /// `DCGM_ST_NOT_CONFIGURED` for a group the host engine no longer has (another client
-    /// destroyed it); `ConnectionLost`.
+    /// destroyed it); `UnknownLayout` when the library writes back a version word this SDK
+    /// cannot decode; `ConnectionLost`.
     #[doc(alias = "dcgmGroupGetInfo")]
     pub fn info(&self) -> Result<GroupInfo> {
+        let h = self.handle();
+        h.ask_versioned(Asked::GroupInfo, &GROUP_INFO_OFFERS, |word| {
+            if word == dcgmGroupInfo_version2 {
+                self.info_v2()
+            } else {
+                self.info_v3()
+            }
+        })
+    }
+
+    fn info_v3(&self) -> Result<GroupInfo> {
         let mut info = dcgmGroupInfo_v3::boxed_versioned();
         let (h, lib) = (self.handle(), self.handle().lib());
         // SAFETY: a versioned struct valid for the call.
         unsafe { ffi!(lib, dcgmGroupGetInfo(h.raw(), self.raw_id(), &mut *info)) }?;
-        let n = (info.count as usize).min(info.entityList.len());
-        Ok(GroupInfo {
-            name: c_buf(&info.groupName),
-            entities: info.entityList[..n]
-                .iter()
-                .map(|p| Entity::from_raw(*p))
-                .collect(),
-        })
+        decode_group_info_v3(&info)
+    }
+
+    /// DCGM 3.x's layout: up to 64 entities.
+    fn info_v2(&self) -> Result<GroupInfo> {
+        let mut info = dcgmGroupInfo_v2::boxed_versioned();
+        let (h, lib) = (self.handle(), self.handle().lib());
+        // The C prototype names the current struct; the library reads the version word and
+        // writes the layout of that version.
+        let out = (&mut *info as *mut dcgmGroupInfo_v2).cast::<dcgmGroupInfo_v3>();
+        // SAFETY: a versioned version-2 struct valid for the call: a library that accepts the
+        // word writes at most `size_of::<dcgmGroupInfo_v2>()` bytes; one that does not refuses
+        // it before writing.
+        unsafe { ffi!(lib, dcgmGroupGetInfo(h.raw(), self.raw_id(), out)) }?;
+        decode_group_info_v2(&info)
     }
 
     /// The entities.
@@ -545,4 +608,52 @@ unsafe extern "C" fn collect_values(
     });
     // A kept panic stops the enumeration; the read raises it once the library returns.
     if r.is_some() { 0 } else { -1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(buf: &mut [std::ffi::c_char], s: &str) {
+        crate::library::write_c_buf(buf, s);
+    }
+
+    #[test]
+    fn a_version_2_group_info_decodes_into_the_same_group_info() {
+        // DCGM 3.3.9's layout: 256-byte name, 64 entity pairs.
+        let mut raw = dcgmGroupInfo_v2::new_versioned();
+        name(&mut raw.groupName, "old-group");
+        raw.count = 2;
+        raw.entityList[0] = Entity::gpu(0).raw();
+        raw.entityList[1] = Entity::new(EntityGroup::Switch, 3).raw();
+        let info = decode_group_info_v2(&raw).unwrap();
+        assert_eq!(info.name, "old-group");
+        assert_eq!(
+            info.entities,
+            vec![Entity::gpu(0), Entity::new(EntityGroup::Switch, 3)]
+        );
+        // A count past the list's capacity reads the capacity, no further.
+        raw.count = 1000;
+        assert_eq!(decode_group_info_v2(&raw).unwrap().entities.len(), 64);
+    }
+
+    #[test]
+    fn a_group_info_in_another_version_is_an_error_not_data() {
+        let mut raw = dcgmGroupInfo_v2::new_versioned();
+        raw.count = 1;
+        raw.version = dcgmGroupInfo_version3;
+        match decode_group_info_v2(&raw) {
+            Err(Error::UnknownLayout { call, version }) => {
+                assert_eq!(call, "dcgmGroupGetInfo");
+                assert_eq!(version, dcgmGroupInfo_version3);
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut raw = dcgmGroupInfo_v3::boxed_versioned();
+        raw.version = dcgmGroupInfo_version2;
+        assert!(matches!(
+            decode_group_info_v3(&raw),
+            Err(Error::UnknownLayout { .. })
+        ));
+    }
 }

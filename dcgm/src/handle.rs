@@ -89,6 +89,9 @@ pub(crate) struct HandleInner {
     /// The connected nv-hostengine's release, asked once: a raw handle is bound to one
     /// engine process for its life (a restarted engine makes it invalid), so it cannot change.
     pub(crate) engine_release: std::sync::OnceLock<crate::DcgmVersion>,
+    /// The struct versions this handle's release accepted, remembered per call
+    /// ([`crate::dialect`]).
+    pub(crate) dialect: crate::dialect::Dialect,
 }
 
 impl std::fmt::Debug for HandleInner {
@@ -488,6 +491,7 @@ impl HandleBuilder {
                     kind: ConnectionKind::Embedded,
                     closed: Mutex::new(false),
                     engine_release: std::sync::OnceLock::new(),
+                    dialect: crate::dialect::Dialect::default(),
                 }),
             }),
             Err(e) => {
@@ -585,6 +589,7 @@ impl HandleBuilder {
                     kind: ConnectionKind::Standalone(address.to_string()),
                     closed: Mutex::new(false),
                     engine_release: std::sync::OnceLock::new(),
+                    dialect: crate::dialect::Dialect::default(),
                 }),
             }),
             Err(e) => {

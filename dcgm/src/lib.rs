@@ -60,6 +60,7 @@ mod cache_info;
 mod config;
 mod cpu;
 mod diag;
+mod dialect;
 mod engine_object;
 mod entity;
 mod error;

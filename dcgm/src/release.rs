@@ -34,6 +34,9 @@ pub struct DcgmVersion {
 }
 
 impl DcgmVersion {
+    /// The oldest release this SDK speaks: 3.3.9, the last 3.x release (Ubuntu 24.04's).
+    pub const OLDEST: DcgmVersion = DcgmVersion::new(3, 3, 9);
+
     /// `major.minor.patch`.
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
         Self {
@@ -68,11 +71,14 @@ impl fmt::Display for DcgmVersion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Capability {
-    /// Group information with entity lists (`dcgmGroupGetInfo`, `dcgmGroupInfo_v3`): 4.0.
+    /// Group information with entity lists (`dcgmGroupGetInfo`): every release this SDK
+    /// speaks (`dcgmGroupInfo_v3` from 4.0, `_v2` in 3.x, each decoded).
     GroupInfo,
-    /// Health checks (`dcgmHealthCheck` with `dcgmHealthResponse_v5`): 4.0.
+    /// Health checks (`dcgmHealthCheck`): every release this SDK speaks
+    /// (`dcgmHealthResponse_v5` from 4.0, `_v4` in 3.x, each decoded).
     HealthCheck,
-    /// GPU configuration get and set (`dcgmConfig_v2`): 4.0.
+    /// GPU configuration get and set: every release this SDK speaks (`dcgmConfig_v2` from
+    /// 4.0, `_v1` in 3.x).
     Config,
     /// Policy violation callbacks (`dcgmPolicyRegister_v2`): 4.0.
     PolicyCallbacks,
@@ -109,14 +115,14 @@ impl Capability {
         Capability::TopologyV2,
     ];
 
-    /// The first release that has it.
+    /// The first release that has it; [`DcgmVersion::OLDEST`] for what every release this
+    /// SDK speaks has (in that release's own struct versions).
     pub const fn since(self) -> DcgmVersion {
         match self {
-            Capability::GroupInfo
-            | Capability::HealthCheck
-            | Capability::Config
-            | Capability::PolicyCallbacks
-            | Capability::NvLinkStatus => DcgmVersion::new(4, 0, 0),
+            Capability::GroupInfo | Capability::HealthCheck | Capability::Config => {
+                DcgmVersion::OLDEST
+            }
+            Capability::PolicyCallbacks | Capability::NvLinkStatus => DcgmVersion::new(4, 0, 0),
             Capability::Diagnostics | Capability::ChipArchitecture => DcgmVersion::new(4, 2, 0),
             Capability::NvLinkP2pStatus => DcgmVersion::new(4, 3, 1),
             Capability::ConnectUrl | Capability::EmptyCache => DcgmVersion::new(4, 5, 0),
@@ -171,7 +177,9 @@ impl Capability {
     }
 
     /// The capability a libdcgm call needs, for the calls whose struct versions or symbols
-    /// are newer than the oldest release supported (3.3.9).
+    /// are newer than the oldest release supported (3.3.9), and for the calls every release
+    /// has but in versions of its own (a refusal there is not a missing capability but a
+    /// release older than 3.3.9).
     pub(crate) fn of_call(call: &str) -> Option<Self> {
         Some(match call {
             "dcgmGroupGetInfo" => Capability::GroupInfo,
@@ -274,7 +282,8 @@ mod tests {
             Some(DcgmVersion::new(3, 3, 9))
         );
         assert!(DcgmVersion::new(4, 1, 1) < DcgmVersion::new(4, 2, 0));
-        assert!(DcgmVersion::new(3, 3, 9) < Capability::GroupInfo.since());
+        assert!(DcgmVersion::new(3, 3, 9) < Capability::PolicyCallbacks.since());
+        assert_eq!(Capability::GroupInfo.since(), DcgmVersion::OLDEST);
         assert_eq!(DcgmVersion::parse(""), None);
     }
 
@@ -292,9 +301,6 @@ mod tests {
     #[test]
     fn every_gated_call_names_a_capability_newer_than_the_oldest_release() {
         for call in [
-            "dcgmGroupGetInfo",
-            "dcgmHealthCheck",
-            "dcgmConfigGet",
             "dcgmPolicyRegister_v2",
             "dcgmActionValidate_v2",
             "dcgmConnect_v3",
@@ -304,5 +310,10 @@ mod tests {
             assert!(Capability::ALL.contains(&c));
         }
         assert_eq!(Capability::of_call("dcgmGroupCreate"), None);
+        // Asked in each release's own version: every release this SDK speaks has them.
+        for call in ["dcgmGroupGetInfo", "dcgmHealthCheck", "dcgmConfigGet"] {
+            let c = Capability::of_call(call).unwrap();
+            assert_eq!(c.since(), DcgmVersion::OLDEST, "{call}");
+        }
     }
 }

@@ -102,6 +102,28 @@ pub type dcgmHealthResponse_t = dcgmHealthResponse_v5;
 /// Version word of [`dcgmHealthResponse_t`].
 pub const dcgmHealthResponse_version: u32 = dcgmHealthResponse_version5;
 
+/// Capacity of the incident list of [`dcgmHealthResponse_v4`] (DCGM 3.x's
+/// `DCGM_HEALTH_WATCH_MAX_INCIDENTS`, its `DCGM_GROUP_MAX_ENTITIES`).
+pub const DCGM_HEALTH_WATCH_MAX_INCIDENTS_V1: usize = 64;
+
+/// Result of `dcgmHealthCheck` in DCGM 3.x (the only version 3.3.9 accepts): the layout of
+/// [`dcgmHealthResponse_v5`] with room for 64 incidents.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dcgmHealthResponse_v4 {
+    pub version: u32,
+    pub overallHealth: dcgmHealthWatchResults_t,
+    /// Number of valid entries in `incidents`.
+    pub incidentCount: u32,
+    pub incidents: [dcgmIncidentInfo_t; DCGM_HEALTH_WATCH_MAX_INCIDENTS_V1],
+}
+crate::versioned_struct!(
+    dcgmHealthResponse_v4,
+    dcgmHealthResponse_version4 = 4,
+    size = 66828,
+    word = 0x0401_050C
+);
+
 /// Parameters of `dcgmHealthSet_v2`: group, watched subsystems and sampling settings.
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]

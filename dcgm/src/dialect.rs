@@ -1,0 +1,145 @@
+//! Asking each DCGM release in its own dialect: for a struct whose version changed between
+//! releases, send the newest version the answering release accepts (chosen from the version
+//! facts in [`crate::release`]), retry once with the next older version on `VER_MISMATCH`,
+//! and remember per handle which version was accepted.
+
+use std::sync::OnceLock;
+
+use dcgm_sys::DCGM_ST_VER_MISMATCH;
+
+use crate::error::{Error, Result};
+use crate::handle::Handle;
+use crate::release::DcgmVersion;
+
+/// A struct whose version is chosen per handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// `dcgmGroupGetInfo`: `dcgmGroupInfo_v3` from 4.0, `_v2` before.
+    GroupInfo,
+    /// `dcgmHealthCheck`: `dcgmHealthResponse_v5` from 4.0, `_v4` before.
+    HealthResponse,
+    /// `dcgmConfigGet`/`dcgmConfigSet`: `dcgmConfig_v2` from 4.0, `_v1` before.
+    Config,
+}
+
+impl Asked {
+    const COUNT: usize = 3;
+
+    fn index(self) -> usize {
+        match self {
+            Asked::GroupInfo => 0,
+            Asked::HealthResponse => 1,
+            Asked::Config => 2,
+        }
+    }
+}
+
+/// One version of a struct: its version word and the first release that accepts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Offer {
+    pub word: u32,
+    pub since: DcgmVersion,
+}
+
+impl Offer {
+    pub(crate) const fn new(word: u32, since: DcgmVersion) -> Self {
+        Self { word, since }
+    }
+}
+
+/// The versions a handle's release accepted, one slot per [`Asked`]: set on the first
+/// successful call and kept for the handle's life (a raw handle is bound to one library and
+/// one engine process).
+#[derive(Debug, Default)]
+pub(crate) struct Dialect {
+    words: [OnceLock<u32>; Asked::COUNT],
+}
+
+/// Whether `e` says the library refused the struct version (also when `crate::library`
+/// already turned it into `NotInRelease`). A layout that could not be decoded is not.
+pub(crate) fn is_version_refusal(e: &Error) -> bool {
+    match e {
+        Error::Dcgm { code, .. } => code.raw() == DCGM_ST_VER_MISMATCH,
+        Error::NotInRelease { .. } => true,
+        _ => false,
+    }
+}
+
+/// The index of the first offer (newest first) that `release` accepts; the newest where the
+/// release is unknown, the oldest where it is older than every offer.
+pub(crate) fn first_offer(offers: &[Offer], release: Option<DcgmVersion>) -> usize {
+    match release {
+        None => 0,
+        Some(r) => offers
+            .iter()
+            .position(|o| r >= o.since)
+            .unwrap_or(offers.len().saturating_sub(1)),
+    }
+}
+
+impl Handle {
+    /// Calls `ask` with a version word of `offers` (newest first): the remembered one, or the
+    /// newest the answering release accepts, and on a version refusal once more with the next
+    /// older one. The word of a successful call is remembered for this handle.
+    pub(crate) fn ask_versioned<T>(
+        &self,
+        what: Asked,
+        offers: &[Offer],
+        mut ask: impl FnMut(u32) -> Result<T>,
+    ) -> Result<T> {
+        let slot = &self.inner.dialect.words[what.index()];
+        if let Some(&word) = slot.get() {
+            return ask(word);
+        }
+        let start = first_offer(offers, self.dcgm_version());
+        let mut refused = None;
+        for offer in offers[start..].iter().take(2) {
+            match ask(offer.word) {
+                Ok(v) => {
+                    let _ = slot.set(offer.word);
+                    return Ok(v);
+                }
+                Err(e) if is_version_refusal(&e) => refused = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(refused.unwrap_or_else(|| {
+            Error::InvalidArgument(format!("no struct version to offer for {what:?}"))
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V: [Offer; 2] = [
+        Offer::new(0x0300_0000, DcgmVersion::new(4, 0, 0)),
+        Offer::new(0x0200_0000, DcgmVersion::new(3, 0, 0)),
+    ];
+
+    #[test]
+    fn the_newest_offer_the_release_accepts_comes_first() {
+        assert_eq!(first_offer(&V, None), 0);
+        assert_eq!(first_offer(&V, Some(DcgmVersion::new(4, 6, 0))), 0);
+        assert_eq!(first_offer(&V, Some(DcgmVersion::new(4, 0, 0))), 0);
+        assert_eq!(first_offer(&V, Some(DcgmVersion::new(3, 3, 9))), 1);
+        assert_eq!(first_offer(&V, Some(DcgmVersion::new(2, 4, 7))), 1);
+    }
+
+    #[test]
+    fn only_a_version_refusal_is_retried() {
+        let refusal = Error::Dcgm {
+            code: crate::ReturnCode::from_raw(DCGM_ST_VER_MISMATCH),
+            call: "dcgmGroupGetInfo",
+            message: None,
+        };
+        assert!(is_version_refusal(&refusal));
+        let layout = Error::UnknownLayout {
+            call: "dcgmGroupGetInfo",
+            version: 7,
+        };
+        assert!(!is_version_refusal(&layout));
+        assert!(!is_version_refusal(&Error::InvalidArgument("x".into())));
+    }
+}

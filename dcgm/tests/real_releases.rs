@@ -1,0 +1,96 @@
+//! The safe layer asks each real DCGM release beside the checkout (`../shared/realdcgm-*`,
+//! the H200 capture through DCGM's injection NVML) in its own struct versions: group info,
+//! health and configuration answer on 3.3.9 as on 4.x. Each release runs in a child process
+//! of its own (one library per process, with its injection variables); skipped where the
+//! libraries are absent.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const RELEASES: [&str; 4] = ["3.3.9", "4.1.1", "4.5.3", "4.6.0"];
+
+fn staged(version: &str) -> Option<PathBuf> {
+    dcgm::testing::shared_path(&format!("realdcgm-{version}"))?;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let o = Command::new("bash")
+        .arg(root.join("scripts/real-dcgm.sh"))
+        .args(["dir", version])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let dir = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+    let major = version.split('.').next().unwrap();
+    Some(dir.join(format!("lib/libdcgm.so.{major}")))
+}
+
+#[test]
+fn group_info_health_and_config_answer_on_every_real_release() {
+    for v in RELEASES {
+        let Some(lib) = staged(v) else {
+            eprintln!("skipped {v}: ../shared/realdcgm-{v} is absent");
+            continue;
+        };
+        let o = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "release_child", "--nocapture", "--ignored"])
+            .env("RELEASE_CHILD_LIB", &lib)
+            .env("NVML_INJECTION_MODE", "True")
+            .env(
+                "NVML_YAML_FILE",
+                dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml"),
+            )
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{v}: {out}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let line = |key: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_else(|| panic!("{v}: no {key} in {out}"))
+                .to_string()
+        };
+        assert_eq!(line("VERSION "), v);
+        assert_eq!(line("GROUP "), "release-probe [GPU 0]", "{v}");
+        assert_eq!(line("HEALTH_GET "), "MEM|THERMAL", "{v}");
+        assert!(line("HEALTH ").starts_with("ok"), "{v}: {out}");
+        assert!(line("CONFIG ").starts_with("ok"), "{v}: {out}");
+    }
+}
+
+/// The child of the test above.
+#[test]
+#[ignore = "run by group_info_health_and_config_answer_on_every_real_release"]
+fn release_child() {
+    use dcgm::{ConfigKind, Group, HealthSystems};
+    let lib = std::env::var("RELEASE_CHILD_LIB").unwrap();
+    let h = dcgm::Handle::builder()
+        .library_path(&lib)
+        .embedded()
+        .unwrap();
+    println!("VERSION {}", h.dcgm_version().unwrap());
+    let g = Group::with_gpus(&h, "release-probe", &[0]).unwrap();
+    // Twice: the second call uses the version the first one found.
+    for _ in 0..2 {
+        let info = g.info().unwrap();
+        let ids: Vec<String> = info.entities.iter().map(|e| e.to_string()).collect();
+        println!("GROUP {} [{}]", info.name, ids.join(", "));
+    }
+    g.health_set(HealthSystems::MEM | HealthSystems::THERMAL)
+        .unwrap();
+    println!("HEALTH_GET {}", g.health_get().unwrap());
+    for _ in 0..2 {
+        match g.health_check() {
+            Ok(r) => println!("HEALTH ok {} {} incidents", r.overall, r.incidents.len()),
+            Err(e) => println!("HEALTH err {e}"),
+        }
+    }
+    for _ in 0..2 {
+        match g.config_get(ConfigKind::Current) {
+            Ok(c) => println!("CONFIG ok {c:?}"),
+            Err(e) => println!("CONFIG err {e}"),
+        }
+    }
+}
