@@ -113,11 +113,13 @@ cd "$RUN"
 step "mypy.stubtest dcgm"
 "$TEST/bin/python" -m mypy.stubtest dcgm --allowlist "$ROOT/python/stubtest-allowlist.txt"
 
-step "mypy on the tests and examples (the stubs as a user's code sees them)"
+step "mypy on the tests and examples (the stubs as a user's code sees them), and on the package's source"
 # python/tests/compat drives NVIDIA's untyped API (dcgm.compat builds its names at import):
-# it is checked against NVIDIA's own modules, not by mypy.
+# it is checked against NVIDIA's own modules, not by mypy. The package's own source, dcgm.compat
+# included, is checked as source (mypy does not report errors inside an installed package).
 "$TEST/bin/python" -m mypy --no-incremental --exclude '/tests/compat/' \
     "$ROOT/python/tests" "$ROOT/python/contract" "$ROOT/python/examples"
+"$TEST/bin/python" -m mypy --no-incremental "$ROOT/python/pysrc/dcgm"
 
 step "pytest"
 set +e

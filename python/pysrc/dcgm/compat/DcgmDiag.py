@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmDiag`` (DCGM 4.6): building a ``c_dcgmRunDiag_v*`` request
 (:class:`DcgmDiag`) and reading a ``c_dcgmDiagResponse_v12`` (the module's helper functions).
 

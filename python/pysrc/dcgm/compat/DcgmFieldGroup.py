@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmFieldGroup`` (DCGM 4.6): a named set of field ids in the host engine.
 
 Differences from NVIDIA's, for the better:

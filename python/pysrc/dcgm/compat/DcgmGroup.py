@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmGroup`` (DCGM 4.6): a group of GPUs (or other entities) and what can be done
 with it, through its sub-objects ``config``, ``samples``, ``health``, ``policy``, ``discovery``,
 ``stats``, ``action`` and ``profiling``.

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmHandle`` (DCGM 4.6): one connection to DCGM, an embedded host engine or a
 remote one (by IP address or unix socket), or an adopted raw handle (``handle=``).
 

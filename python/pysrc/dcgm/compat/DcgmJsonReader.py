@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmJsonReader`` (DCGM 4.6 bindings): a :class:`DcgmReader` that turns each
 GPU's latest values into one JSON object (``{tag: value, ..., "gpu_uuid": uuid}``) and hands
 it to ``CustomJsonHandler``, which subclasses override (NVIDIA's ``dcgm_telegraf.py`` and

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmLogging`` (DCGM 4.6): the logger categories of ``common/DcgmLogging.h``, for
 ``dcgm_agent.dcgmHostengineSetLoggingSeverity``."""
 

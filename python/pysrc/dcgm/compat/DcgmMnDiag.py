@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmMnDiag`` (DCGM 4.6): building and running a multi-node diagnostic request
 (``c_dcgmRunMnDiag_v1``). Like NVIDIA's, the module also re-exports ``ctypes``' and
 ``dcgm_structs``' names. Host names and parameters are written into their fixed-width slots

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmReader`` class (DCGM 4.6 bindings) for programs and subclasses written for
 it, on the package's native reader (one call into the extension per read instead of a
 Python callback per value). The ``Get...``, ``Process`` and handler methods are

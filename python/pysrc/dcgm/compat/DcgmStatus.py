@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmStatus`` (DCGM 4.6): a status handle collecting per-entity errors of a call
 (config, policy). Its library handle is destroyed when the object is collected, as NVIDIA's
 ``__del__`` does (here through ``weakref.finalize``, so also at exit, and never twice)."""

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``DcgmSystem`` (DCGM 4.6): the system-wide methods of one ``DcgmHandle``, with the
 sub-objects ``discovery``, ``introspect`` (``memory``, ``cpuUtil``), ``fields``, ``modules`` and
 ``profiling``.

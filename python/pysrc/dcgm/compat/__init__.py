@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """Drop-in modules for programs written against NVIDIA's DCGM Python bindings.
 
 Two ways in:

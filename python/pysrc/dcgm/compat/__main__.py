@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """``python -m dcgm.compat``: runs a program written for NVIDIA's DCGM Python bindings on this
 package, without editing it.
 

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """Function pointers of the compat layer: what NVIDIA's ``dcgm_structs._dcgmGetFunctionPointer``
 answers, without ``ctypes.CDLL``. A :class:`FunctionPointer` is called as a ctypes function
 pointer is (ints, floats, ``bytes``, ``str``, ``None``, ctypes simple values, structures,
@@ -31,7 +28,7 @@ def _word(a: Any, keep: List[Any]) -> Any:
     if t is bool:
         return int(a)
     if isinstance(a, _ARG_OBJECT):
-        return ctypes.addressof(a._obj)
+        return ctypes.addressof(a._obj)  # type: ignore[attr-defined]  # byref()'s target (ctypes keeps it there)
     if isinstance(a, (ctypes.Structure, ctypes.Union, ctypes.Array)):
         return ctypes.addressof(a)
     if isinstance(a, _SIMPLE):

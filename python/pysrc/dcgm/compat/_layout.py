@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """The ctypes mirror of every C struct and union of ``dcgm-sys``, built at import from the
 layout table the extension exports (``dcgm._native.raw_layouts``: each struct's fields with
 their Rust types and the offsets the Rust compiler gave them). The classes carry NVIDIA's
@@ -508,7 +505,7 @@ def _override(spec: Any) -> Any:
 def build(c_name: str) -> Any:
     """The ctypes class of the C struct or union ``c_name`` (built once)."""
     c_name = SAME_AS.get(c_name, c_name)
-    cls = _built.get(c_name)
+    cls: Any = _built.get(c_name)
     if cls is not None:
         return cls
     union, packed, size, align, fields = LAYOUTS[c_name]
@@ -561,7 +558,7 @@ def build_as(c_name: str, name: str, module: str) -> Any:
     base = build(c_name)
     body = {k: v for k, v in vars(base).items() if k in ("_pack_", "_blank_", "_fmt_")}
     body["__module__"] = module
-    cls = type(name, (DcgmUnion if issubclass(base, ctypes.Union) else DcgmStructure,), body)
+    cls: Any = type(name, (DcgmUnion if issubclass(base, ctypes.Union) else DcgmStructure,), body)
     cls._fields_ = list(base._fields_)
     return cls
 

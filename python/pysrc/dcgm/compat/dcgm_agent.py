@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_agent`` (DCGM 4.6): the procedural API, one Python function per C function
 of ``dcgm_agent.h``, under NVIDIA's names, argument orders, defaults and return shapes.
 
@@ -582,6 +579,8 @@ class LatestValue:
     an empty value, else ``None``)."""
 
     __slots__ = ("entityGroupId", "entityId", "gpuId", "fieldId", "fieldType", "status", "ts", "value", "blank")
+    value: Any
+    blank: Any
 
     def __init__(self, group: int, entity: int, fv: Any) -> None:
         from dcgm import Blank
@@ -713,7 +712,7 @@ def dcgmEntitiesGetLatestValues(dcgmHandle: Any, entities: Any, fieldIds: Any, f
 
     The hot path of pollers: the arrays go to C as their addresses, the handle as its number."""
     if type(entities) is str or type(fieldIds) is str or type(dcgmHandle) is str or type(flags) is str:
-        dcgmHandle, entities, fieldIds, flags = (
+        dcgmHandle, entities, fieldIds, flags = (  # type: ignore[assignment]  # NVIDIA's str arguments pass as bytes
             x.encode("utf-8") if isinstance(x, str) else x for x in (dcgmHandle, entities, fieldIds, flags)
         )
     ne = len(entities)

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_agent_internal`` (the Python side of DCGM's test API, ``dcgm_test_apis.h``,
 from DCGM's own test tree: not one of the installed binding modules), under NVIDIA's names
 and argument orders, over the same function pointers as :mod:`dcgm.compat.dcgm_agent`.

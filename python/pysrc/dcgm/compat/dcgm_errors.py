@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_errors`` (DCGM 4.6): the failure reasons (``DCGM_FR_*``), their severities
 (``DCGM_ERROR_*``) and categories (``DCGM_FR_EC_*``), each reason's message template
 (``DCGM_FR_<REASON>_MSG``) and next step (``DCGM_FR_<REASON>_NEXT``), and the library's
@@ -53,9 +50,8 @@ def _meta_texts(code: int) -> _Tuple[_Optional[str], _Optional[str]]:
     else:
         raw = ctypes.cast(ptr, ctypes.c_void_p).value or 0
         words = (ctypes.c_void_p * 2).from_address(raw + meta_t.msgFormat.offset)
-        got = tuple(  # type: ignore[assignment]
-            ctypes.string_at(w).decode("utf-8", "replace") if w else None for w in words
-        )
+        msg, nxt = (ctypes.string_at(w).decode("utf-8", "replace") if w else None for w in words)
+        got = (msg, nxt)
     _texts[code] = got
     return got
 

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_field_helpers`` (DCGM 4.6): Python-friendly field values and the collections
 that ``DcgmGroup.samples`` fills from the library.
 
@@ -504,7 +501,7 @@ class _Watching:
         return super().GetAllSinceLastCall(self._fieldGroup)  # type: ignore[misc,no-any-return]
 
 
-class DcgmFieldGroupWatcher(_Watching, DcgmFieldValueCollection):
+class DcgmFieldGroupWatcher(_Watching, DcgmFieldValueCollection):  # type: ignore[misc]  # NVIDIA's GetAllSinceLastCall() takes no field group here
     """A :class:`DcgmFieldValueCollection` that watches its field group itself (see
     :class:`_Watching` for the arguments)."""
 
@@ -555,7 +552,7 @@ class DcgmFieldValueEntityCollection:
         self._numValuesSeen = 0
 
 
-class DcgmFieldGroupEntityWatcher(_Watching, DcgmFieldValueEntityCollection):
+class DcgmFieldGroupEntityWatcher(_Watching, DcgmFieldValueEntityCollection):  # type: ignore[misc]  # as above
     """The entity form of :class:`DcgmFieldGroupWatcher` (same arguments)."""
 
 

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_fields`` (DCGM 4.6): every ``DCGM_FI_*`` field id, the entity groups
 (``DCGM_FE_*``), field types (``DCGM_FT_*``) and scopes (``DCGM_FS_*``), the field-metadata
 structures and ``DcgmFieldGetById``/``DcgmFieldGetByTag`` and friends.
@@ -68,7 +65,7 @@ del _DEPRECATED_ALIASES["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"]
 
 _INTERNAL = {f.name for f in _fields.all_fields() if f.internal}
 for _f in _fields.all_fields():
-    if _f.name not in _INTERNAL:
+    if _f.name is not None and _f.name not in _INTERNAL:
         globals()[_f.name] = _f.field_id
 del _f
 

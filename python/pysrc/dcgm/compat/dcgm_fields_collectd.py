@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_fields_collectd`` (DCGM 4.6): which DCGM fields the collectd plugin
 reports, under which collectd name and ``types.db`` type, and the helpers that read that
 table (``GetFieldByName``, ``GenerateCollectdTypesDB``). Like NVIDIA's, it re-exports every

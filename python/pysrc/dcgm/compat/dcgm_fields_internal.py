@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_fields_internal`` (DCGM 4.6): the ids of DCGM's internal fields (sample
 buffers and process lists the public API answers in other shapes) and the first/last ids of
 the field ranges the profiling and sysmon modules own.
@@ -19,7 +16,7 @@ dcgmFP = dcgm_structs._dcgmGetFunctionPointer
 # The internal fields: DCGM_FI_DEV_MEM_COPY_UTIL_SAMPLES, DCGM_FI_DEV_GPU_UTIL_SAMPLES,
 # DCGM_FI_DEV_GRAPHICS_PIDS, DCGM_FI_DEV_COMPUTE_PIDS.
 for _f in _fields.all_fields():
-    if _f.internal:
+    if _f.internal and _f.name is not None:
         globals()[_f.name] = _f.field_id
 del _f
 

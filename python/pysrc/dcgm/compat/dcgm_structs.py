@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgm_structs`` (DCGM 4.6): the ``c_dcgm*`` ctypes structures, the constants, the
 ``DCGMError_*`` exceptions and the library loading, for programs written against NVIDIA's
 Python bindings.
@@ -43,6 +40,8 @@ from dcgm.compat import _ffi, _layout, dcgmvalue
 
 # ---- constants: every integer, float and string constant of dcgm-sys (DCGM_*, the version
 # words, the enums), then the names NVIDIA's module spells differently (below).
+#: this module's names, for those made at import (mypy sees them through this dict)
+_g: _typing.Dict[str, _typing.Any] = globals()
 globals().update({k: v for k, v in _layout.CONSTANTS.items() if not k.startswith("_")})
 
 # the return codes (dcgm-sys's RETURN_CODES table)
@@ -60,15 +59,15 @@ DCGM_SWTEST_COUNT = 10
 DCGM_CONTEXT_CREATE_INDEX = 0
 # NVIDIA's spellings of C names
 DCGM_CHAR_BIT = 8
-DCGM_ERR_MSG_LEN = DCGM_ERR_MSG_LENGTH  # noqa: F405
-DCGM_GROUP_DEFAULT_ENTITIES = DCGM_GROUP_DEFAULT_EVERYTHING  # noqa: F405
-DCGM_MAX_TOTAL_INSTANCES = DCGM_MAX_TOTAL_INSTANCES_PER_GPU  # noqa: F405
+DCGM_ERR_MSG_LEN = _g["DCGM_ERR_MSG_LENGTH"]
+DCGM_GROUP_DEFAULT_ENTITIES = _g["DCGM_GROUP_DEFAULT_EVERYTHING"]
+DCGM_MAX_TOTAL_INSTANCES = _g["DCGM_MAX_TOTAL_INSTANCES_PER_GPU"]
 DCGM_NVLINK_MAX_LINKS_PER_NVSWITCH_V1 = 36
-DCGM_WORKLOAD_POWER_PROFILE_ARRAY_SIZE = DCGM_POWER_PROFILE_ARRAY_SIZE  # noqa: F405
-DCGM_WORKLOAD_POWER_PROFILE_MAX_NUM = DCGM_POWER_PROFILE_MAX_NUM  # noqa: F405
-DCGM_BU_EVENT_STATE_SYSTEM_REINITIALIZING = DcgmBUEventStateSystemReinitializing  # noqa: F405
-DCGM_BU_EVENT_STATE_SYSTEM_REINITIALIZATION_COMPLETED = DcgmBUEventStateSystemReinitializationCompleted  # noqa: F405
-DcgmiMigProfileNone = DcgmMigProfileNone  # noqa: F405
+DCGM_WORKLOAD_POWER_PROFILE_ARRAY_SIZE = _g["DCGM_POWER_PROFILE_ARRAY_SIZE"]
+DCGM_WORKLOAD_POWER_PROFILE_MAX_NUM = _g["DCGM_POWER_PROFILE_MAX_NUM"]
+DCGM_BU_EVENT_STATE_SYSTEM_REINITIALIZING = _g["DcgmBUEventStateSystemReinitializing"]
+DCGM_BU_EVENT_STATE_SYSTEM_REINITIALIZATION_COMPLETED = _g["DcgmBUEventStateSystemReinitializationCompleted"]
+DcgmiMigProfileNone = _g["DcgmMigProfileNone"]
 for _name in [n for n in globals() if n.startswith("DcgmNvLinkP2pStatus")]:
     globals()["DcgmNvLinkP2PStatus" + _name[len("DcgmNvLinkP2pStatus"):]] = globals()[_name]
 
@@ -84,22 +83,22 @@ for _c, _cls_name in _layout.RENAMES.items():
     if _c not in _layout.NESTED and "__bindgen" not in _c:
         globals()["c_" + _c] = globals()[_cls_name]
 # NVIDIA's `_t` names of the current versions
-c_dcgmRunningProcess_t = c_dcgmRunningProcess_v1  # noqa: F405
-c_dcgmDeviceTopology_t = c_dcgmDeviceTopology_v2  # noqa: F405
-c_dcgmGroupTopology_t = c_dcgmGroupTopology_v2  # noqa: F405
-c_dcgmRunDiag_t = c_dcgmRunDiag_v10  # noqa: F405
-c_dcgmNvLinkStatus_t = c_dcgmNvLinkStatus_v5  # noqa: F405
-c_dcgmRunMnDiag_t = c_dcgmRunMnDiag_v1  # noqa: F405
-c_dcgmMnDiagHosts_t = c_dcgmMnDiagHosts_v1  # noqa: F405
-c_dcgmMnDiagTestAuxData_t = c_dcgmMnDiagTestAuxData_v1  # noqa: F405
-c_dcgmMnDiagTestRun_t = c_dcgmMnDiagTestRun_v1  # noqa: F405
-c_dcgmMnDiagEntity_t = c_dcgmMnDiagEntity_v1  # noqa: F405
-c_dcgmMnDiagError_t = c_dcgmMnDiagError_v1  # noqa: F405
-c_dcgmMnDiagInfo_t = c_dcgmMnDiagInfo_v1  # noqa: F405
-c_dcgmMnDiagEntityResult_t = c_dcgmMnDiagEntityResult_v1  # noqa: F405
-c_dcgmMnDiagResponse_t = c_dcgmMnDiagResponse_v1  # noqa: F405
-c_dcgmWorkloadPowerProfile_t = c_dcgmWorkloadPowerProfile_v1  # noqa: F405
-c_dcgmEnvVarInfo_t = c_dcgmEnvVarInfo_v1  # noqa: F405
+c_dcgmRunningProcess_t = _g["c_dcgmRunningProcess_v1"]
+c_dcgmDeviceTopology_t = _g["c_dcgmDeviceTopology_v2"]
+c_dcgmGroupTopology_t = _g["c_dcgmGroupTopology_v2"]
+c_dcgmRunDiag_t = _g["c_dcgmRunDiag_v10"]
+c_dcgmNvLinkStatus_t = _g["c_dcgmNvLinkStatus_v5"]
+c_dcgmRunMnDiag_t = _g["c_dcgmRunMnDiag_v1"]
+c_dcgmMnDiagHosts_t = _g["c_dcgmMnDiagHosts_v1"]
+c_dcgmMnDiagTestAuxData_t = _g["c_dcgmMnDiagTestAuxData_v1"]
+c_dcgmMnDiagTestRun_t = _g["c_dcgmMnDiagTestRun_v1"]
+c_dcgmMnDiagEntity_t = _g["c_dcgmMnDiagEntity_v1"]
+c_dcgmMnDiagError_t = _g["c_dcgmMnDiagError_v1"]
+c_dcgmMnDiagInfo_t = _g["c_dcgmMnDiagInfo_v1"]
+c_dcgmMnDiagEntityResult_t = _g["c_dcgmMnDiagEntityResult_v1"]
+c_dcgmMnDiagResponse_t = _g["c_dcgmMnDiagResponse_v1"]
+c_dcgmWorkloadPowerProfile_t = _g["c_dcgmWorkloadPowerProfile_v1"]
+c_dcgmEnvVarInfo_t = _g["c_dcgmEnvVarInfo_v1"]
 
 
 class struct_c_dcgmUnit_t(Structure):  # noqa: F405
@@ -115,43 +114,43 @@ class c_dcgmWatchFieldValue_v1(_PrintableStructure):
     """Request of the internal watch-field-value call: no fields; only its version word is
     used."""
 
-    _fields_: _typing.List[_typing.Any] = []
+    _fields_ = []
 
 
 class c_dcgmUnwatchFieldValue_v1(_PrintableStructure):
     """Request of the internal unwatch-field-value call: no fields."""
 
-    _fields_: _typing.List[_typing.Any] = []
+    _fields_ = []
 
 
 class c_dcgmUpdateAllFields_v1(_PrintableStructure):
     """Request of the internal update-all-fields call: no fields."""
 
-    _fields_: _typing.List[_typing.Any] = []
+    _fields_ = []
 
 
 # ---- version words NVIDIA's module defines that the C header spells otherwise
-c_dcgmConnectV2Params_version1 = make_dcgm_version(c_dcgmConnectV2Params_v1, 1)  # noqa: F405
-c_dcgmConnectV2Params_version2 = make_dcgm_version(c_dcgmConnectV2Params_v2, 2)  # noqa: F405
+c_dcgmConnectV2Params_version1 = make_dcgm_version(_g["c_dcgmConnectV2Params_v1"], 1)
+c_dcgmConnectV2Params_version2 = make_dcgm_version(_g["c_dcgmConnectV2Params_v2"], 2)
 c_dcgmConnectV2Params_version = c_dcgmConnectV2Params_version2
-c_dcgmConnectV3Params_version1 = make_dcgm_version(c_dcgmConnectV3Params_v1, 1)  # noqa: F405
+c_dcgmConnectV3Params_version1 = make_dcgm_version(_g["c_dcgmConnectV3Params_v1"], 1)
 c_dcgmConnectV3Params_version = c_dcgmConnectV3Params_version1
-c_dcgmGroupInfo_version3 = make_dcgm_version(c_dcgmGroupInfo_v3, 3)  # noqa: F405
-c_dcgmMigHierarchy_version2 = make_dcgm_version(c_dcgmMigHierarchy_v2, 2)  # noqa: F405
-c_dcgmDeleteMigEntity_version1 = make_dcgm_version(c_dcgmDeleteMigEntity_v1, 1)  # noqa: F405
-c_dcgmCreateMigEntity_version1 = make_dcgm_version(c_dcgmCreateMigEntity_v1, 1)  # noqa: F405
-dcgmDeviceConfig_version2 = make_dcgm_version(c_dcgmDeviceConfig_v2, 2)  # noqa: F405
-dcgmDeviceWorkloadPowerProfileStatus_version1 = make_dcgm_version(c_dcgmDeviceWorkloadPowerProfilesStatus_v1, 1)  # noqa: F405
+c_dcgmGroupInfo_version3 = make_dcgm_version(_g["c_dcgmGroupInfo_v3"], 3)
+c_dcgmMigHierarchy_version2 = make_dcgm_version(_g["c_dcgmMigHierarchy_v2"], 2)
+c_dcgmDeleteMigEntity_version1 = make_dcgm_version(_g["c_dcgmDeleteMigEntity_v1"], 1)
+c_dcgmCreateMigEntity_version1 = make_dcgm_version(_g["c_dcgmCreateMigEntity_v1"], 1)
+dcgmDeviceConfig_version2 = make_dcgm_version(_g["c_dcgmDeviceConfig_v2"], 2)
+dcgmDeviceWorkloadPowerProfileStatus_version1 = make_dcgm_version(_g["c_dcgmDeviceWorkloadPowerProfilesStatus_v1"], 1)
 dcgmWatchFieldValue_version1 = make_dcgm_version(c_dcgmWatchFieldValue_v1, 1)
 dcgmUnwatchFieldValue_version1 = make_dcgm_version(c_dcgmUnwatchFieldValue_v1, 1)
 dcgmUpdateAllFields_version1 = make_dcgm_version(c_dcgmUpdateAllFields_v1, 1)
 dcgmGetMultipleValuesForFieldResponse_version1 = 1
-dcgmMnDiagHosts_version1 = make_dcgm_version(c_dcgmMnDiagHosts_v1, 1)  # noqa: F405
-dcgmMnDiagTestRun_version1 = make_dcgm_version(c_dcgmMnDiagTestRun_v1, 1)  # noqa: F405
-dcgmMnDiagEntity_version1 = make_dcgm_version(c_dcgmMnDiagEntity_v1, 1)  # noqa: F405
-dcgmMnDiagError_version1 = make_dcgm_version(c_dcgmMnDiagError_v1, 1)  # noqa: F405
-dcgmMnDiagInfo_version1 = make_dcgm_version(c_dcgmMnDiagInfo_v1, 1)  # noqa: F405
-dcgmMnDiagEntityResult_version1 = make_dcgm_version(c_dcgmMnDiagEntityResult_v1, 1)  # noqa: F405
+dcgmMnDiagHosts_version1 = make_dcgm_version(_g["c_dcgmMnDiagHosts_v1"], 1)
+dcgmMnDiagTestRun_version1 = make_dcgm_version(_g["c_dcgmMnDiagTestRun_v1"], 1)
+dcgmMnDiagEntity_version1 = make_dcgm_version(_g["c_dcgmMnDiagEntity_v1"], 1)
+dcgmMnDiagError_version1 = make_dcgm_version(_g["c_dcgmMnDiagError_v1"], 1)
+dcgmMnDiagInfo_version1 = make_dcgm_version(_g["c_dcgmMnDiagInfo_v1"], 1)
+dcgmMnDiagEntityResult_version1 = make_dcgm_version(_g["c_dcgmMnDiagEntityResult_v1"], 1)
 
 
 class DCGM_INTROSPECT_STATE(object):
@@ -314,8 +313,8 @@ def _LoadDcgmLibrary(libDcgmPath: _typing.Optional[str] = None) -> None:
         try:
             opened, simulated = _native.raw_open(path, simulate)
         except OSError as e:
-            err = dcgmExceptionClass(DCGM_ST_LIBRARY_NOT_FOUND)(  # type: ignore[misc]  # noqa: F405
-                DCGM_ST_LIBRARY_NOT_FOUND, "%s (pass simulate=True, or python -m dcgm.compat --simulate, to use the simulator)" % e  # noqa: F405
+            err = dcgmExceptionClass(_pkg_structs.DCGM_ST_LIBRARY_NOT_FOUND)(  # type: ignore[misc]
+                _pkg_structs.DCGM_ST_LIBRARY_NOT_FOUND, "%s (pass simulate=True, or python -m dcgm.compat --simulate, to use the simulator)" % e
             )
             raise err from None
         dcgmLib = _Library(opened, simulated)
@@ -340,16 +339,16 @@ def _dcgmGetFunctionPointer(name: str) -> _ffi.FunctionPointer:
     if fp is not None and dcgmLib is not None:
         return fp
     if dcgmLib is None:
-        raise dcgmExceptionClass(DCGM_ST_UNINITIALIZED)()  # type: ignore[misc]  # noqa: F405
+        raise dcgmExceptionClass(_pkg_structs.DCGM_ST_UNINITIALIZED)()  # type: ignore[misc]
     fp = _ffi.function(name)
     if fp is None:
-        raise dcgmExceptionClass(DCGM_ST_FUNCTION_NOT_FOUND)()  # type: ignore[misc]  # noqa: F405
+        raise dcgmExceptionClass(_pkg_structs.DCGM_ST_FUNCTION_NOT_FOUND)()  # type: ignore[misc]
     return fp
 
 
 def _dcgmCheckReturn(ret: int) -> int:
     """Raises the ``DCGMError_*`` of a non-zero return code; answers the code."""
-    if ret != DCGM_ST_OK:  # noqa: F405
+    if ret != _pkg_structs.DCGM_ST_OK:
         raise DCGMError(ret)
     return ret
 
@@ -370,7 +369,7 @@ def _dcgmErrorString(result: int) -> _typing.Optional[bytes]:
     return fn(result)  # type: ignore[no-any-return]
 
 
-def _entity_pair_eq(self: Any, other: Any) -> Any:
+def _entity_pair_eq(self: _typing.Any, other: _typing.Any) -> _typing.Any:
     """Two entity pairs are equal when their group and id are (NVIDIA's ``__eq__``)."""
     try:
         return self.entityGroupId == other.entityGroupId and self.entityId == other.entityId

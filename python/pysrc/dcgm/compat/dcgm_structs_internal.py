@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """The structures of DCGM's test API under the names of NVIDIA's ``dcgm_structs_internal``, as
 real ctypes structures for :mod:`dcgm.compat.dcgm_agent_internal`: fake entities, injected
 field values, cache-manager field info, NVLink link states for tests, MIG entity requests

@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``dcgmvalue`` (DCGM 4.6): DCGM's blank sentinels, the ``DCGM_*_IS_BLANK`` tests and
 :class:`DcgmValue`, the holder of one field value.
 

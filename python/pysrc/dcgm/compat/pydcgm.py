@@ -1,6 +1,3 @@
-# mypy: ignore-errors
-# (NVIDIA's API is untyped and this module builds names at import; its parity is tested against
-# NVIDIA's own modules in python/tests/compat, not by mypy.)
 """NVIDIA's ``pydcgm`` (DCGM 4.6): the object layer in one namespace, ``DcgmHandle``,
 ``DcgmGroup`` (and its sub-object classes), ``DcgmStatus``, ``DcgmSystem`` (and its sub-object
 classes), ``DcgmFieldGroup``, the ``DcgmLogging`` constants, and :class:`DcgmException`, the
