@@ -158,34 +158,10 @@ def _row(v: Any) -> _RowT:
 
 
 def _series_class() -> Any:
-    try:
-        from dcgm.compat.dcgm_field_helpers import DcgmFieldValueTimeSeries
+    """NVIDIA's ``DcgmFieldValueTimeSeries`` (imported when first needed)."""
+    from dcgm.compat.dcgm_field_helpers import DcgmFieldValueTimeSeries
 
-        return DcgmFieldValueTimeSeries
-    except Exception:  # the helpers module is optional here
-        return _Series
-
-
-class _Series:
-    """A field's samples, oldest first (NVIDIA's ``DcgmFieldValueTimeSeries``)."""
-
-    def __init__(self) -> None:
-        self.values: List[Any] = []
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self.values[key]
-
-    def InsertValue(self, value: Any) -> None:
-        if not self.values or value.ts >= self.values[-1].ts:
-            self.values.append(value)
-            return
-        for i, existing in enumerate(self.values):
-            if value.ts < existing.ts:
-                self.values.insert(i, value)
-                return
+    return DcgmFieldValueTimeSeries
 
 
 class ReaderFieldGroup:
