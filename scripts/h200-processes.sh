@@ -3,8 +3,8 @@
 # PyTorch processes on one GPU (a parent holding 2 GiB, two small-batch trainers:
 # scripts/h200/workloads.py shared) under a real nv-hostengine 4.6.0, and each of the
 # project's views of them against nvidia-smi's list:
-#   dcgm-query --query-compute-apps, dcgm-stat -p, dcgm-top (in a pseudo-terminal, through
-#   `script`), and dcgm-exporter's per-pod GPU memory (DCGM_EXP_POD_FB_USED) with two pods: a
+#   dcgm-query --query-compute-apps, dcgm-stat -p, dcgm-top (in a pseudo-terminal:
+#   scripts/h200/pty_run.py), and dcgm-exporter's per-pod GPU memory (DCGM_EXP_POD_FB_USED) with two pods: a
 #   fake kubelet (dcgm-exporter's fake_kubelet example) gives the GPU to both, and a fake
 #   /proc root puts the parent and the first trainer in pod "train-a", the second trainer in
 #   pod "train-b" (their cgroups, as a kubelet's containers would have them).
@@ -12,7 +12,7 @@
 # on any FAIL.
 # Needs: BIN (dcgm-query, dcgm-stat, dcgm-top, dcgm-exporter, fake_kubelet; release builds)
 # and REAL (a staged real DCGM: lib/, bin/nv-hostengine), as copied by the caller; python3
-# with torch; nvidia-smi; script (util-linux).
+# with torch; nvidia-smi.
 set -u
 BIN=${BIN:-.device/bin}
 REAL=${REAL:-.device/realdcgm-4.6.0}
@@ -37,12 +37,15 @@ export DCGM_LIB_PATH=$PWD/$REAL/lib/libdcgm.so.4
 port=5598
 "$REAL/bin/nv-hostengine" -n -b 127.0.0.1 -p $port -f /tmp/nv-hostengine-processes.log &
 he=$!
-trap 'kill $he 2>/dev/null; kill $wl 2>/dev/null; kill $kub 2>/dev/null' EXIT
+wl= kub= exp=
+# The workload runs in a process group of its own (setsid), so that its spawned trainers go
+# with it.
+trap 'kill $he ${kub:-} ${exp:-} 2>/dev/null; [ -n "$wl" ] && kill -- -"$wl" 2>/dev/null' EXIT
 sleep 3
 H=(--host 127.0.0.1:$port)
 log "== $(nvidia-smi -L | head -1) | $(python3 -c 'import torch; print("torch", torch.__version__)')"
 
-python3 scripts/h200/workloads.py shared 60 >"$OUT/shared-phases.txt" 2>&1 &
+setsid python3 scripts/h200/workloads.py shared 60 >"$OUT/shared-phases.txt" 2>&1 &
 wl=$!
 # Wait until nvidia-smi lists the three processes (the trainers start CUDA in 5-15 s).
 for _ in $(seq 60); do
@@ -66,8 +69,8 @@ s=$("$BIN/dcgm-stat" "${H[@]}" -p --no-color 2>&1)
 log "$s"
 check "dcgm-stat -p" "$pids" "$(printf '%s\n' "$s" | grep -o '[0-9]\+([0-9]\+M)' | cut -d'(' -f1)"
 
-log "-- dcgm-top, 4 s in a pseudo-terminal (a 200x50 screen)"
-script -q -c "stty cols 200 rows 50; timeout -s INT 4 $BIN/dcgm-top ${H[*]}" /dev/null >"$OUT/top.raw" 2>&1
+log "-- dcgm-top, 4 s in a pseudo-terminal (a 200x50 screen: scripts/h200/pty_run.py)"
+timeout 20 python3 scripts/h200/pty_run.py 4 "$BIN/dcgm-top" "${H[@]}" >"$OUT/top.raw" 2>&1
 # The screen's text without its escape sequences.
 sed -e 's/\x1b\[[0-9;?]*[A-Za-z]/ /g' -e 's/\x1b[()][A-Z0-9]//g' "$OUT/top.raw" | tr -c '[:print:]\n' ' ' >"$OUT/top.txt"
 top_pids=$(for p in $pids; do grep -aqw "$p" "$OUT/top.txt" && echo "$p"; done)
@@ -105,6 +108,9 @@ exp=$!
 sleep 8
 python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9499/metrics").read().decode())' >"$OUT/exporter.txt" 2>>"$OUT/exporter.err"
 kill $exp 2>/dev/null
+# The trainers' memory grows while they warm up: compare with nvidia-smi's list of this moment.
+smi=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits)
+log "-- nvidia-smi at the scrape: $(echo $smi | tr '\n' ' ')"
 grep '^DCGM_EXP_POD_FB_USED' "$OUT/exporter.txt" | tee -a "$R"
 mem() { printf '%s\n' "$smi" | awk -F', *' -v p="$1" '$1 == p {print $2}'; }
 want_a=$(($(mem "$parent") + $(mem "$kid_a")))
@@ -120,6 +126,6 @@ else
     fails=$((fails + 1))
 fi
 kill $kub 2>/dev/null
-wait $wl 2>/dev/null
+kill -- -"$wl" 2>/dev/null
 log "== $fails failed"
 [ "$fails" -eq 0 ]
