@@ -211,3 +211,15 @@ def test_explicit_hostname_and_shutdown_reconnect() -> None:
     assert r.m_reader is None
     assert sorted(r.GetLatestGpuValuesAsFieldIdDict()) == list(range(8))  # reconnects
     r.Shutdown()
+
+
+def test_nvidia_reader_is_this_reader_with_nvidia_parameters() -> None:
+    """dcgm.compat's DcgmReader has no copy of the reads: it sets NVIDIA's behaviour."""
+    from dcgm.compat.DcgmReader import DcgmReader as NvidiaReader
+
+    shared = [n for n in vars(DcgmReader) if n.startswith(("GetLatest", "GetAll", "Custom"))]
+    shared += ["Process", "Reconnect", "_since", "_sinceDict"]
+    assert [n for n in shared if n in vars(NvidiaReader)] == []
+    assert issubclass(NvidiaReader, DcgmReader)
+    assert (DcgmReader._firstSinceLastCallEmpty, NvidiaReader._firstSinceLastCallEmpty) == (False, True)
+    assert (DcgmReader._firstProcessLatest, NvidiaReader._firstProcessLatest) == (False, True)

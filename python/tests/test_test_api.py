@@ -201,3 +201,25 @@ def test_agent_internal_names(engine: dcgm.Handle) -> None:
     bad.entityList[0].parent.entityGroupId = F.DCGM_FE_GPU_I
     with pytest.raises(S.DCGMError_Badparam):
         dcgm_agent_internal.dcgmCreateFakeEntities(engine, bad)
+
+
+def test_nvidia_module_takes_a_handle_and_its_ctypes_requests(engine: dcgm.Handle) -> None:
+    """dcgm.agent_internal is a view of dcgm.compat.dcgm_agent_internal, which takes a
+    dcgm.Handle with its own ctypes structures too."""
+    from dcgm.compat import dcgm_agent_internal as nvidia, dcgm_structs_internal as nvidia_structs
+
+    before = len(engine.system().gpu_ids())
+    cfe = nvidia_structs.c_dcgmCreateFakeEntities_v2()
+    cfe.entityList[0].entity.entityGroupId = F.DCGM_FE_GPU
+    cfe.numToCreate = 1
+    assert nvidia.dcgmCreateFakeEntities(engine, cfe) is cfe
+    assert cfe.entityList[0].entity.entityId == before
+    field = nvidia_structs.c_dcgmInjectFieldValue_v1()
+    field.version = nvidia_structs.dcgmInjectFieldValue_version1
+    field.fieldId = TEMP
+    field.fieldType = ord(F.DCGM_FT_INT64)
+    field.value.i64 = 93
+    assert nvidia.dcgmInjectFieldValue(engine, before, field) == S.DCGM_ST_OK
+    assert latest(engine, (GPU, before), TEMP).value == 93
+    assert nvidia.dcgmEmptyCache(engine) == S.DCGM_ST_OK
+    assert latest(engine, (GPU, before), TEMP).is_blank
