@@ -312,6 +312,20 @@ impl DcgmLibrary {
         Some(reason.to_string_lossy().into_owned())
     }
 
+    /// DCGM 3.x's `dcgmPolicyRegister` (before `dcgmPolicyRegister_v2`), outside the
+    /// function table because its callback differs from every later release's; `None` where
+    /// the library does not export it (every 4.x).
+    pub fn policy_register_v1(&self) -> Option<crate::dcgmPolicyRegister_v1_t> {
+        // SAFETY: the libraries that export this name (DCGM 3.x) declare it with this
+        // signature in their dcgm_agent.h.
+        unsafe {
+            self._lib
+                .get::<crate::dcgmPolicyRegister_v1_t>(b"dcgmPolicyRegister\0")
+        }
+        .ok()
+        .map(|s| *s)
+    }
+
     /// The function table.
     pub fn api(&self) -> &DcgmApi {
         &self.api

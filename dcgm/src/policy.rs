@@ -4,9 +4,14 @@
 //! The C callback gets a `u64` of user data. This module passes a key into a process-wide
 //! registry instead of a pointer: a late callback for a registration that is gone finds no
 //! entry and is counted, never dereferenced.
+//!
+//! DCGM 3.x has only `dcgmPolicyRegister`, whose callback gets no user data and a response
+//! without the GPU. There each GPU of the group is registered through a one-GPU group of its
+//! own, with a callback function of its own (one of a fixed set of slots): the function says
+//! which registration and which GPU, so nothing is guessed.
 
 use std::collections::BTreeMap;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -264,13 +269,33 @@ impl PolicyViolation {
         UNIX_EPOCH + Duration::from_micros(self.timestamp_us.max(0) as u64)
     }
 
-    /// Decodes a callback response; `None` for a condition this crate does not know.
+    /// Decodes a callback response; `None` for a condition this crate does not know or a
+    /// version word other than 2.
     fn from_raw(r: &dcgmPolicyCallbackResponse_v2) -> Option<Self> {
-        let v = &r.val;
+        if r.version != dcgmPolicyCallbackResponse_version2 {
+            return None;
+        }
+        Self::decode(r.condition, &r.val, r.gpuId)
+    }
+
+    /// Decodes a DCGM 3.x callback response, which does not name the GPU; `None` for a
+    /// condition this crate does not know or a version word other than 1.
+    fn from_raw_v1(r: &dcgmPolicyCallbackResponse_v1, gpu: u32) -> Option<Self> {
+        if r.version != dcgmPolicyCallbackResponse_version1 {
+            return None;
+        }
+        Self::decode(r.condition, &r.val, gpu)
+    }
+
+    fn decode(
+        condition: u32,
+        v: &dcgmPolicyCallbackResponse_v2__bindgen_ty_1,
+        gpu: u32,
+    ) -> Option<Self> {
         // SAFETY: (each arm) the condition says which union member the library wrote; all
         // members are plain integers, so any bytes are valid.
         let (ts, detail) = unsafe {
-            match r.condition {
+            match condition {
                 DCGM_POLICY_COND_DBE => (
                     v.dbe.timestamp,
                     ViolationDetail::Dbe {
@@ -317,8 +342,8 @@ impl PolicyViolation {
             }
         };
         Some(Self {
-            gpu: r.gpuId,
-            condition: PolicyCondition::from_bits_retain(r.condition),
+            gpu,
+            condition: PolicyCondition::from_bits_retain(condition),
             timestamp_us: ts,
             detail,
         })
@@ -383,15 +408,104 @@ unsafe extern "C" fn on_violation(response: *mut dcgmPolicyCallbackResponse_v2, 
         };
         // SAFETY: the library passes NULL or a response valid for the duration of this call.
         let decoded = unsafe { response.as_ref() }.and_then(PolicyViolation::from_raw);
-        let Some(v) = decoded else {
-            entry.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        };
-        if catch_unwind(AssertUnwindSafe(|| (entry.callback)(v))).is_err() {
-            entry.panics.fetch_add(1, Ordering::Relaxed);
-        }
+        deliver(&entry, decoded);
     }));
     0
+}
+
+/// Hands a decoded violation to its registration's callback; an undecodable one is counted.
+fn deliver(entry: &Entry, decoded: Option<PolicyViolation>) {
+    let Some(v) = decoded else {
+        entry.dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    if catch_unwind(AssertUnwindSafe(|| (entry.callback)(v))).is_err() {
+        entry.panics.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// How many one-GPU registrations on DCGM 3.x the process can hold at once.
+const LEGACY_SLOTS: usize = 32;
+
+/// The registration key and GPU of each slot of DCGM 3.x callbacks.
+static LEGACY: Mutex<[Option<(u64, u32)>; LEGACY_SLOTS]> = Mutex::new([None; LEGACY_SLOTS]);
+
+fn legacy_slots() -> MutexGuard<'static, [Option<(u64, u32)>; LEGACY_SLOTS]> {
+    LEGACY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+type LegacyFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+
+/// Receives the start of a violation of the one-GPU registration in slot `S` on DCGM 3.x
+/// (whose callback carries no user data) on DCGM's thread. Never unwinds into C.
+unsafe extern "C" fn on_violation_v1<const S: usize>(response: *mut c_void) -> c_int {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let slot = legacy_slots().get(S).copied().flatten();
+        let entry = slot.and_then(|(key, gpu)| Some((registry().get(&key).cloned()?, gpu)));
+        let Some((entry, gpu)) = entry else {
+            ORPHANED.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        // SAFETY: DCGM 3.x passes NULL or a version-1 response valid for the duration of this
+        // call; its version word is checked before anything else is read.
+        let response = unsafe { response.cast::<dcgmPolicyCallbackResponse_v1>().as_ref() };
+        deliver(
+            &entry,
+            response.and_then(|r| PolicyViolation::from_raw_v1(r, gpu)),
+        );
+    }));
+    0
+}
+
+/// DCGM 3.x calls a second callback when a violation ends with the same response; the
+/// violation was delivered at its start, so this one does nothing (DCGM requires it).
+unsafe extern "C" fn on_violation_end_v1(_response: *mut c_void) -> c_int {
+    0
+}
+
+macro_rules! legacy_fns {
+    ($($n:literal)*) => { [$(on_violation_v1::<$n> as LegacyFn),*] };
+}
+
+/// One callback function per slot.
+static LEGACY_FNS: [LegacyFn; LEGACY_SLOTS] = legacy_fns!(
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+);
+
+/// Takes a free slot for `(key, gpu)`.
+fn claim_slot(key: u64, gpu: u32) -> Option<usize> {
+    let mut slots = legacy_slots();
+    let i = slots.iter().position(Option::is_none)?;
+    slots[i] = Some((key, gpu));
+    Some(i)
+}
+
+fn free_slot(i: usize) {
+    if let Some(s) = legacy_slots().get_mut(i) {
+        *s = None;
+    }
+}
+
+/// One GPU of a registration on DCGM 3.x: its one-GPU group and callback slot.
+struct LegacyPart {
+    group: Group,
+    slot: usize,
+}
+
+impl LegacyPart {
+    /// Unregisters the part's group, then frees its slot (a late callback finds it empty).
+    fn release(self, conditions: u32) -> Result<()> {
+        let (h, lib) = (self.group.handle(), self.group.handle().lib());
+        // SAFETY: plain arguments on the live handle and the part's own group.
+        let r = unsafe {
+            ffi!(
+                lib,
+                dcgmPolicyUnregister(h.raw(), self.group.raw_id(), conditions)
+            )
+        };
+        free_slot(self.slot);
+        r
+    }
 }
 
 /// A policy callback registration. Dropping it unregisters the conditions from the group and
@@ -417,6 +531,8 @@ pub struct PolicyRegistration {
     key: u64,
     entry: Arc<Entry>,
     active: bool,
+    /// On DCGM 3.x: the one-GPU registrations that make it up.
+    legacy: Vec<LegacyPart>,
 }
 
 impl fmt::Debug for PolicyRegistration {
@@ -473,6 +589,15 @@ impl PolicyRegistration {
             return Ok(());
         }
         self.active = false;
+        if !self.legacy.is_empty() {
+            let mut r = Ok(());
+            for part in self.legacy.drain(..) {
+                let done = part.release(self.conditions.bits());
+                r = r.and(done);
+            }
+            registry().remove(&self.key);
+            return r;
+        }
         let (h, lib) = (self.group.handle(), self.group.handle().lib());
         // SAFETY: plain arguments on the live handle and group this registration holds.
         let r = unsafe {
@@ -669,6 +794,24 @@ impl Group {
             // Inserted before registering, so that the first callback finds it.
             reg.insert(key, entry.clone());
         }
+        if lib.raw.dcgmPolicyRegister_v2().is_err()
+            && let Some(register) = lib.raw.policy_register_v1()
+        {
+            return match self.register_v1(register, key, conditions) {
+                Ok(legacy) => Ok(PolicyRegistration {
+                    group: self.clone(),
+                    conditions,
+                    key,
+                    entry,
+                    active: true,
+                    legacy,
+                }),
+                Err(e) => {
+                    registry().remove(&key);
+                    Err(e)
+                }
+            };
+        }
         // SAFETY: the callback never unwinds and only uses `key` as a registry lookup.
         let r = unsafe {
             ffi!(
@@ -692,7 +835,69 @@ impl Group {
             key,
             entry,
             active: true,
+            legacy: Vec::new(),
         })
+    }
+
+    /// DCGM 3.x: registers each GPU of the group through a one-GPU group and a callback slot
+    /// of its own; undoes what it did on an error.
+    fn register_v1(
+        &self,
+        register: dcgmPolicyRegister_v1_t,
+        key: u64,
+        conditions: PolicyCondition,
+    ) -> Result<Vec<LegacyPart>> {
+        let gpus = self.gpu_ids()?;
+        if gpus.is_empty() {
+            return Err(Error::InvalidArgument(
+                "policy callbacks on DCGM 3.x need a group with GPUs (its callbacks are \
+                 registered per GPU)"
+                    .into(),
+            ));
+        }
+        let mut parts: Vec<LegacyPart> = Vec::new();
+        let undo = |parts: Vec<LegacyPart>| {
+            for p in parts {
+                let _ = p.release(conditions.bits());
+            }
+        };
+        let h = self.handle();
+        for gpu in gpus {
+            let Some(slot) = claim_slot(key, gpu) else {
+                undo(parts);
+                return Err(Error::InvalidArgument(format!(
+                    "DCGM 3.x policy callbacks: this process already holds {LEGACY_SLOTS} \
+                     one-GPU registrations; unregister some first"
+                )));
+            };
+            let group = match Group::with_gpus(h, &format!("dcgm-rs-policy-{key}-{gpu}"), &[gpu]) {
+                Ok(g) => g,
+                Err(e) => {
+                    free_slot(slot);
+                    undo(parts);
+                    return Err(e);
+                }
+            };
+            // SAFETY: plain arguments on a live handle and group; both callbacks are
+            // functions of the signature DCGM 3.x calls, never unwind, and only read the slot
+            // table and the registry.
+            let rc = unsafe {
+                register(
+                    h.raw(),
+                    group.raw_id(),
+                    conditions.bits(),
+                    Some(LEGACY_FNS[slot]),
+                    Some(on_violation_end_v1),
+                )
+            };
+            if let Err(e) = h.lib().check("dcgmPolicyRegister", rc) {
+                free_slot(slot);
+                undo(parts);
+                return Err(e);
+            }
+            parts.push(LegacyPart { group, slot });
+        }
+        Ok(parts)
     }
 }
 
@@ -729,6 +934,43 @@ mod tests {
             Policy::from_raw(&Policy::default().to_raw()),
             Policy::default()
         );
+    }
+
+    #[test]
+    fn a_version_1_violation_decodes_with_the_gpu_of_its_slot() {
+        // DCGM 3.3.9's callback response: no GPU id.
+        let mut r: dcgmPolicyCallbackResponse_v1 = zeroed();
+        r.version = dcgmPolicyCallbackResponse_version1;
+        r.condition = DCGM_POLICY_COND_XID;
+        r.val.xid = dcgmPolicyConditionXID_t {
+            timestamp: 1_700_000_000_000_000,
+            errnum: 79,
+        };
+        let v = PolicyViolation::from_raw_v1(&r, 5).unwrap();
+        assert_eq!(v.gpu, 5);
+        assert_eq!(v.condition, PolicyCondition::XID);
+        assert_eq!(v.detail, ViolationDetail::Xid { xid: 79 });
+        assert_eq!(v.timestamp_us, 1_700_000_000_000_000);
+        // The same bytes under another version word are not data.
+        r.version = dcgmPolicyCallbackResponse_version2;
+        assert_eq!(PolicyViolation::from_raw_v1(&r, 5), None);
+        let mut r2: dcgmPolicyCallbackResponse_v2 = zeroed();
+        r2.condition = DCGM_POLICY_COND_XID;
+        r2.version = dcgmPolicyCallbackResponse_version1;
+        assert_eq!(PolicyViolation::from_raw(&r2), None);
+        r2.version = dcgmPolicyCallbackResponse_version2;
+        assert!(PolicyViolation::from_raw(&r2).is_some());
+    }
+
+    #[test]
+    fn a_version_1_callback_of_an_empty_slot_is_counted_not_followed() {
+        let before = PolicyRegistration::orphaned_events();
+        let mut r: dcgmPolicyCallbackResponse_v1 = zeroed();
+        r.version = dcgmPolicyCallbackResponse_version1;
+        r.condition = DCGM_POLICY_COND_XID;
+        // SAFETY: a valid response; slot 31 is not held by any test.
+        unsafe { LEGACY_FNS[LEGACY_SLOTS - 1]((&raw mut r).cast()) };
+        assert!(PolicyRegistration::orphaned_events() > before);
     }
 
     #[test]

@@ -80,7 +80,9 @@ pub enum Capability {
     /// GPU configuration get and set: every release this SDK speaks (`dcgmConfig_v2` from
     /// 4.0, `_v1` in 3.x).
     Config,
-    /// Policy violation callbacks (`dcgmPolicyRegister_v2`): 4.0.
+    /// Policy violation callbacks: every release this SDK speaks (`dcgmPolicyRegister_v2`
+    /// from 4.0; on 3.x `dcgmPolicyRegister`, one registration per GPU so that each violation
+    /// names its GPU).
     PolicyCallbacks,
     /// Diagnostics (`dcgmRunDiag_v10` with `dcgmDiagResponse_v12`): 4.2.
     Diagnostics,
@@ -119,10 +121,11 @@ impl Capability {
     /// SDK speaks has (in that release's own struct versions).
     pub const fn since(self) -> DcgmVersion {
         match self {
-            Capability::GroupInfo | Capability::HealthCheck | Capability::Config => {
-                DcgmVersion::OLDEST
-            }
-            Capability::PolicyCallbacks | Capability::NvLinkStatus => DcgmVersion::new(4, 0, 0),
+            Capability::GroupInfo
+            | Capability::HealthCheck
+            | Capability::Config
+            | Capability::PolicyCallbacks => DcgmVersion::OLDEST,
+            Capability::NvLinkStatus => DcgmVersion::new(4, 0, 0),
             Capability::Diagnostics | Capability::ChipArchitecture => DcgmVersion::new(4, 2, 0),
             Capability::NvLinkP2pStatus => DcgmVersion::new(4, 3, 1),
             Capability::ConnectUrl | Capability::EmptyCache => DcgmVersion::new(4, 5, 0),
@@ -282,7 +285,7 @@ mod tests {
             Some(DcgmVersion::new(3, 3, 9))
         );
         assert!(DcgmVersion::new(4, 1, 1) < DcgmVersion::new(4, 2, 0));
-        assert!(DcgmVersion::new(3, 3, 9) < Capability::PolicyCallbacks.since());
+        assert!(DcgmVersion::new(3, 3, 9) < Capability::NvLinkStatus.since());
         assert_eq!(Capability::GroupInfo.since(), DcgmVersion::OLDEST);
         assert_eq!(DcgmVersion::parse(""), None);
     }
@@ -300,18 +303,19 @@ mod tests {
 
     #[test]
     fn every_gated_call_names_a_capability_newer_than_the_oldest_release() {
-        for call in [
-            "dcgmPolicyRegister_v2",
-            "dcgmActionValidate_v2",
-            "dcgmConnect_v3",
-        ] {
+        for call in ["dcgmActionValidate_v2", "dcgmConnect_v3"] {
             let c = Capability::of_call(call).unwrap();
             assert!(c.since() > DcgmVersion::new(3, 3, 9), "{call}");
             assert!(Capability::ALL.contains(&c));
         }
         assert_eq!(Capability::of_call("dcgmGroupCreate"), None);
         // Asked in each release's own version: every release this SDK speaks has them.
-        for call in ["dcgmGroupGetInfo", "dcgmHealthCheck", "dcgmConfigGet"] {
+        for call in [
+            "dcgmGroupGetInfo",
+            "dcgmHealthCheck",
+            "dcgmConfigGet",
+            "dcgmPolicyRegister_v2",
+        ] {
             let c = Capability::of_call(call).unwrap();
             assert_eq!(c.since(), DcgmVersion::OLDEST, "{call}");
         }

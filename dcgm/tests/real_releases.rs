@@ -1,6 +1,6 @@
 //! The safe layer asks each real DCGM release beside the checkout (`../shared/realdcgm-*`,
 //! the H200 capture through DCGM's injection NVML) in its own struct versions: group info,
-//! health and configuration answer on 3.3.9 as on 4.x. Each release runs in a child process
+//! health, configuration and policy callbacks answer on 3.3.9 as on 4.x. Each release runs in a child process
 //! of its own (one library per process, with its injection variables); skipped where the
 //! libraries are absent.
 
@@ -24,7 +24,7 @@ fn staged(version: &str) -> Option<PathBuf> {
 }
 
 #[test]
-fn group_info_health_and_config_answer_on_every_real_release() {
+fn group_info_health_config_and_policy_answer_on_every_real_release() {
     for v in RELEASES {
         let Some(lib) = staged(v) else {
             eprintln!("skipped {v}: ../shared/realdcgm-{v} is absent");
@@ -57,12 +57,18 @@ fn group_info_health_and_config_answer_on_every_real_release() {
         assert_eq!(line("HEALTH_GET "), "MEM|THERMAL", "{v}");
         assert!(line("HEALTH ").starts_with("ok"), "{v}: {out}");
         assert!(line("CONFIG ").starts_with("ok"), "{v}: {out}");
+        assert_eq!(line("POLICY "), "GPU 0 XID: XID 79", "{v}: {out}");
+        assert_eq!(
+            line("POLICY_AFTER "),
+            "again=false dropped=0 panics=0",
+            "{v}"
+        );
     }
 }
 
 /// The child of the test above.
 #[test]
-#[ignore = "run by group_info_health_and_config_answer_on_every_real_release"]
+#[ignore = "run by group_info_health_config_and_policy_answer_on_every_real_release"]
 fn release_child() {
     use dcgm::{ConfigKind, Group, HealthSystems};
     let lib = std::env::var("RELEASE_CHILD_LIB").unwrap();
@@ -93,4 +99,34 @@ fn release_child() {
             Err(e) => println!("CONFIG err {e}"),
         }
     }
+    // A policy violation reaches the callback: `dcgmPolicyRegister_v2` from 4.0,
+    // `dcgmPolicyRegister` (no user data, no GPU in the response) on 3.3.9.
+    g.policy_set(&dcgm::Policy {
+        xid: true,
+        ..dcgm::Policy::default()
+    })
+    .unwrap();
+    let (reg, rx) = g.policy_subscribe(dcgm::PolicyCondition::XID).unwrap();
+    h.update_all_fields(true).unwrap();
+    dcgm::testing::inject_value(
+        &h,
+        dcgm::Entity::gpu(0),
+        dcgm::FieldId(dcgm::raw::sys::DCGM_FI_DEV_XID_ERROR),
+        79i64,
+        Some(std::time::SystemTime::now()),
+    )
+    .unwrap();
+    h.update_all_fields(true).unwrap();
+    match rx.recv_timeout(std::time::Duration::from_secs(10)) {
+        Ok(v) => println!("POLICY {v}"),
+        Err(e) => println!("POLICY none ({e})"),
+    }
+    // One violation, delivered once (3.3.9 calls a second callback when it ends).
+    let again = rx.recv_timeout(std::time::Duration::from_secs(2)).is_ok();
+    println!(
+        "POLICY_AFTER again={again} dropped={} panics={}",
+        reg.dropped(),
+        reg.panics()
+    );
+    reg.unregister().unwrap();
 }

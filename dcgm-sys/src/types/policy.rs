@@ -1,6 +1,8 @@
 //! Policies: conditions, thresholds, actions, and the violation reports handed to callbacks.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
+
+use crate::{dcgmGpuGrp_t, dcgmHandle_t, dcgmReturn_t};
 
 /// Notification settings of the legacy violation API.
 #[repr(C)]
@@ -313,6 +315,37 @@ crate::versioned_struct!(
 pub type dcgmPolicyCallbackResponse_t = dcgmPolicyCallbackResponse_v2;
 /// Version word of [`dcgmPolicyCallbackResponse_t`].
 pub const dcgmPolicyCallbackResponse_version: u32 = dcgmPolicyCallbackResponse_version2;
+
+/// What a DCGM 3.x policy callback receives (`dcgmPolicyRegister`, before `_v2`): the
+/// violated condition and its details, without the GPU.
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct dcgmPolicyCallbackResponse_v1 {
+    pub version: u32,
+    pub condition: dcgmPolicyCondition_t,
+    pub val: dcgmPolicyCallbackResponse_v2__bindgen_ty_1,
+}
+crate::versioned_struct!(
+    dcgmPolicyCallbackResponse_v1,
+    dcgmPolicyCallbackResponse_version1 = 1,
+    size = 24,
+    word = 0x0100_0018
+);
+
+/// Callback of DCGM 3.x's `dcgmPolicyRegister`: its one argument points at a
+/// [`dcgmPolicyCallbackResponse_v1`] valid only during the call; there is no user data.
+pub type fpRecvUpdates_v1 = Option<unsafe extern "C" fn(response: *mut c_void) -> c_int>;
+
+/// DCGM 3.x's `dcgmPolicyRegister` (4.x exports only `dcgmPolicyRegister_v2`): one callback
+/// when a violation begins and one when it finishes, both required. Resolved by
+/// [`DcgmLibrary::policy_register_v1`](crate::DcgmLibrary::policy_register_v1).
+pub type dcgmPolicyRegister_v1_t = unsafe extern "C" fn(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    condition: dcgmPolicyCondition_t,
+    beginCallback: fpRecvUpdates_v1,
+    finishCallback: fpRecvUpdates_v1,
+) -> dcgmReturn_t;
 
 /// Policy callback: `(response, userData)`. DCGM calls it on its own thread; the response is
 /// only valid during the call.
