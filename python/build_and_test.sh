@@ -49,7 +49,7 @@ if [[ ${DCGM_PY_KEEP:-0} == 1 ]]; then
     trap 'echo "kept $RUN"' EXIT
 else
     # (a failure before the sdist step leaves its background build running: stop it first)
-    trap '[ -n "${sdist_job:-}" ] && kill "$sdist_job" 2>/dev/null; wait 2>/dev/null; rm -rf "$RUN"' EXIT
+    trap 'if [ -n "${sdist_job:-}" ]; then kill "$sdist_job" 2>/dev/null || true; fi; wait 2>/dev/null || true; rm -rf "$RUN"' EXIT
 fi
 
 step "tools virtualenv (maturin $MATURIN_VERSION, pytest $PYTEST_VERSION, mypy $MYPY_VERSION)"
