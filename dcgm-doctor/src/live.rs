@@ -90,7 +90,9 @@ impl Live {
         name_of: impl Fn(u32) -> Option<String> + Send + 'static,
     ) -> dcgm::Result<Self> {
         reader.connect()?;
-        let mut notes = Vec::new();
+        // Fields the engine could not watch (a later release's, refused profiling fields):
+        // the rules that need them say they could not judge; the note says why.
+        let mut notes: Vec<String> = reader.warnings().to_vec();
         let processes = match reader.handle() {
             Some(h) => match watch_processes(h) {
                 Ok(mut p) => {

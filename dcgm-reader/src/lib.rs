@@ -22,6 +22,7 @@
 #![warn(clippy::missing_errors_doc)]
 
 mod defaults;
+mod profiling;
 mod reader;
 mod since;
 mod since_background;

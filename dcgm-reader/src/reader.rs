@@ -12,6 +12,7 @@ use dcgm::{
 };
 
 use crate::defaults::DEFAULT_FIELD_IDS;
+use crate::profiling;
 use crate::since::SinceTracker;
 use crate::since_background::{Answer, Background, Shared, SinceCore, clamp_period, lock};
 
@@ -309,6 +310,9 @@ struct State {
     scratch: Vec<FieldValue>,
     /// The (entity, field) pairs the current read wrote.
     written: Vec<(Entity, FieldId)>,
+    /// What the connection left out, as logged once: fields of a later release, profiling
+    /// fields the engine refused.
+    warnings: Vec<String>,
 }
 
 /// Reads every watched field of every GPU (or entity) in one call.
@@ -373,7 +377,20 @@ impl Reader {
         self.state.as_ref().map(|s| &s.handle)
     }
 
+    /// What the connection left out of its watches, one line each as logged (fields added in a
+    /// later DCGM release; profiling fields the engine refused): empty when every field is
+    /// watched, or before the reader connects.
+    pub fn warnings(&self) -> &[String] {
+        self.state.as_ref().map_or(&[], |s| &s.warnings)
+    }
+
     /// Connects now (otherwise the first read does).
+    ///
+    /// Fields a library does not know (added in a later DCGM release) are left out of the
+    /// watches, and profiling fields an engine refuses to watch (no profiling module, a GPU
+    /// without profiling metrics, `DCGM_ST_MODULE_NOT_LOADED` and the like) are dropped from
+    /// them: the other fields are read, those have no value, and a warning names them once per
+    /// connection.
     ///
     /// # Errors
     ///
@@ -440,13 +457,14 @@ impl Reader {
             (None, None) => Group::all_gpus(&handle),
         };
         let mut field_groups = Vec::new();
+        let mut warnings = Vec::new();
         for (i, (interval, fields)) in self.intervals.iter().enumerate() {
             for (j, chunk) in fields.chunks(dcgm::MAX_FIELDS_PER_FIELD_GROUP).enumerate() {
                 let name = format!("{}_{pid}_{n}_{i}_{j}", self.opts.field_group_name);
                 let fg = FieldGroup::create(&handle, &name, chunk)?;
                 if !fg.left_out().is_empty() {
                     // Added in a later DCGM release: no value for them, said once per connection.
-                    log::warn!(
+                    let w = format!(
                         "fields not in this DCGM release ({}), left out: {}",
                         handle
                             .dcgm_version()
@@ -457,16 +475,43 @@ impl Reader {
                             .collect::<Vec<_>>()
                             .join(", ")
                     );
+                    log::warn!("{w}");
+                    warnings.push(w);
                 }
-                let w = group.watch(
-                    &fg,
-                    WatchOptions {
-                        update_interval: *interval,
-                        max_keep_age: self.opts.max_keep_age,
-                        max_keep_samples: self.opts.max_keep_samples,
-                    },
-                )?;
-                field_groups.push((fg, w));
+                let opts = WatchOptions {
+                    update_interval: *interval,
+                    max_keep_age: self.opts.max_keep_age,
+                    max_keep_samples: self.opts.max_keep_samples,
+                };
+                match group.watch(&fg, opts) {
+                    Ok(w) => field_groups.push((fg, w)),
+                    Err(e)
+                        if profiling::is_refusal(&e)
+                            && chunk.iter().any(|f| profiling::is_profiling(*f)) =>
+                    {
+                        // The engine has no profiling module (or cannot serve it): the other
+                        // fields are read without them; theirs stay unread (no value).
+                        let (prof, rest): (Vec<FieldId>, Vec<FieldId>) =
+                            chunk.iter().partition(|f| profiling::is_profiling(**f));
+                        let w = format!(
+                            "the profiling fields cannot be watched here ({e}); reading without \
+                             them: {}",
+                            prof.iter()
+                                .map(|f| f.0.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                        log::warn!("{w}");
+                        warnings.push(w);
+                        drop(fg);
+                        if !rest.is_empty() {
+                            let fg = FieldGroup::create(&handle, &format!("{name}_np"), &rest)?;
+                            let w = group.watch(&fg, opts)?;
+                            field_groups.push((fg, w));
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
         // Take a first sample now, so the first read has data (upstream's first since-read is
@@ -504,6 +549,7 @@ impl Reader {
             gpus,
             scratch: Vec::new(),
             written: Vec::new(),
+            warnings,
         })
     }
 

@@ -1,0 +1,44 @@
+//! The real libdcgm releases beside a checkout (`../shared/realdcgm-VERSION`), staged loadable.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The releases beside a checkout, oldest first.
+pub const REAL_RELEASES: [&str; 4] = ["3.3.9", "4.1.1", "4.5.3", "4.6.0"];
+
+/// The library file (`lib/libdcgm.so.4`, `lib/libdcgm.so.3` for 3.x) of real release
+/// `version`, staged loadable by `scripts/real-dcgm.sh` (in `../shared` its version links are
+/// text files the loader rejects). `None` where `../shared` lacks it: the calling test is then
+/// reported skipped ([`skip`](crate::testing::skip); a failure under `DCGM_REQUIRE_REAL=1`).
+///
+/// # Panics
+///
+/// When the release is present but cannot be staged.
+///
+/// ```
+/// if let Some(lib) = dcgm::testing::real_library("4.6.0") {
+///     assert!(lib.ends_with("lib/libdcgm.so.4"));
+/// }
+/// ```
+pub fn real_library(version: &str) -> Option<PathBuf> {
+    crate::testing::shared_path(&format!("realdcgm-{version}"))?;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let o = Command::new("bash")
+        .arg(root.join("scripts/real-dcgm.sh"))
+        .args(["dir", version])
+        .output()
+        .expect("run scripts/real-dcgm.sh");
+    assert!(
+        o.status.success(),
+        "staging the real libdcgm {version}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dir = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+    let major = version.split('.').next().unwrap_or("4");
+    Some(dir.join(format!("lib/libdcgm.so.{major}")))
+}
+
+/// The H200 capture that DCGM's injection NVML replays for the real libraries.
+pub fn h200_capture() -> PathBuf {
+    crate::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml")
+}
