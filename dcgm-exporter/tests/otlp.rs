@@ -887,6 +887,7 @@ fn pods_are_resources_and_health_is_hw_status() {
         simulated: Some(false),
         hostname_label: "hostname".into(),
         uuid_label: "UUID".into(),
+        hostengine: None,
     };
     let mut conv = Converter::new(vec![("service.name".into(), "x".into())], "fallback".into());
     let r = ExportMetricsServiceRequest::decode(

@@ -16,10 +16,10 @@ use crate::identity::{
 };
 use crate::process_util::{PidStatsWatch, ProcessSmUtil};
 use crate::processes::{GpuProcess, ProcessWatch};
+use crate::renderer::Renderer;
 use crate::selection::{
     DeviceSelection, EntitySelection, MIG_UUID_FIELD, discover_entities, discover_other_entities,
 };
-use crate::text::Renderer;
 use crate::verdicts::GpuHealth;
 use dcgm_reader::{Connection, Reader, ReaderBuilder, Snapshot};
 
@@ -677,9 +677,9 @@ impl Collector {
         self.collect_inner(out, None)
     }
 
-    /// Like [`Collector::collect`], and also fills `structured` with the same collection in
-    /// structured form ([`Renderer::render_structured`]), for encodings other than the text
-    /// (OTLP) built from the same values.
+    /// Like [`Collector::collect`], and also keeps in `structured` the collection's model,
+    /// built once, that the text is encoded from ([`Renderer::render_structured`]), for other
+    /// encodings (OTLP).
     ///
     /// # Errors
     ///
@@ -832,8 +832,7 @@ impl Collector {
         };
         match result {
             Ok(mut st) => {
-                let gpus = &self.renderer.gpu_base;
-                st.retain(|s| gpus.iter().any(|(g, _, _)| *g == s.gpu));
+                st.retain(|s| self.renderer.physical_gpus().any(|g| g == s.gpu));
                 self.renderer.set_p2p(Some(st));
                 if std::mem::take(failing) {
                     log::info!("reading the NVLink P2P status works again");

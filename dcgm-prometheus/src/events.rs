@@ -2,7 +2,6 @@
 //! `DCGM_EXP_XID_ERRORS_COUNT` and `DCGM_EXP_CLOCK_EVENTS_COUNT` rows.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::counters::ExporterCounter;
@@ -124,18 +123,17 @@ impl EventWindow {
         out.sort_unstable_by_key(|(k, _)| *k);
     }
 
-    pub(super) fn write_key_label(&self, key: i64, out: &mut String) {
+    /// The label of a key counted: `clock_event="<reason>"` or `xid="<xid>"`.
+    pub(crate) fn key_label(&self, key: i64) -> (String, String) {
         match self.kind {
             ExporterCounter::ClockEventsCount => {
                 let name = CLOCK_EVENT_REASONS
                     .iter()
                     .find(|(b, _)| *b == key)
                     .map_or("unknown", |(_, n)| n);
-                let _ = write!(out, ",clock_event=\"{name}\"");
+                ("clock_event".to_string(), name.to_string())
             }
-            _ => {
-                let _ = write!(out, ",xid=\"{key}\"");
-            }
+            _ => ("xid".to_string(), key.to_string()),
         }
     }
 }

@@ -3,11 +3,10 @@
 //! labels of every series (dcgm-exporter#72).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use dcgm::{FieldId, FieldValue, Value};
 
-use crate::identity::{escape_label_value, labels};
+use crate::identity::{LabelSet, labels};
 
 /// The fields [`GpuInfo`] is read from, in the order of its members: driver version, VBIOS
 /// version, CUDA compute capability, MIG mode.
@@ -84,12 +83,12 @@ impl GpuInfo {
         }
     }
 
-    /// Appends `,name="value"` for each member that has a value.
-    pub(super) fn write_labels(&self, out: &mut String) {
+    /// Its `DCGM_EXP_GPU_INFO` labels: those of the members that have a value.
+    pub(crate) fn labels(&self) -> LabelSet {
         let mig = self
             .mig_mode
             .map(|m| if m { "enabled" } else { "disabled" });
-        for (name, value) in [
+        [
             (labels::DRIVER_VERSION, self.driver_version.as_deref()),
             (labels::VBIOS_VERSION, self.vbios_version.as_deref()),
             (
@@ -97,12 +96,9 @@ impl GpuInfo {
                 self.compute_capability.as_deref(),
             ),
             (labels::MIG_MODE, mig),
-        ] {
-            if let Some(v) = value {
-                let _ = write!(out, ",{name}=\"");
-                escape_label_value(v, out);
-                out.push('"');
-            }
-        }
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| v.map(|v| (n.to_string(), v.to_string())))
+        .collect()
     }
 }

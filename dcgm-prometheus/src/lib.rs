@@ -7,11 +7,15 @@
 //! * [`parse_counters`] reads dcgm-exporter's counters CSV (`field, type, help` rows) into
 //!   [`Counter`]s ([`counters`] has the name checks).
 //!
-//! * [`Renderer`] writes a [`Snapshot`](dcgm_reader::Snapshot) as Prometheus text exposition format
-//!   0.0.4: one `# HELP`/`# TYPE` pair per metric family, families sorted by name, series in a
-//!   fixed entity order, label values escaped, blank values left out (never a sentinel number).
-//!   It writes into any [`std::fmt::Write`] (a `String` you keep and reuse allocates nothing
-//!   per value in steady state) or, through [`Renderer::render_io`], any [`std::io::Write`].
+//! * [`Renderer`] builds one model of each collection, an [`Exposition`] (metric families,
+//!   their series, each series' labels and value; label sets built once and shared), from a
+//!   [`Snapshot`](dcgm_reader::Snapshot) ([`Renderer::build`]). Its encoders read it: the
+//!   Prometheus text exposition format 0.0.4 ([`write_text`], [`write_text_io`]; the
+//!   `Renderer::render*` methods build and write in one call), and OTLP in `dcgm-exporter`.
+//!   The text has one `# HELP`/`# TYPE` pair per metric family, families sorted by name,
+//!   series in a fixed entity order, label values escaped, blank values left out (never a
+//!   sentinel number). It is written into any [`std::fmt::Write`] (a `String` you keep and
+//!   reuse allocates little per collection in steady state) or any [`std::io::Write`].
 //! * GPU and MIG series carry dcgm-exporter's labels: `gpu`, `UUID`, `pci_bus_id`, `device`
 //!   (`nvidiaN`), `modelName`, `hostname`, and for MIG GPU instances `GPU_I_PROFILE` and
 //!   `GPU_I_ID`; then one label per `label` row of the counters file (`DCGM_FI_DRIVER_VERSION`,
@@ -41,9 +45,11 @@
 //! * [`Collector`] ties it together: it connects, discovers, watches and renders.
 //!
 //! The pieces live in one file each, all re-exported here: the counters file (`counters`),
-//! entity identities and labels (`identity`), `-d`/`-s`/`-p` selections and discovery
-//! (`selection`), health and P2P verdicts (`verdicts`), event windows (`events`), the text
-//! format (`text`) and the collector (`collector`).
+//! entity identities and label names (`identity`), label sets (`label_sets`), HELP/TYPE
+//! metadata (`metadata`), `-d`/`-s`/`-p` selections and discovery (`selection`), health and
+//! P2P verdicts (`verdicts`), event windows (`events`), the model (`exposition`), what it is
+//! built from (`renderer`), its builder (`build`), the text encoder (`text`, numbers in
+//! `number`), the renderer's text entry points (`render`) and the collector (`collector`).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -66,19 +72,25 @@
 
 #![forbid(unsafe_code)]
 
+mod build;
 mod collector;
 pub mod counters;
 mod events;
 mod exposition;
 mod gpu_info;
 mod identity;
+mod label_sets;
+mod metadata;
 mod number;
 mod process_util;
 mod processes;
+mod render;
+mod renderer;
 mod selection;
 mod text;
 mod verdicts;
 
+pub use build::WINDOW_LABEL;
 pub use collector::{Collector, CollectorConfig, is_no_gpu};
 pub use counters::{
     Counter, CounterField, CountersError, CountersErrorKind, ExporterCounter, MetricKind,
@@ -88,18 +100,20 @@ pub use events::{CLOCK_EVENT_REASONS, EventWindow};
 pub use exposition::{Exposition, MetricFamily, Sample};
 pub use gpu_info::{GPU_INFO_FIELDS, GpuInfo};
 pub use identity::{
-    EntityIdentity, LabelOptions, LabelSet, MigInstance, OtherEntity, default_hostname,
-    escape_help, escape_label_value, labels, row_entity_group,
+    EntityIdentity, LabelOptions, LabelSet, MigInstance, OtherEntity, default_hostname, labels,
+    row_entity_group,
 };
+pub use metadata::SIMULATED_METRIC;
 pub use number::write_number;
 pub use process_util::{
     ProcessSmUtil, pid_stats_sample_interval, pid_stats_window, sm_util_by_owner,
 };
 pub use processes::{GpuProcess, memory_by_owner};
+pub use renderer::Renderer;
 pub use selection::{
     DeviceSelection, EntitySelection, SelectionError, discover_entities, discover_other_entities,
 };
-pub use text::{Renderer, SIMULATED_METRIC, WINDOW_LABEL};
+pub use text::{escape_help, escape_label_value, write_text, write_text_io};
 pub use verdicts::{GpuHealth, HEALTH_WATCHES, HealthVerdict, p2p_status_value};
 
 // The README's examples compile as doc tests (`cargo test --doc`).

@@ -1,8 +1,6 @@
 //! The verdicts of the `DCGM_EXP_GPU_HEALTH_STATUS` and `DCGM_EXP_P2P_STATUS` rows: health
 //! watches per GPU ([`GpuHealth`]) and NVLink peer-to-peer statuses.
 
-use std::fmt::Write as _;
-
 use dcgm::{EntityGroup, HealthReport, HealthResult, HealthSystems, Incident, P2pStatus};
 
 /// The health watches `DCGM_EXP_GPU_HEALTH_STATUS` reports for every GPU, in dcgm-exporter's
@@ -38,12 +36,12 @@ impl HealthVerdict {
         self.result.code()
     }
 
-    pub(super) fn write_error_code(&self, out: &mut String) {
+    /// The failure reason's name (`DCGM_FR_*`; `DCGM_FR_UNKNOWN(<code>)` for a code DCGM
+    /// does not name), the `health_error_code` label.
+    pub(crate) fn error_code_name(&self) -> String {
         match dcgm::failure_reason_name(self.error_code) {
-            Some(n) => out.push_str(n),
-            None => {
-                let _ = write!(out, "DCGM_FR_UNKNOWN({})", self.error_code);
-            }
+            Some(n) => n.to_string(),
+            None => format!("DCGM_FR_UNKNOWN({})", self.error_code),
         }
     }
 }

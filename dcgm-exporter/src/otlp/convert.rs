@@ -1,4 +1,4 @@
-//! One collection ([`Exposition`], the structured form that `/metrics` is written from) to an
+//! One collection ([`Exposition`], the model that `/metrics` is encoded from too) to an
 //! encoded OTLP `ExportMetricsServiceRequest`, with the names, units, instruments and
 //! attributes of [`crate::otlp::mapping`], written by `otlp::wire`.
 //!
@@ -1052,6 +1052,7 @@ mod tests {
                 simulated: Some(true),
                 hostname_label: "hostname".into(),
                 uuid_label: "UUID".into(),
+                hostengine: None,
             }
         }
     }
