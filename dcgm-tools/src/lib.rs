@@ -13,6 +13,7 @@ pub mod local_time;
 pub mod nvsmi_properties;
 pub mod nvsmi_report;
 pub mod process;
+pub mod query;
 pub mod stat;
 pub mod top;
 
