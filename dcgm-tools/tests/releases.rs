@@ -68,11 +68,8 @@ fn topology_of_two_gpus_behind_one_switch_is_pxb_on_every_release() {
 fn a_feature_the_release_lacks_is_one_line_and_exit_status_4() {
     for v in RELEASES {
         let Some(lib) = staged(v) else { continue };
-        let cases: [(&str, &[&str], &str); 3] = [
-            ("nvlink", &[], "4.0.0"),
-            ("health", &["-c", "1"], "4.0.0"),
-            ("diag", &["-r", "1"], "4.2.0"),
-        ];
+        let cases: [(&str, &[&str], &str); 2] =
+            [("nvlink", &[], "4.0.0"), ("diag", &["-r", "1"], "4.2.0")];
         for (tool, args, needs) in cases {
             let o = run(&lib, "nvml-capture-h200.yaml", tool, args);
             let err = text(&o.stderr);
@@ -95,6 +92,30 @@ fn a_feature_the_release_lacks_is_one_line_and_exit_status_4() {
             }
             dcgm::testing::assert_no_sentinel(&text(&o.stdout));
         }
+    }
+}
+
+/// Health checks and policy callbacks are asked in each release's own versions (group info
+/// v2, health response v4 and `dcgmPolicyRegister` on 3.3.9): they work on every release.
+#[test]
+fn health_and_policy_work_on_every_release() {
+    for v in RELEASES {
+        let Some(lib) = staged(v) else { continue };
+        let o = run(&lib, "nvml-capture-h200.yaml", "health", &["-c", "1"]);
+        assert_eq!(o.status.code(), Some(0), "{v} health: {o:?}");
+        let out = text(&o.stdout);
+        assert!(out.contains("Overall health: PASS"), "{v}: {out}");
+        dcgm::testing::assert_no_sentinel(&out);
+        let o = run(
+            &lib,
+            "nvml-capture-h200.yaml",
+            "policy",
+            &["--xid", "-t", "1"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{v} policy: {o:?}");
+        let err = text(&o.stderr);
+        assert!(err.contains("Listening for XID on 1 GPU(s)"), "{v}: {err}");
+        assert!(!err.contains("not in this DCGM release"), "{v}: {err}");
     }
 }
 
