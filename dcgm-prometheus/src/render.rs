@@ -9,7 +9,6 @@ use dcgm_reader::Snapshot;
 use crate::events::EventWindow;
 use crate::exposition::Exposition;
 use crate::renderer::Renderer;
-use crate::text::{encode, write_text_buffered, write_text_io_buffered};
 
 impl Renderer {
     /// Writes the exposition of `snap` into `out` (cleared first). `windows` feed the
@@ -30,7 +29,7 @@ impl Renderer {
         out.clear();
         let mut exp = std::mem::take(&mut self.exposition);
         self.build(snaps, windows, &mut exp);
-        encode(&exp, out);
+        self.text.encode(&exp, out);
         self.exposition = exp;
     }
 
@@ -48,7 +47,7 @@ impl Renderer {
     ) -> fmt::Result {
         let mut exp = std::mem::take(&mut self.exposition);
         self.build(snaps, windows, &mut exp);
-        let written = write_text_buffered(&exp, &mut self.text, out);
+        let written = self.text.write(&exp, out);
         self.exposition = exp;
         written
     }
@@ -67,7 +66,7 @@ impl Renderer {
     ) -> io::Result<()> {
         let mut exp = std::mem::take(&mut self.exposition);
         self.build(snaps, windows, &mut exp);
-        let written = write_text_io_buffered(&exp, &mut self.text, out);
+        let written = self.text.write_io(&exp, out);
         self.exposition = exp;
         written
     }
@@ -85,6 +84,6 @@ impl Renderer {
     ) {
         out.clear();
         self.build(snaps, windows, structured);
-        encode(structured, out);
+        self.text.encode(structured, out);
     }
 }

@@ -13,6 +13,7 @@ use crate::gpu_info::GpuInfo;
 use crate::identity::{EntityIdentity, LabelOptions, LabelSet, OtherEntity};
 use crate::label_sets::{LabelRow, gpu_labels, label_rows, other_entity_labels, prometheus_labels};
 use crate::metadata::{FamilyMeta, metric_families};
+use crate::text::TextEncoder;
 use crate::verdicts::GpuHealth;
 
 /// Builds the [`Exposition`] model of each collection, once, and writes it in the Prometheus
@@ -100,8 +101,8 @@ pub struct Renderer {
     pub(crate) empty: Arc<LabelSet>,
     /// The model of the last collection rendered as text only, kept for its allocations.
     pub(crate) exposition: Exposition,
-    /// One family's text, kept between renders.
-    pub(crate) text: String,
+    /// The text encoder, kept between renders.
+    pub(crate) text: TextEncoder,
 }
 
 /// A physical GPU of the identities: its id, its identity labels without MIG labels, and its
@@ -166,7 +167,7 @@ impl Renderer {
             xid_field: ExporterCounter::XidErrorsCount.source_field(),
             empty: Arc::default(),
             exposition: Exposition::default(),
-            text: String::new(),
+            text: TextEncoder::default(),
         };
         r.set_identities(identities);
         r
