@@ -18,6 +18,9 @@ pub struct Battery<'a> {
     pub lib: &'a DcgmLibrary,
     pub h: dcgmHandle_t,
     pub records: Vec<Record>,
+    /// Whether calls may name CPU entities (false for DCGM 3.x, whose sysmon module crashes
+    /// where /sys/class/hwmon is absent): those calls are then recorded as `skipped`.
+    pub cpu_entities: bool,
 }
 
 /// Calls a table function, or records the symbol as missing.
@@ -110,7 +113,22 @@ impl<'a> Battery<'a> {
             lib,
             h,
             records: Vec::new(),
+            cpu_entities: true,
         }
+    }
+
+    /// Whether a call naming this entity group must be left out (see `cpu_entities`).
+    pub fn skips_group(&self, group: dcgm_field_entity_group_t) -> bool {
+        !self.cpu_entities && (group == DCGM_FE_CPU || group == DCGM_FE_CPU_CORE)
+    }
+
+    /// Records a call left out for this library.
+    pub fn skipped(&mut self, id: impl Into<String>) {
+        self.records.push(Record {
+            id: id.into(),
+            rc: "skipped".into(),
+            shape: "CPU entities crash DCGM 3.x's sysmon without /sys/class/hwmon".into(),
+        });
     }
 
     pub fn rec(
@@ -290,6 +308,13 @@ impl<'a> Battery<'a> {
             10,
             99,
         ] {
+            if self.skips_group(group) {
+                for flags in [0u32, DCGM_GEGE_FLAG_ONLY_SUPPORTED] {
+                    self.skipped(format!("discovery/entities/group{group}/flags{flags}"));
+                }
+                self.skipped(format!("discovery/entities/group{group}/zero_capacity"));
+                continue;
+            }
             for flags in [0u32, DCGM_GEGE_FLAG_ONLY_SUPPORTED] {
                 let mut ents = vec![0u32; 4096];
                 let mut n: c_int = ents.len() as c_int;
@@ -366,6 +391,10 @@ impl<'a> Battery<'a> {
             (DCGM_FE_NONE, 0),
             (77, 0),
         ] {
+            if self.skips_group(eg) {
+                self.skipped(format!("groups/add_entity/{eg}.{eid}"));
+                continue;
+            }
             let rc = call!(self, dcgmGroupAddEntity(self.h, g, eg, eid));
             self.rec(format!("groups/add_entity/{eg}.{eid}"), rc, "");
         }

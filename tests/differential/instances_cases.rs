@@ -157,8 +157,12 @@ impl Battery<'_> {
         self.rec("instances/global_on_entities", rc, v.join(" "));
 
         // Fake CPUs where the node shows no CPU entities (no sysmon module).
-        let (rc, _) = self.fake_one(DCGM_FE_CPU, None);
-        self.rec("instances/fake_cpu", rc, "");
+        if self.skips_group(DCGM_FE_CPU) {
+            self.skipped("instances/fake_cpu");
+        } else {
+            let (rc, _) = self.fake_one(DCGM_FE_CPU, None);
+            self.rec("instances/fake_cpu", rc, "");
+        }
 
         let mut mask: dcgmCpuHierarchyOwnedCores_v1 = zeroed();
         mask.bitmask[0] = 0b101;

@@ -208,6 +208,12 @@ impl Battery<'_> {
             p.parms[idx].val.boolean = 1;
         }
         SEEN.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        // Releases before 4.0 have no dcgmPolicyRegister_v2 (the simulator's 3.x personality
+        // answers FUNCTION_NOT_FOUND): the case is recorded without its callbacks.
+        if self.lib.dcgmPolicyRegister_v2().is_err() {
+            self.rec(id, None, "");
+            return;
+        }
         // SAFETY: valid pointers and values for the calls.
         let (set, reg) = unsafe {
             self.lib.dcgmGroupCreate().unwrap()(self.h, DCGM_GROUP_EMPTY, name.as_ptr(), &mut g);
@@ -222,6 +228,12 @@ impl Battery<'_> {
             );
             (set, reg)
         };
+        if reg == DCGM_ST_FUNCTION_NOT_FOUND {
+            self.rec(id, Some(reg), "");
+            // SAFETY: plain values.
+            unsafe { self.lib.dcgmGroupDestroy().unwrap()(self.h, g) };
+            return;
+        }
         // Values a minute ahead, as NVIDIA's policy tests inject them.
         let base = now_us() + 60_000_000;
         let mut stamps = Vec::new();
