@@ -1,16 +1,25 @@
-//! Simulator parity by differential recording.
+//! Simulator parity by differential recording, per DCGM release.
 //!
-//! The battery (`battery.rs`) makes several hundred raw calls through `dcgm-sys` and records each
-//! one's return code and the shape of its answer. Recorded once on the real libdcgm 4.6.0 into
-//! `tests/data/differential-real-4.6.0.tsv` (facts about the library; the library itself is
-//! never in the repository), it is replayed here on dcgm-sim: every call must give the same
-//! record, or be listed with its reason in `tests/data/differential-deviations.tsv`. Where the
-//! real library is beside the checkout, the battery is also replayed on it, so a golden file
-//! that no longer matches the library fails too.
+//! The battery (`battery.rs` and the `*_cases.rs` areas) makes several hundred raw calls
+//! through `dcgm-sys` and records each one's return code and the shape of its answer. For each
+//! release in [`RELEASES`] (4.6.0, 4.5.3, 4.1.1, 3.3.9) it is recorded once on that real
+//! libdcgm (DCGM's injection NVML replaying the H200 capture) into
+//! `tests/data/differential-real-<release>.tsv` (facts about the library; the library itself is
+//! never in the repository). Each run replays it on dcgm-sim in that release's personality
+//! (`DCGM_SIM_VERSION=<release>`): every call must give the golden record, or be listed with
+//! its reason in `tests/data/differential-deviations-<release>.tsv` (a call id, an id prefix
+//! ending in `*`, or the rule `@missing-symbol`: a function the release does not export is
+//! recorded `missing` there and answers `DCGM_ST_FUNCTION_NOT_FOUND` on the simulator). Where a
+//! real library is beside the checkout (`../shared/realdcgm-<release>`, staged by
+//! `scripts/real-dcgm.sh dir <release>`), the battery is replayed on it too, so a golden file
+//! that no longer matches its library fails. All runs are child processes started at once;
+//! one summary line per run, and any unexplained difference fails the test.
 //!
-//! `DCGM_DIFF_RECORD=1 cargo test --test differential` re-records the golden file from the
-//! real library. The simulator runs a one-H200 node modelled on the H200 capture the real
-//! library replays (`sim_config()`).
+//! `DCGM_DIFF_RECORD=1 cargo test --test differential` re-records every golden file whose real
+//! library is present; `DCGM_DIFF_RELEASES=4.5.3,3.3.9` limits a run or a recording to those
+//! releases. The simulator runs a one-H200 node modelled on the H200 capture the real
+//! libraries replay (`sim_config()`). On DCGM 3.x the calls naming CPU entities are recorded as
+//! `skipped` (its sysmon module crashes where /sys/class/hwmon is absent).
 
 mod battery;
 mod connection_cases;
