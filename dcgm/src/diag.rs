@@ -218,6 +218,18 @@ impl DiagResponse {
             .find(|t| t.name.eq_ignore_ascii_case(name))
     }
 
+    /// Decodes a response of the version this SDK sent (12), checking every count and index
+    /// against the arrays it refers to; another version word is `UnknownLayout`, not data.
+    fn decode(call: &'static str, r: &dcgmDiagResponse_v12) -> Result<Self> {
+        if r.version != dcgmDiagResponse_version12 {
+            return Err(Error::UnknownLayout {
+                call,
+                version: r.version,
+            });
+        }
+        Ok(Self::from_raw(r))
+    }
+
     /// Decodes a response, checking every count and index against the arrays it refers to.
     fn from_raw(r: &dcgmDiagResponse_v12) -> Self {
         let n_errors = usize::from(r.numErrors).min(r.errors.len());
@@ -488,7 +500,7 @@ impl Group {
                 dcgmRunDiagnostic(h.raw(), self.raw_id(), level.raw(), &mut *resp)
             )
         }?;
-        Ok(DiagResponse::from_raw(&resp))
+        DiagResponse::decode("dcgmRunDiagnostic", &resp)
     }
 
     /// Runs what `request` describes on the group and waits for it (`dcgmActionValidate_v2`).
@@ -505,7 +517,7 @@ impl Group {
         // SAFETY: a filled, versioned run request and a zeroed, versioned response, both valid
         // for the call.
         unsafe { ffi!(lib, dcgmActionValidate_v2(h.raw(), &mut *rd, &mut *resp)) }?;
-        Ok(DiagResponse::from_raw(&resp))
+        DiagResponse::decode("dcgmActionValidate_v2", &resp)
     }
 }
 
@@ -554,6 +566,22 @@ mod tests {
         assert!(t.info.is_empty());
         assert!(d.other_errors.is_empty());
         assert_eq!(d.overall(), DiagResult::Fail);
+    }
+
+    #[test]
+    fn a_response_in_another_version_is_an_error_not_data() {
+        let mut r = dcgmDiagResponse_v12::boxed_versioned();
+        r.numTests = 1;
+        assert!(DiagResponse::decode("dcgmRunDiagnostic", &r).is_ok());
+        // DCGM 4.1's layout has the same size and another version word.
+        r.version = dcgmDiagResponse_version11;
+        match DiagResponse::decode("dcgmRunDiagnostic", &r) {
+            Err(Error::UnknownLayout { call, version }) => {
+                assert_eq!(call, "dcgmRunDiagnostic");
+                assert_eq!(version, dcgmDiagResponse_version11);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
