@@ -539,29 +539,80 @@ impl HandleBuilder {
             unsafe { ffi!(lib, dcgmStartEmbedded(self.mode.raw(), &mut h)) }?;
             h
         } else {
-            let mut p = dcgmStartEmbeddedV2Params_v3::new_versioned();
-            p.opMode = self.mode.raw();
-            p.logFile = log_file.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
-            p.severity = self
-                .log_severity
-                .map_or(DcgmLoggingSeverityUnspecified, severity_raw);
-            p.denyListCount = self.deny_modules.len() as u32;
-            for (d, m) in p.denyList.iter_mut().zip(&self.deny_modules) {
-                *d = *m;
+            // Params v3 (16 denied modules) from DCGM 4.3.1; v2 (10) before, which 3.3.9 to
+            // 4.2.3 accept. An unknown release is asked v3 first and v2 after a refusal.
+            let v3_first = lib
+                .release()
+                .is_none_or(|v| v >= crate::DcgmVersion::new(4, 3, 1));
+            let v3 = if v3_first {
+                Some(self.start_embedded_v3(lib, log_file.as_ref()))
+            } else {
+                None
+            };
+            match v3 {
+                Some(Err(e)) if crate::dialect::is_version_refusal(&e) => {
+                    self.start_embedded_v2(lib, log_file.as_ref())?
+                }
+                Some(r) => r?,
+                None => self.start_embedded_v2(lib, log_file.as_ref())?,
             }
-            // SAFETY: `p` is a versioned v3 params struct whose log-file string outlives the
-            // call; the library writes the handle into it.
-            unsafe {
-                ffi!(
-                    lib,
-                    dcgmStartEmbedded_v2((&mut p as *mut dcgmStartEmbeddedV2Params_v3).cast())
-                )
-            }?;
-            p.dcgmHandle
         };
         rt.embedded = Some((h, 1));
         rt.embedded_mode = self.mode;
         Ok(h)
+    }
+
+    /// `dcgmStartEmbedded_v2` with params v3 (DCGM 4.3.1 and later).
+    fn start_embedded_v3(&self, lib: &Lib, log_file: Option<&CString>) -> Result<dcgmHandle_t> {
+        let mut p = dcgmStartEmbeddedV2Params_v3::new_versioned();
+        p.opMode = self.mode.raw();
+        p.logFile = log_file.map_or(std::ptr::null(), |c| c.as_ptr());
+        p.severity = self
+            .log_severity
+            .map_or(DcgmLoggingSeverityUnspecified, severity_raw);
+        p.denyListCount = self.deny_modules.len() as u32;
+        for (d, m) in p.denyList.iter_mut().zip(&self.deny_modules) {
+            *d = *m;
+        }
+        // SAFETY: `p` is a versioned v3 params struct whose log-file string outlives the
+        // call; the library writes the handle into it.
+        unsafe {
+            ffi!(
+                lib,
+                dcgmStartEmbedded_v2((&mut p as *mut dcgmStartEmbeddedV2Params_v3).cast())
+            )
+        }?;
+        Ok(p.dcgmHandle)
+    }
+
+    /// `dcgmStartEmbedded_v2` with params v2 (DCGM 3.3.9 to 4.2.3: 10 denied modules at most).
+    fn start_embedded_v2(&self, lib: &Lib, log_file: Option<&CString>) -> Result<dcgmHandle_t> {
+        let mut p = dcgmStartEmbeddedV2Params_v2::new_versioned();
+        if self.deny_modules.len() > p.denyList.len() {
+            return Err(Error::InvalidArgument(format!(
+                "this DCGM release takes at most {} denied modules, not {}",
+                p.denyList.len(),
+                self.deny_modules.len()
+            )));
+        }
+        p.opMode = self.mode.raw();
+        p.logFile = log_file.map_or(std::ptr::null(), |c| c.as_ptr());
+        p.severity = self
+            .log_severity
+            .map_or(DcgmLoggingSeverityUnspecified, severity_raw);
+        p.denyListCount = self.deny_modules.len() as u32;
+        for (d, m) in p.denyList.iter_mut().zip(&self.deny_modules) {
+            *d = *m;
+        }
+        // SAFETY: `p` is a versioned v2 params struct whose log-file string outlives the
+        // call; a library that accepts the word reads and writes only the v2 layout.
+        unsafe {
+            ffi!(
+                lib,
+                dcgmStartEmbedded_v2((&mut p as *mut dcgmStartEmbeddedV2Params_v2).cast())
+            )
+        }?;
+        Ok(p.dcgmHandle)
     }
 
     /// Connects to an nv-hostengine.

@@ -72,10 +72,16 @@ fn group_info_health_config_and_policy_answer_on_every_real_release() {
 fn release_child() {
     use dcgm::{ConfigKind, Group, HealthSystems};
     let lib = std::env::var("RELEASE_CHILD_LIB").unwrap();
+    // With a log file: started through dcgmStartEmbedded_v2, whose params are v3 from 4.3.1
+    // and v2 before.
+    let log = std::env::temp_dir().join(format!("dcgm-real-releases-{}.log", std::process::id()));
     let h = dcgm::Handle::builder()
         .library_path(&lib)
+        .log_file(log.to_string_lossy())
+        .log_severity(dcgm::LogSeverity::Warning)
         .embedded()
         .unwrap();
+    let _ = std::fs::remove_file(&log);
     println!("VERSION {}", h.dcgm_version().unwrap());
     let g = Group::with_gpus(&h, "release-probe", &[0]).unwrap();
     // Twice: the second call uses the version the first one found.
