@@ -28,6 +28,9 @@ impl Kind {
 #[derive(Debug, Clone)]
 pub struct Target {
     pub kind: Kind,
+    /// An older DCGM release the run speaks (`DCGM_CONTRACT_RELEASE`): the real library of that
+    /// release, or dcgm-sim in its personality. `None`: DCGM 4.6.0.
+    pub release: Option<String>,
     pub lib: PathBuf,
     /// `nv-hostengine` (real only).
     pub hostengine: Option<PathBuf>,
@@ -45,11 +48,16 @@ pub fn h200_capture() -> PathBuf {
     dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml")
 }
 
-/// Stages the real library; `Err` says why it is absent.
+/// Stages the real library (4.6.0); `Err` says why it is absent.
 pub fn stage_real() -> Result<PathBuf, String> {
+    stage_release("4.6.0")
+}
+
+/// Stages the real library of `release`; `Err` says why it is absent.
+pub fn stage_release(release: &str) -> Result<PathBuf, String> {
     let out = Command::new("bash")
         .arg(repo_root().join("scripts/real-dcgm.sh"))
-        .arg("dir")
+        .args(["dir", release])
         .output()
         .map_err(|e| format!("cannot run scripts/real-dcgm.sh: {e}"))?;
     if !out.status.success() {
@@ -65,24 +73,29 @@ impl Target {
             Ok("real") => Kind::Real,
             _ => Kind::Sim,
         };
+        let release = std::env::var("DCGM_CONTRACT_RELEASE").ok();
         let scratch = std::env::temp_dir().join(format!(
-            "dcgm-contract-{}-{}",
+            "dcgm-contract-{}-{}-{}",
             kind.name(),
+            release.as_deref().unwrap_or("4.6.0"),
             std::process::id()
         ));
         std::fs::create_dir_all(&scratch).unwrap();
         match kind {
             Kind::Sim => Target {
                 kind,
+                release,
                 lib: dcgm::testing::simulator_path(),
                 hostengine: None,
                 scratch,
             },
             Kind::Real => {
                 let dir = PathBuf::from(std::env::var("DCGM_CONTRACT_REAL_DIR").unwrap());
+                let major = release.as_deref().map_or("4", |r| &r[..1]).to_string();
                 Target {
                     kind,
-                    lib: dir.join("lib/libdcgm.so.4"),
+                    release,
+                    lib: dir.join(format!("lib/libdcgm.so.{major}")),
                     hostengine: Some(dir.join("bin/nv-hostengine")),
                     scratch,
                 }
@@ -92,6 +105,25 @@ impl Target {
 
     pub fn is_real(&self) -> bool {
         self.kind == Kind::Real
+    }
+
+    /// The release the run speaks: the older one it was given, else 4.6.0.
+    pub fn version(&self) -> dcgm::DcgmVersion {
+        dcgm::DcgmVersion::parse(self.release.as_deref().unwrap_or("4.6.0"))
+            .expect("a release number")
+    }
+
+    /// Whether the run speaks a release older than `release`.
+    pub fn older_than(&self, release: &str) -> bool {
+        self.version() < dcgm::DcgmVersion::parse(release).expect("a release number")
+    }
+
+    /// The run's name in its lines: `sim`, `real`, or with an older release, `real@4.5.3`.
+    pub fn label(&self) -> String {
+        match &self.release {
+            None => self.kind.name().to_string(),
+            Some(r) => format!("{}@{r}", self.kind.name()),
+        }
     }
 
     pub fn builder(&self) -> HandleBuilder {
