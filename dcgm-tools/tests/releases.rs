@@ -7,22 +7,7 @@ mod support;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// The releases, and the library file of each once staged.
-const RELEASES: [&str; 4] = ["3.3.9", "4.1.1", "4.5.3", "4.6.0"];
-
-fn staged(version: &str) -> Option<PathBuf> {
-    dcgm::testing::shared_path(&format!("realdcgm-{version}"))?;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let o = Command::new("bash")
-        .arg(root.join("scripts/real-dcgm.sh"))
-        .args(["dir", version])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let dir = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
-    let major = version.split('.').next().unwrap();
-    Some(dir.join(format!("lib/libdcgm.so.{major}")))
-}
+use dcgm::testing::{REAL_RELEASES as RELEASES, real_library as staged};
 
 fn run(lib: &PathBuf, capture: &str, tool: &str, args: &[&str]) -> Output {
     Command::new(support::tool(tool))

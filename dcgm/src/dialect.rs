@@ -8,7 +8,6 @@ use std::sync::OnceLock;
 use dcgm_sys::DCGM_ST_VER_MISMATCH;
 
 use crate::error::{Error, Result};
-use crate::handle::Handle;
 use crate::release::DcgmVersion;
 
 /// A struct whose version is chosen per handle.
@@ -77,21 +76,22 @@ pub(crate) fn first_offer(offers: &[Offer], release: Option<DcgmVersion>) -> usi
     }
 }
 
-impl Handle {
+impl Dialect {
     /// Calls `ask` with a version word of `offers` (newest first): the remembered one, or the
-    /// newest the answering release accepts, and on a version refusal once more with the next
-    /// older one. The word of a successful call is remembered for this handle.
-    pub(crate) fn ask_versioned<T>(
+    /// newest that `release` (the answering release, where known) accepts, and on a version
+    /// refusal once more with the next older one. The word of a successful call is remembered.
+    pub(crate) fn ask<T>(
         &self,
+        release: Option<DcgmVersion>,
         what: Asked,
         offers: &[Offer],
         mut ask: impl FnMut(u32) -> Result<T>,
     ) -> Result<T> {
-        let slot = &self.inner.dialect.words[what.index()];
+        let slot = &self.words[what.index()];
         if let Some(&word) = slot.get() {
             return ask(word);
         }
-        let start = first_offer(offers, self.dcgm_version());
+        let start = first_offer(offers, release);
         let mut refused = None;
         for offer in offers[start..].iter().take(2) {
             match ask(offer.word) {

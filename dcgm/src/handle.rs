@@ -138,10 +138,40 @@ pub struct HandleBuilder {
     keep_engine: bool,
 }
 
+/// Fills what `dcgmStartEmbedded_v2`'s params v2 and v3 share (their layouts differ only in
+/// the deny list's length): the mode, the log file and severity, the denied modules.
+macro_rules! fill_embedded_params {
+    ($p:ident, $builder:ident, $log_file:ident) => {{
+        $p.opMode = $builder.mode.raw();
+        $p.logFile = $log_file.map_or(std::ptr::null(), |c| c.as_ptr());
+        $p.severity = $builder
+            .log_severity
+            .map_or(DcgmLoggingSeverityUnspecified, severity_raw);
+        $p.denyListCount = $builder.deny_modules.len() as u32;
+        for (d, m) in $p.denyList.iter_mut().zip(&$builder.deny_modules) {
+            *d = *m;
+        }
+    }};
+}
+
 impl Handle {
     /// Options for opening a handle.
     pub fn builder() -> HandleBuilder {
         HandleBuilder::default()
+    }
+
+    /// Calls `ask` with a version word of `offers` in this handle's dialect: the word its
+    /// release accepted before, or the newest it accepts, retried once older on a version
+    /// refusal ([`crate::dialect`]).
+    pub(crate) fn ask_versioned<T>(
+        &self,
+        what: crate::dialect::Asked,
+        offers: &[crate::dialect::Offer],
+        ask: impl FnMut(u32) -> Result<T>,
+    ) -> Result<T> {
+        self.inner
+            .dialect
+            .ask(self.dcgm_version(), what, offers, ask)
     }
 
     /// Starts (or shares) the embedded engine, with the default library search.
@@ -565,15 +595,7 @@ impl HandleBuilder {
     /// `dcgmStartEmbedded_v2` with params v3 (DCGM 4.3.1 and later).
     fn start_embedded_v3(&self, lib: &Lib, log_file: Option<&CString>) -> Result<dcgmHandle_t> {
         let mut p = dcgmStartEmbeddedV2Params_v3::new_versioned();
-        p.opMode = self.mode.raw();
-        p.logFile = log_file.map_or(std::ptr::null(), |c| c.as_ptr());
-        p.severity = self
-            .log_severity
-            .map_or(DcgmLoggingSeverityUnspecified, severity_raw);
-        p.denyListCount = self.deny_modules.len() as u32;
-        for (d, m) in p.denyList.iter_mut().zip(&self.deny_modules) {
-            *d = *m;
-        }
+        fill_embedded_params!(p, self, log_file);
         // SAFETY: `p` is a versioned v3 params struct whose log-file string outlives the
         // call; the library writes the handle into it.
         unsafe {
@@ -595,15 +617,7 @@ impl HandleBuilder {
                 self.deny_modules.len()
             )));
         }
-        p.opMode = self.mode.raw();
-        p.logFile = log_file.map_or(std::ptr::null(), |c| c.as_ptr());
-        p.severity = self
-            .log_severity
-            .map_or(DcgmLoggingSeverityUnspecified, severity_raw);
-        p.denyListCount = self.deny_modules.len() as u32;
-        for (d, m) in p.denyList.iter_mut().zip(&self.deny_modules) {
-            *d = *m;
-        }
+        fill_embedded_params!(p, self, log_file);
         // SAFETY: `p` is a versioned v2 params struct whose log-file string outlives the
         // call; a library that accepts the word reads and writes only the v2 layout.
         unsafe {

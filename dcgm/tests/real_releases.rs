@@ -4,24 +4,9 @@
 //! of its own (one library per process, with its injection variables); skipped where the
 //! libraries are absent.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-const RELEASES: [&str; 4] = ["3.3.9", "4.1.1", "4.5.3", "4.6.0"];
-
-fn staged(version: &str) -> Option<PathBuf> {
-    dcgm::testing::shared_path(&format!("realdcgm-{version}"))?;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let o = Command::new("bash")
-        .arg(root.join("scripts/real-dcgm.sh"))
-        .args(["dir", version])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let dir = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
-    let major = version.split('.').next().unwrap();
-    Some(dir.join(format!("lib/libdcgm.so.{major}")))
-}
+use dcgm::testing::{REAL_RELEASES as RELEASES, real_library as staged};
 
 #[test]
 fn group_info_health_config_and_policy_answer_on_every_real_release() {
