@@ -18,7 +18,7 @@ cargo test --workspace --no-fail-fast \
     --test nvsmi_formats --test query --test stat --test top --test doctor \
     --test doctor_browser --test hostengine_auto --test contract --test differential \
     --test fixture_phases --test hostengines --test exporter_health --test releases \
-    --test hostile_engine --test silent_listener 2>&1 | tee "$log"
+    --test hostile_engine --test silent_listener --test doctor_releases --test real_releases 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [ -d python/tests ] && [ -n "${DCGM_PY_VENV:-}" ] && [ -x "$DCGM_PY_VENV/bin/python" ]; then
     "$DCGM_PY_VENV/bin/python" -m pytest -q python/tests/compat 2>&1 | tee -a "$log"

