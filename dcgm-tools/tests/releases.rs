@@ -136,19 +136,10 @@ fn the_everyday_tools_are_whole_on_every_release_and_verbose_names_it() {
 #[test]
 fn the_readers_default_fields_read_on_every_release_with_the_newer_ones_left_out() {
     for v in RELEASES {
-        let Some(lib) = staged(v) else { continue };
+        let Some(lib) = staged(v) else { return };
         // A process of its own per release: one library per process, with its injection
         // variables.
-        let o = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "reader_child", "--nocapture", "--ignored"])
-            .env("RELEASE_CHILD_LIB", &lib)
-            .env("NVML_INJECTION_MODE", "True")
-            .env(
-                "NVML_YAML_FILE",
-                dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml"),
-            )
-            .output()
-            .unwrap();
+        let o = dcgm::testing::run_release_child("reader_child", &lib);
         let out = text(&o.stdout);
         assert!(o.status.success(), "{v}: {out}\n{}", text(&o.stderr));
         let left_out = out

@@ -4,8 +4,6 @@
 //! of its own (one library per process, with its injection variables); skipped where the
 //! libraries are absent.
 
-use std::process::Command;
-
 use dcgm::testing::{REAL_RELEASES as RELEASES, real_library as staged};
 
 #[test]
@@ -14,16 +12,7 @@ fn group_info_health_config_and_policy_answer_on_every_real_release() {
         // Absent on a clone without ../shared: reported skipped once (the releases come
         // together).
         let Some(lib) = staged(v) else { return };
-        let o = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "release_child", "--nocapture", "--ignored"])
-            .env("RELEASE_CHILD_LIB", &lib)
-            .env("NVML_INJECTION_MODE", "True")
-            .env(
-                "NVML_YAML_FILE",
-                dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml"),
-            )
-            .output()
-            .unwrap();
+        let o = dcgm::testing::run_release_child("release_child", &lib);
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(
             o.status.success(),

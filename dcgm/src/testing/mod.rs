@@ -6,7 +6,7 @@ mod capture;
 mod real_library;
 mod shared;
 pub use capture::{InjectedProcess, capture_with_processes};
-pub use real_library::{REAL_RELEASES, h200_capture, real_library};
+pub use real_library::{REAL_RELEASES, h200_capture, real_library, run_release_child};
 pub use shared::{shared_dir, shared_path, skip};
 
 /// The dcgm-sim library: [`crate::find_simulator`], or, for doc tests that run from a temporary

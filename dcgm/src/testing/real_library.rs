@@ -42,3 +42,20 @@ pub fn real_library(version: &str) -> Option<PathBuf> {
 pub fn h200_capture() -> PathBuf {
     crate::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml")
 }
+
+/// Runs the calling test binary's `#[ignore]`d test `child` (exact name) in a process of its
+/// own on the real library `lib`, with DCGM's injection NVML replaying the H200 capture: one
+/// library per process. The child finds the library in `RELEASE_CHILD_LIB`.
+///
+/// # Panics
+///
+/// When the test binary cannot be started.
+pub fn run_release_child(child: &str, lib: &std::path::Path) -> std::process::Output {
+    Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", child, "--nocapture", "--ignored"])
+        .env("RELEASE_CHILD_LIB", lib)
+        .env("NVML_INJECTION_MODE", "True")
+        .env("NVML_YAML_FILE", h200_capture())
+        .output()
+        .expect("start the release child")
+}
