@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::model::SimValue;
+use crate::sim_value::SimValue;
 
 /// Key of a cache entry: entity group, entity id, field id. A global field (`DCGM_FS_GLOBAL`)
 /// has one entry whatever entity it is asked for, as libdcgm keeps it under `DCGM_FE_NONE`: a

@@ -20,6 +20,14 @@ use crate::config::CpuConfig;
 use crate::machine::Machine;
 
 impl Machine {
+    /// The CPU socket a GPU hangs off: the GPUs are shared out in order, an equal run of them
+    /// to each socket (the first half on CPU 0, the rest on CPU 1 on a two-socket node).
+    pub fn gpu_socket(&self, gpu: u32) -> u32 {
+        let sockets = self.cfg.cpus.len().max(1) as u32;
+        let per = self.gpu_count().div_ceil(sockets).max(1);
+        (gpu / per).min(sockets - 1)
+    }
+
     /// One past the highest configured core id: where fake cores start.
     fn first_fake_core(&self) -> u32 {
         self.cpu_cores.iter().map(|c| c.1 + c.2).max().unwrap_or(0)

@@ -8,11 +8,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dcgm_sys::*;
 
-use crate::cache::Cache;
+use crate::cache::{Cache, Watch, Watcher, WatcherId, key};
 use crate::config::SimConfig;
+use crate::health::{HealthState, Incident, Sources};
 use crate::listener_probe::{Answer, Endpoint, Link, parse_endpoint};
 use crate::machine::Machine;
 use crate::model::Dynamics;
+use crate::sampling::{Read, Sampler};
+use crate::sim_value::SimValue;
+use crate::watch_set::{WatchSet, WatchSets};
 
 /// Microseconds since the Unix epoch.
 pub fn now_us() -> i64 {
@@ -64,14 +68,14 @@ pub struct Engine {
     pub next_group: usize,
     pub field_groups: BTreeMap<usize, FieldGroup>,
     pub next_field_group: usize,
-    /// (group, field group) pairs being watched, with their watch parameters.
-    pub watch_sets: Vec<(usize, usize, i64, i64, usize)>,
+    /// The (group, field group) watches in force.
+    pub watch_sets: WatchSets,
     pub cache: Cache,
     pub health: HashMap<usize, u32>,
     /// Last health check per group (events before it are already reported).
     pub health_checked: HashMap<usize, i64>,
     /// The health engine's memory (XIDs heard).
-    pub health_state: crate::health::HealthState,
+    pub health_state: HealthState,
     /// The injected values the policy manager has heard.
     pub policy_feed: crate::policy_feed::Feed,
     pub policies: HashMap<usize, dcgmPolicy_v1>,
@@ -110,7 +114,7 @@ impl Engine {
             next_group: 1,
             field_groups: BTreeMap::new(),
             next_field_group: 1,
-            watch_sets: Vec::new(),
+            watch_sets: WatchSets::default(),
             cache: Cache::default(),
             health: HashMap::new(),
             health_checked: HashMap::new(),
@@ -172,6 +176,21 @@ impl Engine {
 
     pub fn field_group(&self, fg: usize) -> Result<&FieldGroup, dcgmReturn_t> {
         self.field_groups.get(&fg).ok_or(DCGM_ST_NOT_CONFIGURED)
+    }
+
+    /// The GPUs behind a group's entities (MIG instances count as their GPU), in order, once
+    /// each.
+    pub fn group_gpus(&self, group: usize) -> Result<Vec<u32>, dcgmReturn_t> {
+        let mut gpus: Vec<u32> = Vec::new();
+        for p in self.group_entities(group)? {
+            if let Some(g) = self.machine.gpu_of(p.entityGroupId, p.entityId)
+                && p.entityGroupId != DCGM_FE_LINK
+                && !gpus.contains(&g)
+            {
+                gpus.push(g);
+            }
+        }
+        Ok(gpus)
     }
 }
 
@@ -481,14 +500,8 @@ impl Engine {
         if !self.groups.contains_key(&group) {
             return;
         }
-        let sets: Vec<usize> = self
-            .watch_sets
-            .iter()
-            .filter(|w| w.0 == group)
-            .map(|w| w.1)
-            .collect();
-        for fg in sets {
-            let _ = crate::ffi::values::unwatch(self, group, fg);
+        for set in self.watch_sets.of_group(group) {
+            let _ = self.unwatch(set.group, set.field_group);
         }
         self.groups.remove(&group);
         self.health.remove(&group);
@@ -501,16 +514,220 @@ impl Engine {
         if !self.field_groups.contains_key(&fg) {
             return;
         }
-        let groups: Vec<usize> = self
-            .watch_sets
-            .iter()
-            .filter(|w| w.1 == fg)
-            .map(|w| w.0)
-            .collect();
-        for g in groups {
-            let _ = crate::ffi::values::unwatch(self, g, fg);
+        for set in self.watch_sets.of_field_group(fg) {
+            let _ = self.unwatch(set.group, set.field_group);
         }
         self.field_groups.remove(&fg);
+    }
+
+    /// What the health checks read: the field cache and the simulated node.
+    fn health_sources(&self) -> Sources<'_> {
+        Sources {
+            cache: &self.cache,
+            machine: &self.machine,
+            dynamics: &self.dynamics,
+        }
+    }
+
+    /// The systems some group watches for health.
+    fn health_watching(&self) -> u32 {
+        self.health.values().fold(0, |a, s| a | s)
+    }
+
+    /// Records that `group` now watches `systems` for health (`dcgmHealthSet`): the health
+    /// engine hears its GPUs' XIDs, and the cache watches the fields the systems read, every
+    /// `interval_us` and for `max_age_s` (or each system's least).
+    pub fn health_set(
+        &mut self,
+        group: usize,
+        systems: u32,
+        interval_us: i64,
+        max_age_s: f64,
+    ) -> Result<(), dcgmReturn_t> {
+        let entities = self.group_entities(group)?;
+        let now = now_us();
+        let watching = self.health_watching();
+        self.health_state
+            .watch(&self.dynamics, watching, &entities, systems, now);
+        crate::health::watches::add_watches(
+            &mut self.cache,
+            &entities,
+            systems,
+            interval_us,
+            max_age_s,
+            now,
+        );
+        self.health.insert(group, systems);
+        Ok(())
+    }
+
+    /// The health check of a group's entities now (`dcgmHealthCheck`), over the systems it
+    /// watches.
+    pub fn health_check(&mut self, group: usize) -> Result<Vec<Incident>, dcgmReturn_t> {
+        let entities = self.group_entities(group)?;
+        let systems = self.health.get(&group).copied().unwrap_or(0);
+        let watching = self.health_watching();
+        let src = Sources {
+            cache: &self.cache,
+            machine: &self.machine,
+            dynamics: &self.dynamics,
+        };
+        Ok(self
+            .health_state
+            .check(src, watching, &entities, systems, now_us()))
+    }
+
+    /// The incidents of the GPUs `gpus` over `[start, end]`, restricted to `systems` (for job
+    /// statistics).
+    pub fn health_incidents(
+        &self,
+        gpus: &[u32],
+        systems: u32,
+        start: i64,
+        end: i64,
+    ) -> Vec<Incident> {
+        let entities: Vec<dcgmGroupEntityPair_t> = gpus
+            .iter()
+            .map(|&g| dcgmGroupEntityPair_t {
+                entityGroupId: DCGM_FE_GPU,
+                entityId: g,
+            })
+            .collect();
+        self.health_state
+            .evaluate(self.health_sources(), &entities, systems, start, end)
+    }
+
+    /// The simulated node as the cache samples it, beside the cache.
+    fn sampler_and_cache(&mut self) -> (Sampler<'_>, &mut Cache) {
+        (
+            Sampler {
+                machine: &self.machine,
+                dynamics: &self.dynamics,
+                auto: self.mode == DCGM_OPERATION_MODE_AUTO,
+            },
+            &mut self.cache,
+        )
+    }
+
+    /// The value of a field for an entity at `ts`, with the configured faults applied.
+    pub fn generate(&self, group: u32, id: u32, field: u16, ts: i64) -> SimValue {
+        crate::sampling::generate(&self.machine, &self.dynamics, group, id, field, ts)
+    }
+
+    /// Brings one cache entry up to date (AUTO mode only).
+    pub fn advance(&mut self, k: u64, now: i64) {
+        let (sampler, cache) = self.sampler_and_cache();
+        sampler.advance(cache, k, now);
+    }
+
+    /// `dcgmUpdateAllFields`: a fresh sample of every watched field that is due.
+    pub fn update_all(&mut self) {
+        let now = now_us();
+        let (sampler, cache) = self.sampler_and_cache();
+        sampler.update_all(cache, now);
+    }
+
+    /// The latest cached value of one (entity, field).
+    pub fn latest(&mut self, group: u32, id: u32, field: u16, now: i64) -> Read {
+        let (sampler, cache) = self.sampler_and_cache();
+        sampler.latest(cache, group, id, field, now)
+    }
+
+    /// A read of the model now, bypassing the cache (`DCGM_FV_FLAG_LIVE_DATA`).
+    pub fn live_read(&self, group: u32, id: u32, field: u16, now: i64) -> Read {
+        Sampler {
+            machine: &self.machine,
+            dynamics: &self.dynamics,
+            auto: self.mode == DCGM_OPERATION_MODE_AUTO,
+        }
+        .live_read(group, id, field, now)
+    }
+
+    /// Adds the calling client's watch of every (entity, field) of a group and field group
+    /// (`dcgmWatchFields`).
+    pub fn watch(
+        &mut self,
+        group: usize,
+        fg: usize,
+        freq_us: i64,
+        max_age_s: f64,
+        max_samples: i32,
+    ) -> Result<(), dcgmReturn_t> {
+        // libdcgm 4.6.0 accepts zero and negative arguments: a frequency of 0 or less is taken
+        // as one second here, a negative age or sample count as no limit.
+        let freq_us = if freq_us <= 0 { 1_000_000 } else { freq_us };
+        let entities = self.group_entities(group)?;
+        // An unknown field group reads as "no data" in libdcgm 4.6.0.
+        let fields = self
+            .field_group(fg)
+            .map_err(|_| DCGM_ST_NO_DATA)?
+            .fields
+            .clone();
+        let now = now_us();
+        let max_age_us = (max_age_s.max(0.0) * 1e6) as i64;
+        let max_samples = max_samples.max(0) as usize;
+        let client = WatcherId::client(self.caller);
+        let mut first_watch = false;
+        for p in &entities {
+            for &f in &fields {
+                let k = key(p.entityGroupId, p.entityId, f);
+                let w = self
+                    .cache
+                    .watches
+                    .entry(k)
+                    .or_insert_with(|| Watch::new(now, freq_us, max_age_us, max_samples));
+                first_watch |= w.samples.is_empty() && !w.is_watched();
+                w.add_watcher(
+                    now,
+                    Watcher {
+                        id: client,
+                        freq_us,
+                        max_age_us,
+                        max_samples,
+                    },
+                );
+            }
+        }
+        self.watch_sets.add(WatchSet {
+            group,
+            field_group: fg,
+        });
+        // As libdcgm: a group watch that starts watching a field updates every due field at
+        // once, so its first value is readable right after the watch.
+        if first_watch {
+            self.update_all();
+        }
+        Ok(())
+    }
+
+    /// Removes the calling client's watches that a (group, field group) watch added
+    /// (`DCGM_ST_NOT_WATCHED` when that pair is not watched).
+    pub fn unwatch(&mut self, group: usize, fg: usize) -> Result<(), dcgmReturn_t> {
+        if !self.watch_sets.remove(WatchSet {
+            group,
+            field_group: fg,
+        }) {
+            return Err(DCGM_ST_NOT_WATCHED);
+        }
+        let client = WatcherId::client(self.caller);
+        let entities = self.group_entities(group).unwrap_or_default();
+        let fields = self
+            .field_group(fg)
+            .map(|f| f.fields.clone())
+            .unwrap_or_default();
+        for p in &entities {
+            for &f in &fields {
+                let k = key(p.entityGroupId, p.entityId, f);
+                // As libdcgm 4.6.0: the samples stay readable after the last watcher leaves;
+                // the entry just stops being sampled.
+                // One unwatch ends the client's watch of the entry, whatever else it watched
+                // the entry through (a client is one watcher per entry in libdcgm).
+                if let Some(w) = self.cache.watches.get_mut(&k) {
+                    w.remove_watcher(client);
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -5,7 +5,7 @@
 
 use dcgm_sys::*;
 
-use crate::model::SimValue;
+use crate::sim_value::SimValue;
 
 /// The domain status of a host without IMEX.
 pub const DOMAIN_NOT_INSTALLED: &str = "NOT_INSTALLED";

@@ -54,10 +54,14 @@ pub mod personality;
 pub mod policy_feed;
 #[doc(hidden)]
 pub mod policy_thread;
+mod sampling;
+#[doc(hidden)]
+pub mod sim_value;
 #[doc(hidden)]
 pub mod values;
 #[doc(hidden)]
 pub mod violations;
+mod watch_set;
 #[doc(hidden)]
 pub mod workload;
 

@@ -5,23 +5,9 @@
 use dcgm_sys::*;
 
 use crate::machine::{Machine, unpack_link};
+use crate::sim_value::SimValue;
 use crate::values::{smooth, unit};
 use crate::workload::{self, Activity};
-
-/// A generated sample.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SimValue {
-    Int(i64),
-    Dbl(f64),
-    Str(String),
-    Blob(Vec<u8>),
-    /// The field is not supported for this entity.
-    NotSupported,
-    /// No value (blank).
-    Blank,
-    /// Several samples at the same time (one per running process for the PID-list fields).
-    Multi(Vec<SimValue>),
-}
 
 /// A scripted incident, resolved to an absolute time.
 #[derive(Debug, Clone)]
@@ -420,7 +406,7 @@ pub fn sample(
         // calls give. go-dcgm's deviceInfo reads these four.
         DCGM_FI_DEV_CPU_AFFINITY_0..=DCGM_FI_DEV_CPU_AFFINITY_3 => {
             let word = u32::from(field - DCGM_FI_DEV_CPU_AFFINITY_0);
-            let socket = crate::ffi::topology::gpu_socket(m, gpu);
+            let socket = m.gpu_socket(gpu);
             m.cores_of_cpu(socket)
                 .into_iter()
                 .filter(|c| c / 64 == word)

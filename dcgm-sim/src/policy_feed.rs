@@ -15,9 +15,8 @@ use std::collections::{HashMap, HashSet};
 
 use dcgm_sys::*;
 
-use crate::cache::{key, unkey};
-use crate::engine::Engine;
-use crate::model::SimValue;
+use crate::cache::{Cache, key, unkey};
+use crate::sim_value::SimValue;
 
 /// The fields the policy manager listens to.
 pub const POLICY_FIELDS: [u16; 11] = [
@@ -81,33 +80,60 @@ fn count(v: i64) -> Option<u32> {
 }
 
 /// The two latest integer samples of a GPU's field up to `ts`, newest first.
-fn latest_two(e: &Engine, gpu: u32, field: u16, ts: i64) -> Option<(i64, i64)> {
-    let w = e.cache.watches.get(&key(DCGM_FE_GPU, gpu, field))?;
+fn latest_two(cache: &Cache, gpu: u32, field: u16, ts: i64) -> Option<(i64, i64)> {
+    let w = cache.watches.get(&key(DCGM_FE_GPU, gpu, field))?;
     let mut it = w.samples.iter().rev().filter(|s| s.ts <= ts);
     let a = int(&it.next()?.value)?;
     let b = int(&it.next()?.value)?;
     Some((a, b))
 }
 
-fn latest_int(e: &Engine, gpu: u32, field: u16) -> Option<i64> {
-    e.cache
+fn latest_int(cache: &Cache, gpu: u32, field: u16) -> Option<i64> {
+    cache
         .watches
         .get(&key(DCGM_FE_GPU, gpu, field))
         .and_then(|w| w.samples.back())
         .and_then(|s| int(&s.value))
 }
 
-/// Marks every sample the cache holds now as heard, without judging it (a registration hears
-/// only what arrives after it).
-pub fn mark_heard(e: &mut Engine) {
-    let keys: Vec<(u64, i64)> = policy_samples(e).map(|(k, ts, _)| (k, ts)).collect();
-    e.policy_feed.seen.extend(keys);
+impl Feed {
+    /// Marks every sample the cache holds now as heard, without judging it (a registration
+    /// hears only what arrives after it).
+    pub fn mark_heard(&mut self, cache: &Cache) {
+        self.seen
+            .extend(policy_samples(cache).map(|(k, ts, _)| (k, ts)));
+    }
+
+    /// Judges the samples that arrived in the cache since the last call against each GPU's
+    /// policy (`policy_of`; `None`: the GPU has none).
+    pub fn hear(
+        &mut self,
+        cache: &Cache,
+        policy_of: impl Fn(u32) -> Option<dcgmPolicy_v1>,
+    ) -> Vec<Heard> {
+        let mut new: Vec<(u64, i64, SimValue)> = policy_samples(cache)
+            .filter(|(k, ts, _)| !self.seen.contains(&(*k, *ts)))
+            .collect();
+        new.sort_by_key(|(_, ts, _)| *ts);
+        let mut out = Vec::new();
+        for (k, ts, value) in new {
+            self.seen.insert((k, ts));
+            let (_, gpu, field) = unkey(k);
+            let Some(policy) = policy_of(gpu) else {
+                continue;
+            };
+            if let Some(response) = judge(cache, &policy, gpu, field, ts, &value) {
+                out.push(Heard { gpu, response });
+            }
+        }
+        out
+    }
 }
 
 /// The injected samples of the policy fields of GPUs. (Scripted events reach the policy
 /// manager as events, `violations`; a watched field's model samples are not judged again.)
-fn policy_samples(e: &Engine) -> impl Iterator<Item = (u64, i64, SimValue)> + '_ {
-    e.cache.watches.iter().flat_map(|(k, w)| {
+fn policy_samples(cache: &Cache) -> impl Iterator<Item = (u64, i64, SimValue)> + '_ {
+    cache.watches.iter().flat_map(|(k, w)| {
         let (group, _, field) = unkey(*k);
         let wanted = w.injected && group == DCGM_FE_GPU && POLICY_FIELDS.contains(&field);
         w.samples
@@ -117,29 +143,6 @@ fn policy_samples(e: &Engine) -> impl Iterator<Item = (u64, i64, SimValue)> + '_
     })
 }
 
-/// Judges the samples that arrived since the last call against each GPU's policy.
-pub fn hear(
-    e: &mut Engine,
-    policy_of: impl Fn(&Engine, u32) -> Option<dcgmPolicy_v1>,
-) -> Vec<Heard> {
-    let mut new: Vec<(u64, i64, SimValue)> = policy_samples(e)
-        .filter(|(k, ts, _)| !e.policy_feed.seen.contains(&(*k, *ts)))
-        .collect();
-    new.sort_by_key(|(_, ts, _)| *ts);
-    let mut out = Vec::new();
-    for (k, ts, value) in new {
-        e.policy_feed.seen.insert((k, ts));
-        let (_, gpu, field) = unkey(k);
-        let Some(policy) = policy_of(e, gpu) else {
-            continue;
-        };
-        if let Some(response) = judge(e, &policy, gpu, field, ts, &value) {
-            out.push(Heard { gpu, response });
-        }
-    }
-    out
-}
-
 fn limit(p: &dcgmPolicy_v1, idx: dcgmPolicyConditionIdx_t) -> u64 {
     // SAFETY: both members are plain integers; limits are written as `llval`.
     unsafe { p.parms[idx as usize].val.llval }
@@ -147,7 +150,7 @@ fn limit(p: &dcgmPolicy_v1, idx: dcgmPolicyConditionIdx_t) -> u64 {
 
 /// The violation one new sample makes under a GPU's policy, if any.
 fn judge(
-    e: &Engine,
+    cache: &Cache,
     p: &dcgmPolicy_v1,
     gpu: u32,
     field: u16,
@@ -159,7 +162,7 @@ fn judge(
     r.gpuId = gpu;
     let has = |c: u32| p.condition & c != 0;
     let grew = || {
-        latest_two(e, gpu, field, ts)
+        latest_two(cache, gpu, field, ts)
             .and_then(|(cur, prev)| Some((count(cur)?, count(prev)?)))
             .filter(|(cur, prev)| cur > prev)
             .map(|(cur, _)| cur)
@@ -237,7 +240,7 @@ fn judge(
             } else {
                 DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL
             };
-            let other = count(latest_int(e, gpu, other_field)?)?;
+            let other = count(latest_int(cache, gpu, other_field)?)?;
             let (sbe, dbe) = if field == DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL {
                 (other, this)
             } else {

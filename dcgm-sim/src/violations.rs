@@ -13,9 +13,7 @@
 use dcgm_sys::*;
 
 use crate::engine::{Engine, PolicyRegistration, Sim, now_us};
-use crate::ffi::health::group_gpus;
 use crate::model::Event;
-use crate::policy_feed;
 
 type Callback = unsafe extern "C" fn(*mut dcgmPolicyCallbackResponse_t, u64) -> std::ffi::c_int;
 
@@ -67,7 +65,7 @@ pub fn policy_for(e: &Engine, group: usize, gpu: u32) -> Option<dcgmPolicy_v1> {
     let mut ids: Vec<usize> = e.policies.keys().copied().collect();
     ids.sort_unstable();
     ids.into_iter()
-        .find(|g| group_gpus(e, *g).is_ok_and(|v| v.contains(&gpu)))
+        .find(|g| e.group_gpus(*g).is_ok_and(|v| v.contains(&gpu)))
         .and_then(|g| e.policies.get(&g).copied())
 }
 
@@ -175,11 +173,17 @@ pub fn collect(s: &mut Sim, manual: bool) -> Vec<Delivery> {
         if e.registrations.is_empty() || (e.mode != DCGM_OPERATION_MODE_AUTO && !manual) {
             continue;
         }
-        let heard = policy_feed::hear(e, gpu_policy);
+        let heard = {
+            // The feed is taken out while it judges: the policies are read from the engine.
+            let mut feed = std::mem::take(&mut e.policy_feed);
+            let heard = feed.hear(&e.cache, |gpu| gpu_policy(e, gpu));
+            e.policy_feed = feed;
+            heard
+        };
         for i in 0..e.registrations.len() {
             let reg = e.registrations[i].clone();
             if let Some(cb) = reg.callback {
-                let gpus = group_gpus(e, reg.group).unwrap_or_default();
+                let gpus = e.group_gpus(reg.group).unwrap_or_default();
                 for h in heard.iter().filter(|h| gpus.contains(&h.gpu)) {
                     let cond = h.response.condition;
                     if reg.condition & cond == 0 {
@@ -232,7 +236,7 @@ fn gpu_policy(e: &Engine, gpu: u32) -> Option<dcgmPolicy_v1> {
     ids.sort_unstable();
     ids.into_iter()
         .rev()
-        .find(|g| group_gpus(e, *g).is_ok_and(|v| v.contains(&gpu)))
+        .find(|g| e.group_gpus(*g).is_ok_and(|v| v.contains(&gpu)))
         .and_then(|g| e.policies.get(&g).copied())
 }
 

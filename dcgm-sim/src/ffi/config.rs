@@ -5,7 +5,6 @@ use std::ffi::{CStr, c_char, c_int};
 
 use dcgm_sys::*;
 
-use super::health::group_gpus;
 use super::modules::module_ok;
 use super::{guard, guard_symbol, out, version_word, versioned};
 use crate::engine::{Engine, lock, with_engine};
@@ -175,7 +174,7 @@ pub unsafe extern "C" fn dcgmConfigSet(
         }
         let errors = with_engine(pDcgmHandle, |e| {
             module_ok(e, DcgmModuleIdConfig)?;
-            let gpus = group_gpus(e, groupId)?;
+            let gpus = e.group_gpus(groupId)?;
             if gpus.is_empty() {
                 return Err(DCGM_ST_GROUP_IS_EMPTY);
             }
@@ -284,7 +283,7 @@ pub unsafe extern "C" fn dcgmConfigGet(
         let version = unsafe { version_word(deviceConfigList, Struct::Config) }?;
         let configs = with_engine(pDcgmHandle, |e| {
             module_ok(e, DcgmModuleIdConfig)?;
-            let gpus = group_gpus(e, groupId)?;
+            let gpus = e.group_gpus(groupId)?;
             Ok(gpus
                 .iter()
                 .take(count as usize)
@@ -330,7 +329,7 @@ pub extern "C" fn dcgmConfigEnforce(
     guard(|| {
         with_engine(pDcgmHandle, |e| {
             module_ok(e, DcgmModuleIdConfig)?;
-            for gpu in group_gpus(e, groupId)? {
+            for gpu in e.group_gpus(groupId)? {
                 apply(e, gpu);
             }
             Ok(())

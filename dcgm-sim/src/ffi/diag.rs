@@ -12,7 +12,6 @@ use std::time::Duration;
 use dcgm_sys::*;
 
 use super::failure_reasons::recorded_class;
-use super::health::group_gpus;
 use super::modules::module_ok;
 use super::{guard, guard_symbol, read_str, version_word, write_str};
 use crate::engine::{Engine, now_us, with_engine};
@@ -231,7 +230,7 @@ fn execute(
             return Err(DCGM_ST_DIAG_ALREADY_RUNNING);
         }
         let gpus = match &target {
-            Target::Group(g) => group_gpus(e, *g)?,
+            Target::Group(g) => e.group_gpus(*g)?,
             Target::Gpus(v) => v.clone(),
         };
         if gpus.is_empty() {
@@ -257,7 +256,7 @@ fn execute(
             return Err(DCGM_ST_DIAG_STOPPED);
         }
         let gpus = match &target {
-            Target::Group(g) => group_gpus(e, *g)?,
+            Target::Group(g) => e.group_gpus(*g)?,
             Target::Gpus(v) => v.clone(),
         };
         let now = now_us();

@@ -15,7 +15,7 @@ use super::{guard_symbol, write_str};
 use crate::cache::{Watch, key};
 use crate::config::GpuConfig;
 use crate::engine::{Engine, now_us, with_engine};
-use crate::model::SimValue;
+use crate::sim_value::SimValue;
 
 /// How long libdcgm keeps bind/unbind events nobody watches (its default entry age).
 const EVENT_MAX_AGE_US: i64 = 30_000_000;

@@ -73,19 +73,7 @@ pub extern "C" fn dcgmGroupDestroy(
             if !e.groups.contains_key(&groupId) {
                 return Err(DCGM_ST_NOT_CONFIGURED);
             }
-            let sets: Vec<_> = e
-                .watch_sets
-                .iter()
-                .filter(|w| w.0 == groupId)
-                .map(|w| w.1)
-                .collect();
-            for fg in sets {
-                crate::ffi::values::unwatch(e, groupId, fg)?;
-            }
-            e.groups.remove(&groupId);
-            e.health.remove(&groupId);
-            e.policies.remove(&groupId);
-            e.registrations.retain(|r| r.group != groupId);
+            e.remove_group(groupId);
             Ok(())
         })
     })
@@ -322,16 +310,7 @@ pub extern "C" fn dcgmFieldGroupDestroy(
             if !e.field_groups.contains_key(&dcgmFieldGroupId) {
                 return Err(DCGM_ST_NO_DATA);
             }
-            let groups: Vec<usize> = e
-                .watch_sets
-                .iter()
-                .filter(|w| w.1 == dcgmFieldGroupId)
-                .map(|w| w.0)
-                .collect();
-            for g in groups {
-                crate::ffi::values::unwatch(e, g, dcgmFieldGroupId)?;
-            }
-            e.field_groups.remove(&dcgmFieldGroupId);
+            e.remove_field_group(dcgmFieldGroupId);
             Ok(())
         })
     })

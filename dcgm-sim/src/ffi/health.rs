@@ -6,42 +6,8 @@ use dcgm_sys::*;
 use super::legacy_layouts::dcgmHealthResponse_v4;
 use super::modules::module_ok;
 use super::{guard, out, version_word, versioned, write_str};
-use crate::engine::{Engine, now_us, with_engine};
-use crate::health;
+use crate::engine::with_engine;
 use crate::personality::Struct;
-
-/// The GPUs behind a group's entities (MIG instances count as their GPU), in order, once each.
-pub fn group_gpus(e: &Engine, group: usize) -> Result<Vec<u32>, dcgmReturn_t> {
-    let mut gpus: Vec<u32> = Vec::new();
-    for p in e.group_entities(group)? {
-        if let Some(g) = e.machine.gpu_of(p.entityGroupId, p.entityId)
-            && p.entityGroupId != DCGM_FE_LINK
-            && !gpus.contains(&g)
-        {
-            gpus.push(g);
-        }
-    }
-    Ok(gpus)
-}
-
-/// The incidents of the GPUs `gpus` over `[start, end]`, restricted to `systems` (for job
-/// statistics).
-pub fn incidents(
-    e: &Engine,
-    gpus: &[u32],
-    systems: u32,
-    start: i64,
-    end: i64,
-) -> Vec<health::Incident> {
-    let entities: Vec<dcgmGroupEntityPair_t> = gpus
-        .iter()
-        .map(|&g| dcgmGroupEntityPair_t {
-            entityGroupId: DCGM_FE_GPU,
-            entityId: g,
-        })
-        .collect();
-    health::evaluate(e, &entities, systems, start, end)
-}
 
 /// `dcgmHealthSet`'s update interval and age (libdcgm 4.6.0's defaults for the legacy call).
 const LEGACY_INTERVAL_US: i64 = 30_000_000;
@@ -56,12 +22,7 @@ fn set(
 ) -> Result<(), dcgmReturn_t> {
     with_engine(handle, |e| {
         module_ok(e, DcgmModuleIdHealth)?;
-        let entities = e.group_entities(group)?;
-        let now = now_us();
-        health::watch(e, &entities, systems, now);
-        health::watches::add_watches(e, &entities, systems, interval_us, max_age_s, now);
-        e.health.insert(group, systems);
-        Ok(())
+        e.health_set(group, systems, interval_us, max_age_s)
     })
 }
 
@@ -166,9 +127,7 @@ pub unsafe extern "C" fn dcgmHealthCheck(
         let version = unsafe { version_word(results, Struct::HealthResponse) }?;
         let found = with_engine(pDcgmHandle, |e| {
             module_ok(e, DcgmModuleIdHealth)?;
-            let entities = e.group_entities(groupId)?;
-            let systems = e.health.get(&groupId).copied().unwrap_or(0);
-            Ok(health::check(e, &entities, systems, now_us()))
+            e.health_check(groupId)
         })?;
         // SAFETY: the version word names the layout, which the caller allocated.
         unsafe {

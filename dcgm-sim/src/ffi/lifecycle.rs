@@ -405,7 +405,7 @@ pub extern "C" fn dcgmUpdateAllFields(
     let _ = waitForUpdate;
     guard(|| {
         crate::engine::with_engine(pDcgmHandle, |e| {
-            crate::ffi::values::update_all(e);
+            e.update_all();
             Ok(())
         })
     })

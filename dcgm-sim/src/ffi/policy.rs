@@ -3,12 +3,11 @@
 
 use dcgm_sys::*;
 
-use super::health::group_gpus;
 use super::modules::module_ok;
 use super::{guard, guard_symbol, versioned};
 use crate::engine::{PolicyRegistration, now_us, with_engine};
+use crate::policy_thread;
 use crate::violations::policy_for;
-use crate::{policy_feed, policy_thread};
 
 /// # Safety
 ///
@@ -30,7 +29,7 @@ pub unsafe extern "C" fn dcgmPolicySet(
         let p = *p;
         with_engine(pDcgmHandle, |e| {
             module_ok(e, DcgmModuleIdPolicy)?;
-            if group_gpus(e, groupId)?.is_empty() {
+            if e.group_gpus(groupId)?.is_empty() {
                 return Err(DCGM_ST_GROUP_IS_EMPTY);
             }
             e.policies.insert(groupId, p);
@@ -61,7 +60,7 @@ pub unsafe extern "C" fn dcgmPolicyGet(
         let list = unsafe { std::slice::from_raw_parts_mut(policy, count as usize) };
         with_engine(pDcgmHandle, |e| {
             module_ok(e, DcgmModuleIdPolicy)?;
-            let gpus = group_gpus(e, groupId)?;
+            let gpus = e.group_gpus(groupId)?;
             for (dst, &gpu) in list.iter_mut().zip(&gpus) {
                 *dst = policy_for(e, groupId, gpu).unwrap_or_else(|| {
                     let mut p: dcgmPolicy_v1 = zeroed();
@@ -90,7 +89,7 @@ pub extern "C" fn dcgmPolicyRegister_v2(
             module_ok(e, DcgmModuleIdPolicy)?;
             e.group_entities(groupId)?;
             // Values injected before the registration are not its violations.
-            policy_feed::mark_heard(e);
+            e.policy_feed.mark_heard(&e.cache);
             e.registrations.push(PolicyRegistration {
                 group: groupId,
                 condition,

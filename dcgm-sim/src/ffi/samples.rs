@@ -5,11 +5,12 @@ use std::ffi::c_int;
 
 use dcgm_sys::*;
 
-use super::values::{Read, fill_v1, latest};
+use super::values::fill_v1;
 use super::{guard, out, versioned};
 use crate::cache::{Sample, key};
 use crate::engine::{Engine, now_us, with_engine};
-use crate::model::SimValue;
+use crate::sampling::Read;
+use crate::sim_value::SimValue;
 
 /// The seven summaries of `dcgmGetFieldSummary` (minimum, maximum, average, sum, count,
 /// integral, difference), computed as libdcgm 4.6.0's cache manager does: a blank sample
@@ -101,7 +102,7 @@ pub fn cached_samples(
 ) -> Result<Vec<Sample>, dcgmReturn_t> {
     let now = now_us();
     // Brings the entry up to date and tells whether it is watched.
-    let r = latest(e, group, id, field, now);
+    let r = e.latest(group, id, field, now);
     if r.status == DCGM_ST_NOT_WATCHED || r.status == DCGM_ST_UNKNOWN_FIELD {
         return Err(r.status);
     }

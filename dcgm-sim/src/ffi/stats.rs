@@ -5,17 +5,15 @@ use std::ffi::{CStr, c_char, c_int};
 
 use dcgm_sys::*;
 
-use super::health::{group_gpus, incidents};
 use super::{guard, versioned};
 use crate::engine::{Engine, Job, now_us, with_engine};
-use crate::ffi::values::generate;
-use crate::model::SimValue;
+use crate::sim_value::SimValue;
 
 /// Samples taken over a lifetime to build the summaries.
 const POINTS: i64 = 64;
 
 fn value_at(e: &Engine, gpu: u32, field: u16, ts: i64) -> Option<f64> {
-    match generate(e, DCGM_FE_GPU, gpu, field, ts) {
+    match e.generate(DCGM_FE_GPU, gpu, field, ts) {
         SimValue::Int(v) if v < DCGM_INT64_BLANK => Some(v as f64),
         SimValue::Dbl(v) if v < DCGM_FP64_BLANK => Some(v),
         _ => None,
@@ -116,7 +114,7 @@ fn delta(e: &Engine, gpu: u32, field: u16, start: i64, end: i64) -> i64 {
 
 fn usage(e: &Engine, gpu: u32, start: i64, end: i64) -> Usage {
     let s = |f| Summary::over(e, gpu, f, start, end);
-    let found = incidents(e, &[gpu], DCGM_HEALTH_WATCH_ALL, start, end);
+    let found = e.health_incidents(&[gpu], DCGM_HEALTH_WATCH_ALL, start, end);
     let mut systems: Vec<(u32, u32)> = Vec::new();
     for i in &found {
         match systems.iter_mut().find(|s| s.0 == i.system) {
@@ -335,7 +333,7 @@ pub unsafe extern "C" fn dcgmGetPidInfo(
         let info = unsafe { versioned(pidInfo, &[dcgmPidInfo_version2]) }?;
         let pid = info.pid;
         with_engine(pDcgmHandle, |e| {
-            let group = group_gpus(e, groupId)?;
+            let group = e.group_gpus(groupId)?;
             if !e.pid_watch {
                 return Err(DCGM_ST_NOT_WATCHED);
             }
@@ -513,7 +511,7 @@ pub unsafe extern "C" fn dcgmJobGetStats(
         let info = unsafe { versioned(pJobInfo, &[dcgmJobInfo_version3]) }?;
         with_engine(pDcgmHandle, |e| {
             let job = e.jobs.get(&id).cloned().ok_or(DCGM_ST_NO_DATA)?;
-            let gpus = group_gpus(e, job.group)?;
+            let gpus = e.group_gpus(job.group)?;
             let end = job.end.unwrap_or_else(now_us);
             let usages: Vec<Usage> = gpus.iter().map(|&g| usage(e, g, job.start, end)).collect();
             let cfg = &e.machine.cfg;

@@ -8,11 +8,13 @@ use std::ffi::{c_int, c_void};
 
 use dcgm_sys::*;
 
-use super::values::{Read, fill_v1, since_outputs};
+use super::values::{fill_v1, since_outputs};
 use super::{guard, guard_symbol, out, versioned};
 use crate::cache::{Watch, Watcher, WatcherId, key};
 use crate::engine::{Engine, now_us, with_engine};
-use crate::model::{Event, SimValue};
+use crate::model::Event;
+use crate::sampling::Read;
+use crate::sim_value::SimValue;
 
 /// Retention of a cache entry that holds only injected samples (DCGM's default, 30 s).
 const DEFAULT_MAX_AGE_US: i64 = 30_000_000;
@@ -241,7 +243,7 @@ pub unsafe extern "C" fn dcgmGetCacheManagerFieldInfo(
         with_engine(pDcgmHandle, |e| {
             let now = now_us();
             // Brings the entry up to date first, as a read would.
-            let _ = super::values::latest(e, group, id, field, now);
+            let _ = e.latest(group, id, field, now);
             let w = e
                 .cache
                 .watches
@@ -450,7 +452,7 @@ fn collect_since(
                 return Ok((reads, Some(DCGM_ST_UNKNOWN_FIELD)));
             }
             // Brings the entry up to date.
-            let _ = super::values::latest(e, p.entityGroupId, p.entityId, f, now);
+            let _ = e.latest(p.entityGroupId, p.entityId, f, now);
             let Some(w) = e.cache.watches.get(&key(p.entityGroupId, p.entityId, f)) else {
                 return Ok((reads, Some(DCGM_ST_NOT_WATCHED)));
             };

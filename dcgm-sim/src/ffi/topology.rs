@@ -56,13 +56,6 @@ pub unsafe extern "C" fn dcgmSelectGpusByTopology(
     })
 }
 
-/// The CPU socket a GPU hangs off: the first half of the GPUs on CPU 0, the rest on CPU 1.
-pub fn gpu_socket(m: &Machine, gpu: u32) -> u32 {
-    let sockets = m.cfg.cpus.len().max(1) as u32;
-    let per = m.gpu_count().div_ceil(sockets).max(1);
-    (gpu / per).min(sockets - 1)
-}
-
 fn affinity(m: &Machine, socket: u32, mask: &mut [c_ulong]) {
     for c in m.cores_of_cpu(socket) {
         let bits = c_ulong::BITS;
@@ -74,7 +67,7 @@ fn affinity(m: &Machine, socket: u32, mask: &mut [c_ulong]) {
 
 /// The topology path between two GPUs: NVLink through the switches plus the PCIe relation.
 pub fn gpu_path(m: &Machine, a: u32, b: u32) -> (dcgmGpuTopologyLevel_t, u64) {
-    let pci = if gpu_socket(m, a) == gpu_socket(m, b) {
+    let pci = if m.gpu_socket(a) == m.gpu_socket(b) {
         DCGM_TOPOLOGY_CPU
     } else {
         DCGM_TOPOLOGY_SYSTEM
@@ -114,7 +107,7 @@ fn device_topology(m: &Machine, gpu: u32) -> Result<DeviceTopology, dcgmReturn_t
         return Err(DCGM_ST_NOT_SUPPORTED);
     }
     let mut mask = vec![0; DCGM_AFFINITY_BITMASK_ARRAY_SIZE];
-    affinity(m, gpu_socket(m, gpu), &mut mask);
+    affinity(m, m.gpu_socket(gpu), &mut mask);
     let paths = (0..m.gpu_count())
         .filter(|other| *other != gpu)
         .map(|other| {
@@ -141,7 +134,7 @@ fn group_topology(
         return Err(DCGM_ST_GROUP_IS_EMPTY);
     }
     let m = &e.machine;
-    let sockets: std::collections::BTreeSet<u32> = gpus.iter().map(|g| gpu_socket(m, *g)).collect();
+    let sockets: std::collections::BTreeSet<u32> = gpus.iter().map(|g| m.gpu_socket(*g)).collect();
     let mut mask = vec![0; DCGM_AFFINITY_BITMASK_ARRAY_SIZE];
     for s in &sockets {
         affinity(m, *s, &mut mask);

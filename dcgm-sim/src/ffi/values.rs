@@ -6,136 +6,10 @@ use std::ffi::{c_int, c_void};
 use dcgm_sys::*;
 
 use super::{guard, out};
-use crate::cache::{Watch, Watcher, WatcherId, key, unkey};
-use crate::engine::{Engine, now_us, with_engine};
-use crate::model::{SimValue, sample};
-
-/// A value read from the cache, before it is written into a C struct.
-#[derive(Debug, Clone)]
-pub struct Read {
-    pub group: u32,
-    pub id: u32,
-    pub field: u16,
-    pub status: dcgmReturn_t,
-    pub ts: i64,
-    pub value: SimValue,
-}
-
-/// The value of a field for an entity at `ts`, with the configured faults applied.
-pub fn generate(e: &Engine, group: u32, id: u32, field: u16, ts: i64) -> SimValue {
-    generate_in(&e.machine, &e.dynamics, group, id, field, ts)
-}
-
-fn generate_in(
-    m: &crate::machine::Machine,
-    d: &crate::model::Dynamics,
-    group: u32,
-    id: u32,
-    field: u16,
-    ts: i64,
-) -> SimValue {
-    let f = &m.cfg.faults;
-    if f.unsupported_fields.contains(&field) {
-        return SimValue::NotSupported;
-    }
-    if f.blank_fields.contains(&field) {
-        return SimValue::Blank;
-    }
-    // Without the driver (`dcgmDetachDriver`), a GPU and what belongs to it read blank.
-    if m.gpu_of(group, id)
-        .is_some_and(|g| m.driver.gpu_detached_at(g, ts))
-    {
-        return SimValue::Blank;
-    }
-    // A GPU that stopped answering (a `lost` event) reads blank.
-    if group == DCGM_FE_GPU && d.held_event(id, "lost", ts).is_some() {
-        return SimValue::Blank;
-    }
-    sample(m, d, group, id, field, ts)
-}
-
-/// Whether the cache samples an entity: not a fake GPU (nor what belongs to one), which has no
-/// device behind it, so that, as in libdcgm, it holds only what is injected.
-fn sampled_entity(m: &crate::machine::Machine, group: u32, id: u32) -> bool {
-    m.gpu_of(group, id)
-        .is_none_or(|gpu| !m.fake_gpus.contains(&gpu))
-}
-
-/// Brings one cache entry up to date (AUTO mode only: MANUAL waits for dcgmUpdateAllFields).
-fn advance(e: &mut Engine, k: u64, now: i64) {
-    if e.mode != DCGM_OPERATION_MODE_AUTO {
-        return;
-    }
-    let (g, id, f) = unkey(k);
-    if !sampled_entity(&e.machine, g, id) {
-        return;
-    }
-    // Borrow the cache and the model separately: no remove/re-insert of the entry.
-    let Engine {
-        cache,
-        machine,
-        dynamics,
-        ..
-    } = e;
-    if let Some(w) = cache.watches.get_mut(&k).filter(|w| w.is_watched()) {
-        w.advance(now, |ts| generate_in(machine, dynamics, g, id, f, ts));
-    }
-}
-
-/// `dcgmUpdateAllFields`: a fresh sample of every watched field that is due (its fastest
-/// watch interval has passed since its newest sample).
-pub fn update_all(e: &mut Engine) {
-    let now = now_us();
-    let keys: Vec<u64> = e.cache.watches.keys().copied().collect();
-    for k in keys {
-        advance(e, k, now);
-        let (g, id, f) = unkey(k);
-        if !sampled_entity(&e.machine, g, id) || e.cache.watches.get(&k).is_none_or(|w| !w.due(now))
-        {
-            continue;
-        }
-        let v = generate(e, g, id, f, now);
-        if let Some(w) = e.cache.watches.get_mut(&k) {
-            w.force(now, v);
-        }
-    }
-}
-
-/// The latest cached value of one (entity, field).
-pub fn latest(e: &mut Engine, group: u32, id: u32, field: u16, now: i64) -> Read {
-    let mut r = Read {
-        group,
-        id,
-        field,
-        status: DCGM_ST_OK,
-        ts: 0,
-        value: SimValue::Blank,
-    };
-    if field_by_id(field).is_none() {
-        r.status = DCGM_ST_UNKNOWN_FIELD;
-        return r;
-    }
-    if !e.machine.exists(group, id) {
-        // libdcgm 4.6.0 has no cache entry for an unknown entity: "not watched".
-        r.status = DCGM_ST_NOT_WATCHED;
-        return r;
-    }
-    let k = key(group, id, field);
-    advance(e, k, now);
-    match e.cache.watches.get(&k) {
-        None => r.status = DCGM_ST_NOT_WATCHED,
-        Some(w) => match w.samples.back() {
-            // Watched but not sampled yet, or an entry left empty by an unwatch.
-            None if w.is_watched() => r.status = DCGM_ST_NO_DATA,
-            None => r.status = DCGM_ST_NOT_WATCHED,
-            Some(s) => {
-                r.ts = s.ts;
-                r.value = s.value.clone();
-            }
-        },
-    }
-    r
-}
+use crate::cache::key;
+use crate::engine::{now_us, with_engine};
+use crate::sampling::Read;
+use crate::sim_value::SimValue;
 
 /// Writes a read into a C field value.
 pub fn fill_v1(dst: &mut dcgmFieldValue_v1, r: &Read) {
@@ -270,7 +144,7 @@ fn collect_latest(
         let mut out = Vec::with_capacity(entities.len() * fields.len());
         for p in &entities {
             for &f in &fields {
-                out.push(latest(e, p.entityGroupId, p.entityId, f, now));
+                out.push(e.latest(p.entityGroupId, p.entityId, f, now));
             }
         }
         Ok(out)
@@ -356,7 +230,7 @@ fn collect_since(
         for p in &entities {
             for &f in &fields {
                 let k = key(p.entityGroupId, p.entityId, f);
-                advance(e, k, now);
+                e.advance(k, now);
                 let Some(w) = e.cache.watches.get(&k) else {
                     continue;
                 };
@@ -515,7 +389,7 @@ pub unsafe extern "C" fn dcgmEntityGetLatestValues(
         with_engine(pDcgmHandle, |e| {
             let now = now_us();
             for (dst, &f) in outv.iter_mut().zip(ids) {
-                fill_v1(dst, &latest(e, entityGroup, id, f, now));
+                fill_v1(dst, &e.latest(entityGroup, id, f, now));
             }
             Ok(())
         })
@@ -563,9 +437,9 @@ pub unsafe extern "C" fn dcgmEntitiesGetLatestValues(
             for p in ents {
                 for &f in ids {
                     let r = if live {
-                        live_read(e, p.entityGroupId, p.entityId, f, now)
+                        e.live_read(p.entityGroupId, p.entityId, f, now)
                     } else {
-                        latest(e, p.entityGroupId, p.entityId, f, now)
+                        e.latest(p.entityGroupId, p.entityId, f, now)
                     };
                     fill_v2(&mut outv[i], &r);
                     i += 1;
@@ -574,116 +448,6 @@ pub unsafe extern "C" fn dcgmEntitiesGetLatestValues(
             Ok(())
         })
     })
-}
-
-/// A read of the model now, bypassing the cache (`DCGM_FV_FLAG_LIVE_DATA`). As libdcgm 4.6.0:
-/// an unknown GPU is a bad parameter per value, other unknown entities are not served.
-fn live_read(e: &Engine, group: u32, id: u32, field: u16, now: i64) -> Read {
-    let mut r = Read {
-        group,
-        id,
-        field,
-        status: DCGM_ST_OK,
-        ts: now,
-        value: SimValue::Blank,
-    };
-    if field_by_id(field).is_none() {
-        r.status = DCGM_ST_UNKNOWN_FIELD;
-    } else if !e.machine.exists(group, id) {
-        r.status = if group == DCGM_FE_GPU {
-            DCGM_ST_BADPARAM
-        } else {
-            DCGM_ST_FIELD_UNSUPPORTED_BY_API
-        };
-    } else {
-        r.value = generate(e, group, id, field, now);
-    }
-    r
-}
-
-/// Adds a watch of every (entity, field) of a group and field group.
-pub fn watch(
-    e: &mut Engine,
-    group: dcgmGpuGrp_t,
-    fg: dcgmFieldGrp_t,
-    freq_us: i64,
-    max_age_s: f64,
-    max_samples: i32,
-) -> Result<(), dcgmReturn_t> {
-    // libdcgm 4.6.0 accepts zero and negative arguments: a frequency of 0 or less is taken
-    // as one second here, a negative age or sample count as no limit.
-    let freq_us = if freq_us <= 0 { 1_000_000 } else { freq_us };
-    let entities = e.group_entities(group)?;
-    // An unknown field group reads as "no data" in libdcgm 4.6.0.
-    let fields = e
-        .field_group(fg)
-        .map_err(|_| DCGM_ST_NO_DATA)?
-        .fields
-        .clone();
-    let now = now_us();
-    let max_age_us = (max_age_s.max(0.0) * 1e6) as i64;
-    let max_samples = max_samples.max(0) as usize;
-    let client = WatcherId::client(e.caller);
-    let mut first_watch = false;
-    for p in &entities {
-        for &f in &fields {
-            let k = key(p.entityGroupId, p.entityId, f);
-            let w = e
-                .cache
-                .watches
-                .entry(k)
-                .or_insert_with(|| Watch::new(now, freq_us, max_age_us, max_samples));
-            first_watch |= w.samples.is_empty() && !w.is_watched();
-            w.add_watcher(
-                now,
-                Watcher {
-                    id: client,
-                    freq_us,
-                    max_age_us,
-                    max_samples,
-                },
-            );
-        }
-    }
-    e.watch_sets
-        .push((group, fg, freq_us, max_age_us, max_samples));
-    // As libdcgm: a group watch that starts watching a field updates every due field at once,
-    // so its first value is readable right after the watch.
-    if first_watch {
-        update_all(e);
-    }
-    Ok(())
-}
-
-/// Removes the watches a (group, field group) pair added.
-pub fn unwatch(
-    e: &mut Engine,
-    group: dcgmGpuGrp_t,
-    fg: dcgmFieldGrp_t,
-) -> Result<(), dcgmReturn_t> {
-    let Some(pos) = e.watch_sets.iter().position(|w| w.0 == group && w.1 == fg) else {
-        return Err(DCGM_ST_NOT_WATCHED);
-    };
-    e.watch_sets.remove(pos);
-    let client = WatcherId::client(e.caller);
-    let entities = e.group_entities(group).unwrap_or_default();
-    let fields = e
-        .field_group(fg)
-        .map(|f| f.fields.clone())
-        .unwrap_or_default();
-    for p in &entities {
-        for &f in &fields {
-            let k = key(p.entityGroupId, p.entityId, f);
-            // As libdcgm 4.6.0: the samples stay readable after the last watcher leaves;
-            // the entry just stops being sampled.
-            // One unwatch ends the client's watch of the entry, whatever else it watched
-            // the entry through (a client is one watcher per entry in libdcgm).
-            if let Some(w) = e.cache.watches.get_mut(&k) {
-                w.remove_watcher(client);
-            }
-        }
-    }
-    Ok(())
 }
 
 #[unsafe(no_mangle)]
@@ -697,8 +461,7 @@ pub extern "C" fn dcgmWatchFields(
 ) -> dcgmReturn_t {
     guard(|| {
         with_engine(pDcgmHandle, |e| {
-            watch(
-                e,
+            e.watch(
                 groupId,
                 fieldGroupId,
                 updateFreq,
@@ -719,7 +482,7 @@ pub extern "C" fn dcgmUnwatchFields(
         with_engine(pDcgmHandle, |e| {
             e.group_entities(groupId)?;
             e.field_group(fieldGroupId)?;
-            unwatch(e, groupId, fieldGroupId)
+            e.unwatch(groupId, fieldGroupId)
         })
     })
 }

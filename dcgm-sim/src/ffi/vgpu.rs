@@ -18,10 +18,11 @@ use std::ffi::{CStr, c_char, c_int};
 use dcgm_sys::*;
 
 use super::test_api::watch_one;
-use super::values::{Read, fill_v1, latest, update_all};
+use super::values::fill_v1;
 use super::{guard, write_str};
 use crate::engine::{now_us, with_engine};
-use crate::model::SimValue;
+use crate::sampling::Read;
+use crate::sim_value::SimValue;
 
 /// The fields `dcgmGetVgpuDeviceAttributes` reads, in libdcgm's order.
 const DEVICE_FIELDS: [u16; 8] = [
@@ -79,7 +80,7 @@ pub unsafe extern "C" fn dcgmGetVgpuDeviceAttributes(
         let reads = with_engine(pDcgmHandle, |e| {
             let mut watched = false;
             for f in DEVICE_FIELDS {
-                if latest(e, DCGM_FE_GPU, gpuId, f, now_us()).status == DCGM_ST_NOT_WATCHED {
+                if e.latest(DCGM_FE_GPU, gpuId, f, now_us()).status == DCGM_ST_NOT_WATCHED {
                     watch_one(
                         e,
                         gpuId as c_int,
@@ -92,10 +93,10 @@ pub unsafe extern "C" fn dcgmGetVgpuDeviceAttributes(
                 }
             }
             if watched {
-                update_all(e);
+                e.update_all();
             }
             let now = now_us();
-            Ok(DEVICE_FIELDS.map(|f| latest(e, DCGM_FE_GPU, gpuId, f, now)))
+            Ok(DEVICE_FIELDS.map(|f| e.latest(DCGM_FE_GPU, gpuId, f, now)))
         })?;
         // No vGPU manager runs: no supported types, creatable types or instances (the
         // arrays are left as they are, as libdcgm copies zero entries into them).

@@ -11,8 +11,8 @@ use dcgm_sys::*;
 use super::messages::full;
 use super::samples::latest_value;
 use super::{Ctx, Incident};
-use crate::engine::Engine;
-use crate::model::SimValue;
+use crate::machine::Machine;
+use crate::sim_value::SimValue;
 
 /// Domain states that pass.
 const HEALTHY_DOMAIN: [&str; 4] = ["UP", "NOT_INSTALLED", "NOT_CONFIGURED", "UNAVAILABLE"];
@@ -20,40 +20,30 @@ const HEALTHY_DOMAIN: [&str; 4] = ["UP", "NOT_INSTALLED", "NOT_CONFIGURED", "UNA
 const HEALTHY_DAEMON: [i64; 4] = [5, 7, -1, -2];
 
 /// Whether one of the group's GPUs has a link in a state other than "not supported".
-pub fn has_nvlinks(e: &Engine, entities: &[dcgmGroupEntityPair_t]) -> bool {
+pub fn has_nvlinks(m: &Machine, entities: &[dcgmGroupEntityPair_t]) -> bool {
     entities
         .iter()
         .filter(|p| p.entityGroupId == DCGM_FE_GPU)
         .any(|p| {
             (0..super::nvlink::LINKS_PER_GPU).any(|l| {
-                e.machine.link_state(DCGM_FE_GPU, p.entityId, l) != DcgmNvLinkLinkStateNotSupported
+                m.link_state(DCGM_FE_GPU, p.entityId, l) != DcgmNvLinkLinkStateNotSupported
             })
         })
 }
 
-/// The IMEX check of the node.
-pub fn check(e: &Engine, start: i64, end: i64, open_end: bool, out: &mut Vec<Incident>) {
-    let c = Ctx {
-        e,
-        entity: dcgmGroupEntityPair_t {
-            entityGroupId: DCGM_FE_NONE,
-            entityId: 0,
-        },
-        start,
-        end,
-        open_end,
-    };
-    if let Some(SimValue::Str(s)) = latest_value(&c, DCGM_FI_IMEX_DOMAIN_STATUS)
+/// The IMEX check of the node (`c` is about entity `DCGM_FE_NONE` 0).
+pub fn check(c: &Ctx, out: &mut Vec<Incident>) {
+    if let Some(SimValue::Str(s)) = latest_value(c, DCGM_FI_IMEX_DOMAIN_STATUS)
         && !dcgm_str_is_blank(&s)
         && !HEALTHY_DOMAIN.contains(&s.as_str())
     {
-        report(&c, out, "domain", &s, "unhealthy");
+        report(c, out, "domain", &s, "unhealthy");
     }
-    if let Some(SimValue::Int(n)) = latest_value(&c, DCGM_FI_IMEX_DAEMON_STATUS)
+    if let Some(SimValue::Int(n)) = latest_value(c, DCGM_FI_IMEX_DAEMON_STATUS)
         && !dcgm_int64_is_blank(n)
         && !HEALTHY_DAEMON.contains(&n)
     {
-        report(&c, out, "daemon", &n.to_string(), "not READY");
+        report(c, out, "daemon", &n.to_string(), "not READY");
     }
 }
 

@@ -75,7 +75,7 @@ pub fn check(c: &Ctx, out: &mut Vec<Incident>) {
 /// The simulated GPUs are all Ampere or newer; a fake GPU has no compute capability, so
 /// libdcgm skips the uncorrectable row-remap check on it.
 fn ampere_or_newer(c: &Ctx) -> bool {
-    c.entity.entityGroupId == DCGM_FE_GPU && !c.e.machine.fake_gpus.contains(&c.entity.entityId)
+    c.entity.entityGroupId == DCGM_FE_GPU && !c.src.machine.fake_gpus.contains(&c.entity.entityId)
 }
 
 fn retired_pages(c: &Ctx, out: &mut Vec<Incident>, since: i64) {
@@ -101,20 +101,21 @@ fn retired_pages(c: &Ctx, out: &mut Vec<Incident>, since: i64) {
     // from a week ago libdcgm compares with 0 (its empty sample), so any count above the soft
     // limit fails then.
     let week_ago = c.end - WEEK_US;
-    let before: i64 =
-        c.e.cache
-            .watches
-            .get(&crate::cache::key(
-                DCGM_FE_GPU,
-                gpu,
-                DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL,
-            ))
-            .and_then(|w| w.samples.iter().rev().find(|s| s.ts <= week_ago))
-            .map_or(Some(0), |s| match s.value {
-                crate::model::SimValue::Int(n) if !dcgm_int64_is_blank(n) => Some(n),
-                _ => None,
-            })
-            .unwrap_or(i64::MAX);
+    let before: i64 = c
+        .src
+        .cache
+        .watches
+        .get(&crate::cache::key(
+            DCGM_FE_GPU,
+            gpu,
+            DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL,
+        ))
+        .and_then(|w| w.samples.iter().rev().find(|s| s.ts <= week_ago))
+        .map_or(Some(0), |s| match s.value {
+            crate::sim_value::SimValue::Int(n) if !dcgm_int64_is_blank(n) => Some(n),
+            _ => None,
+        })
+        .unwrap_or(i64::MAX);
     if dbe.saturating_sub(before) > 1 {
         fail(
             c,

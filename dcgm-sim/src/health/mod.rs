@@ -26,7 +26,9 @@ pub mod xid;
 
 use dcgm_sys::*;
 
-use crate::engine::Engine;
+use crate::cache::Cache;
+use crate::machine::Machine;
+use crate::model::Dynamics;
 
 /// One incident of a health check.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,32 +55,77 @@ pub struct HealthState {
     pub xids: xid::History,
 }
 
-/// Runs every watched system's checks for the entities of a group at `now`, over the last
-/// minute.
-pub fn check(
-    e: &mut Engine,
-    entities: &[dcgmGroupEntityPair_t],
-    systems: u32,
-    now: i64,
-) -> Vec<Incident> {
-    xid::absorb(e, now);
-    run(e, entities, systems, now - WINDOW_US, now, true)
+/// What the health checks read: the field cache (samples of watched fields, injected values)
+/// and the simulated node (its machine, and the dynamics its values and XIDs follow).
+#[derive(Clone, Copy)]
+pub struct Sources<'a> {
+    pub cache: &'a Cache,
+    pub machine: &'a Machine,
+    pub dynamics: &'a Dynamics,
 }
 
-/// Runs the checks of `systems` over the samples of `[start, end]` (a job's time, for job
-/// statistics), with the XIDs heard so far.
-pub fn evaluate(
-    e: &Engine,
-    entities: &[dcgmGroupEntityPair_t],
-    systems: u32,
-    start: i64,
-    end: i64,
-) -> Vec<Incident> {
-    run(e, entities, systems, start, end, false)
+impl HealthState {
+    /// Runs every watched system's checks for the entities of a group at `now`, over the last
+    /// minute, after taking in the XIDs that arrived (`watching`: the systems some group
+    /// watches).
+    pub fn check(
+        &mut self,
+        src: Sources,
+        watching: u32,
+        entities: &[dcgmGroupEntityPair_t],
+        systems: u32,
+        now: i64,
+    ) -> Vec<Incident> {
+        self.xids.absorb(&src.dynamics.events, watching, now);
+        run(
+            src,
+            &self.xids,
+            entities,
+            systems,
+            now - WINDOW_US,
+            now,
+            true,
+        )
+    }
+
+    /// Runs the checks of `systems` over the samples of `[start, end]` (a job's time, for job
+    /// statistics), with the XIDs heard so far.
+    pub fn evaluate(
+        &self,
+        src: Sources,
+        entities: &[dcgmGroupEntityPair_t],
+        systems: u32,
+        start: i64,
+        end: i64,
+    ) -> Vec<Incident> {
+        run(src, &self.xids, entities, systems, start, end, false)
+    }
+
+    /// Records that a group now watches `systems` on its entities (the memory and InfoROM
+    /// systems watch the GPUs' XIDs from then on, for the rest of the engine's life);
+    /// `watching` is what the groups watched before.
+    pub fn watch(
+        &mut self,
+        dynamics: &Dynamics,
+        watching: u32,
+        entities: &[dcgmGroupEntityPair_t],
+        systems: u32,
+        now: i64,
+    ) {
+        self.xids.absorb(&dynamics.events, watching, now);
+        if systems & (DCGM_HEALTH_WATCH_MEM | DCGM_HEALTH_WATCH_INFOROM) != 0 {
+            for p in entities {
+                if p.entityGroupId == DCGM_FE_GPU {
+                    self.xids.watch(p.entityId);
+                }
+            }
+        }
+    }
 }
 
 fn run(
-    e: &Engine,
+    src: Sources,
+    xids: &xid::History,
     entities: &[dcgmGroupEntityPair_t],
     systems: u32,
     start: i64,
@@ -90,8 +137,19 @@ fn run(
         return out;
     }
     // The node-wide checks come first.
-    if systems & DCGM_HEALTH_WATCH_NVLINK != 0 && imex::has_nvlinks(e, entities) {
-        imex::check(e, start, end, open_end, &mut out);
+    if systems & DCGM_HEALTH_WATCH_NVLINK != 0 && imex::has_nvlinks(src.machine, entities) {
+        let node = Ctx {
+            src,
+            xids,
+            entity: dcgmGroupEntityPair_t {
+                entityGroupId: DCGM_FE_NONE,
+                entityId: 0,
+            },
+            start,
+            end,
+            open_end,
+        };
+        imex::check(&node, &mut out);
     }
     for p in entities {
         let gpu_like = matches!(
@@ -99,7 +157,8 @@ fn run(
             DCGM_FE_GPU | DCGM_FE_GPU_I | DCGM_FE_GPU_CI
         );
         let c = Ctx {
-            e,
+            src,
+            xids,
             entity: *p,
             start,
             end,
@@ -146,23 +205,12 @@ fn run(
     out
 }
 
-/// Records that a group now watches `systems` on its entities (the memory and InfoROM
-/// systems watch the GPUs' XIDs from then on, for the rest of the engine's life).
-pub fn watch(e: &mut Engine, entities: &[dcgmGroupEntityPair_t], systems: u32, now: i64) {
-    xid::absorb(e, now);
-    if systems & (DCGM_HEALTH_WATCH_MEM | DCGM_HEALTH_WATCH_INFOROM) != 0 {
-        for p in entities {
-            if p.entityGroupId == DCGM_FE_GPU {
-                e.health_state.xids.watch(p.entityId);
-            }
-        }
-    }
-}
-
-/// One entity's check: the engine, the entity and the window of samples it reads (counters
-/// compare its first and last sample; the end is the time of the check).
+/// One entity's check: what it reads (the cache and the node, the XIDs heard), the entity and
+/// the window of samples it reads (counters compare its first and last sample; the end is the
+/// time of the check).
 pub struct Ctx<'a> {
-    pub e: &'a Engine,
+    pub src: Sources<'a>,
+    pub xids: &'a xid::History,
     pub entity: dcgmGroupEntityPair_t,
     pub start: i64,
     pub end: i64,

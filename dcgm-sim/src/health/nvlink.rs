@@ -150,7 +150,7 @@ fn links_down(c: &Ctx, out: &mut Vec<Incident>) {
         return;
     }
     for link in 0..LINKS_PER_GPU {
-        if c.e.machine.link_state(DCGM_FE_GPU, gpu, link) == DcgmNvLinkLinkStateDown {
+        if c.src.machine.link_state(DCGM_FE_GPU, gpu, link) == DcgmNvLinkLinkStateDown {
             let code = DCGM_FR_NVLINK_DOWN;
             c.report(
                 out,

@@ -38,7 +38,7 @@ pub fn check(c: &Ctx, fatal: bool, out: &mut Vec<Incident>) {
     }
     if fatal {
         for link in 0..LINKS_PER_SWITCH {
-            if c.e.machine.link_state(DCGM_FE_SWITCH, id, link) == DcgmNvLinkLinkStateDown {
+            if c.src.machine.link_state(DCGM_FE_SWITCH, id, link) == DcgmNvLinkLinkStateDown {
                 let code = DCGM_FR_NVLINK_DOWN;
                 let msg = format!("GPU {id}'s NvLink link {link} is currently down");
                 c.report(out, system, health, code, full(code, msg));

@@ -7,8 +7,8 @@ use dcgm_sys::*;
 
 use super::Ctx;
 use crate::cache::key;
-use crate::ffi::values::generate;
-use crate::model::SimValue;
+use crate::sampling::generate;
+use crate::sim_value::SimValue;
 
 /// An integer sample of a field, or none when it is blank, not supported or missing.
 fn int(v: &SimValue) -> Option<i64> {
@@ -20,16 +20,17 @@ fn int(v: &SimValue) -> Option<i64> {
 
 /// Whether the simulated GPU behind the entity answers for fields nothing watches.
 fn modelled(c: &Ctx) -> bool {
-    c.entity.entityGroupId == DCGM_FE_GPU && !c.e.machine.fake_gpus.contains(&c.entity.entityId)
+    c.entity.entityGroupId == DCGM_FE_GPU && !c.src.machine.fake_gpus.contains(&c.entity.entityId)
 }
 
 /// The samples of a field the cache holds from `since` to the end of the window, oldest first; `None` when the
 /// cache holds no entry with samples for it.
 fn cached(c: &Ctx, field: u16, since: i64) -> Option<Vec<SimValue>> {
-    let w =
-        c.e.cache
-            .watches
-            .get(&key(c.entity.entityGroupId, c.entity.entityId, field))?;
+    let w = c
+        .src
+        .cache
+        .watches
+        .get(&key(c.entity.entityGroupId, c.entity.entityId, field))?;
     // A fake GPU reads only what was injected into it (libdcgm has no driver to sample it
     // from; the simulator's cache samples it from the model).
     if w.samples.is_empty()
@@ -52,8 +53,22 @@ pub fn first_last(c: &Ctx, field: u16, since: i64) -> Option<(i64, i64)> {
     match cached(c, field, since) {
         Some(v) => Some((int(v.first()?)?, int(v.last()?)?)),
         None if modelled(c) => {
-            let a = int(&generate(c.e, DCGM_FE_GPU, c.entity.entityId, field, since))?;
-            let b = int(&generate(c.e, DCGM_FE_GPU, c.entity.entityId, field, c.end))?;
+            let a = int(&generate(
+                c.src.machine,
+                c.src.dynamics,
+                DCGM_FE_GPU,
+                c.entity.entityId,
+                field,
+                since,
+            ))?;
+            let b = int(&generate(
+                c.src.machine,
+                c.src.dynamics,
+                DCGM_FE_GPU,
+                c.entity.entityId,
+                field,
+                c.end,
+            ))?;
             Some((a, b))
         }
         None => None,
@@ -64,7 +79,14 @@ pub fn first_last(c: &Ctx, field: u16, since: i64) -> Option<(i64, i64)> {
 pub fn last_since(c: &Ctx, field: u16, since: i64) -> Option<i64> {
     match cached(c, field, since) {
         Some(v) => int(v.last()?),
-        None if modelled(c) => int(&generate(c.e, DCGM_FE_GPU, c.entity.entityId, field, c.end)),
+        None if modelled(c) => int(&generate(
+            c.src.machine,
+            c.src.dynamics,
+            DCGM_FE_GPU,
+            c.entity.entityId,
+            field,
+            c.end,
+        )),
         None => None,
     }
 }
@@ -78,7 +100,14 @@ pub fn latest(c: &Ctx, field: u16) -> Option<i64> {
 pub fn latest_value(c: &Ctx, field: u16) -> Option<SimValue> {
     match cached(c, field, i64::MIN) {
         Some(v) => v.last().cloned(),
-        None if modelled(c) => Some(generate(c.e, DCGM_FE_GPU, c.entity.entityId, field, c.end)),
+        None if modelled(c) => Some(generate(
+            c.src.machine,
+            c.src.dynamics,
+            DCGM_FE_GPU,
+            c.entity.entityId,
+            field,
+            c.end,
+        )),
         None => None,
     }
 }

@@ -6,7 +6,7 @@ use dcgm_sys::*;
 use super::messages::{full, gpu_only};
 use super::samples::{first_last, latest_value};
 use super::{Ctx, Incident};
-use crate::model::SimValue;
+use crate::sim_value::SimValue;
 
 fn violated(c: &Ctx, field: u16) -> bool {
     first_last(c, field, c.start).is_some_and(|(a, b)| a != b)

@@ -7,8 +7,7 @@
 
 use dcgm_sys::*;
 
-use crate::cache::{Watch, Watcher, WatcherId, key};
-use crate::engine::Engine;
+use crate::cache::{Cache, Watch, Watcher, WatcherId, key};
 
 /// The slowest sampling most systems accept.
 const MIN_INTERVAL_US: i64 = 30_000_000;
@@ -99,8 +98,16 @@ const HEALTH_WATCHER: WatcherId = WatcherId {
 };
 
 /// Adds the health module's watch on an (entity, field).
-fn add(e: &mut Engine, group: u32, id: u32, field: u16, interval_us: i64, age_us: i64, now: i64) {
-    e.cache
+fn add(
+    cache: &mut Cache,
+    group: u32,
+    id: u32,
+    field: u16,
+    interval_us: i64,
+    age_us: i64,
+    now: i64,
+) {
+    cache
         .watches
         .entry(key(group, id, field))
         .or_insert_with(|| Watch::new(now, interval_us, age_us, 0))
@@ -118,7 +125,7 @@ fn add(e: &mut Engine, group: u32, id: u32, field: u16, interval_us: i64, age_us
 /// Adds the watches of `systems` on `entities`, sampled every `interval_us` (or the system's
 /// least interval) and kept for `max_keep_age_s` whole seconds (or the system's least age).
 pub fn add_watches(
-    e: &mut Engine,
+    cache: &mut Cache,
     entities: &[dcgmGroupEntityPair_t],
     systems: u32,
     interval_us: i64,
@@ -140,7 +147,7 @@ pub fn add_watches(
                 let interval = interval_us.max(least_interval);
                 let age = (max_keep_age_s.max(least_age).trunc() * 1e6) as i64;
                 for &f in fields {
-                    add(e, p.entityGroupId, p.entityId, f, interval, age, now);
+                    add(cache, p.entityGroupId, p.entityId, f, interval, age, now);
                 }
             }
         }
@@ -148,7 +155,7 @@ pub fn add_watches(
     if systems & DCGM_HEALTH_WATCH_NVLINK != 0 {
         let age = (max_keep_age_s.trunc() * 1e6) as i64;
         for f in GLOBAL_NVLINK {
-            add(e, DCGM_FE_NONE, 0, f, interval_us, age, now);
+            add(cache, DCGM_FE_NONE, 0, f, interval_us, age, now);
         }
     }
 }

@@ -14,7 +14,7 @@ use dcgm_sys::*;
 
 use super::messages::{full, gpu_only};
 use super::{Ctx, Incident};
-use crate::engine::Engine;
+use crate::model::Event;
 
 /// How the health module treats one XID.
 pub struct XidRule {
@@ -159,33 +159,31 @@ impl History {
     }
 }
 
-/// Takes in the XIDs that arrived since the last call (scripted ones at their time, injected
-/// ones when injected, whatever their timestamp), as the module hears them when they arrive: from GPUs it watches, system-specific ones only while a group
-/// watches their system.
-pub fn absorb(e: &mut Engine, now: i64) {
-    let since = e.health_state.xids.until;
-    let watching: u32 = e.health.values().fold(0, |a, s| a | s);
-    let arrived: Vec<(i64, u32)> = e
-        .dynamics
-        .events
-        .iter()
-        .filter(|ev| ev.kind == "xid" && ev.known_at > since && ev.known_at <= now)
-        .map(|ev| (ev.value, ev.gpu))
-        .collect();
-    let h = &mut e.health_state.xids;
-    for (xid, gpu) in arrived {
-        if !h.watched.contains(&gpu) {
-            continue;
+impl History {
+    /// Takes in the XIDs that arrived by `now` since the last call (scripted ones at their
+    /// time, injected ones when injected, whatever their timestamp), as the module hears them
+    /// when they arrive: from GPUs it watches, system-specific ones only while a group watches
+    /// their system (`watching`: the systems the groups watch).
+    pub fn absorb(&mut self, events: &[Event], watching: u32, now: i64) {
+        let since = self.until;
+        let arrived = events
+            .iter()
+            .filter(|ev| ev.kind == "xid" && ev.known_at > since && ev.known_at <= now);
+        for ev in arrived {
+            let (xid, gpu) = (ev.value, ev.gpu);
+            if !self.watched.contains(&gpu) {
+                continue;
+            }
+            let known = DEVASTATING.iter().any(|r| r.xid == xid)
+                || SUBSYSTEM
+                    .iter()
+                    .any(|r| r.xid == xid && r.system & watching != 0);
+            if known {
+                self.seen.entry(xid).or_default().insert(gpu);
+            }
         }
-        let known = DEVASTATING.iter().any(|r| r.xid == xid)
-            || SUBSYSTEM
-                .iter()
-                .any(|r| r.xid == xid && r.system & watching != 0);
-        if known {
-            h.seen.entry(xid).or_default().insert(gpu);
-        }
+        self.until = self.until.max(now);
     }
-    h.until = h.until.max(now);
 }
 
 fn message(r: &XidRule, gpu: u32, text: &str) -> String {
@@ -205,7 +203,7 @@ fn message(r: &XidRule, gpu: u32, text: &str) -> String {
 pub fn devastating(c: &Ctx, out: &mut Vec<Incident>) {
     let gpu = c.entity.entityId;
     for r in DEVASTATING {
-        if c.e.health_state.xids.has(r.xid, gpu) {
+        if c.xids.has(r.xid, gpu) {
             c.report(out, r.system, r.health, r.code, message(r, gpu, r.text));
         }
     }
@@ -217,7 +215,7 @@ pub fn subsystem(c: &Ctx, system: u32, out: &mut Vec<Incident>) {
     let mut rules: Vec<&XidRule> = SUBSYSTEM.iter().filter(|r| r.system == system).collect();
     rules.sort_by_key(|r| r.xid);
     for r in rules {
-        if c.e.health_state.xids.has(r.xid, gpu) {
+        if c.xids.has(r.xid, gpu) {
             let text = r.text.replace("%u", &gpu.to_string());
             c.report(out, r.system, r.health, r.code, message(r, gpu, &text));
         }
