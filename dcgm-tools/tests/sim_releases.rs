@@ -86,12 +86,13 @@ fn topology_is_the_same_on_every_release() {
 #[test]
 fn a_feature_the_release_lacks_is_one_line_and_exit_status_4() {
     for v in RELEASES {
-        // Health is asked in each release's own versions (v4 on 3.3.9): it works on every
-        // release, as on the real libraries (tests/releases.rs).
+        // Health and diagnostics are asked in each release's own versions (health response
+        // v4, RunDiag v8 with response v10 on 3.3.9): they work on every release, as on the
+        // real libraries (tests/releases.rs).
         let cases: [(&str, &[&str], &str); 3] = [
             ("nvlink", &[], "4.0.0"),
             ("health", &["-c", "1"], "3.3.9"),
-            ("diag", &["-r", "1"], "4.2.0"),
+            ("diag", &["-r", "1"], "3.3.9"),
         ];
         for (tool, args, needs) in cases {
             let o = run(Some(v), None, tool, args);
@@ -154,9 +155,14 @@ fn the_variable_wins_over_the_config_key_and_unset_is_4_6_0() {
     assert!(said(None, None).contains("DCGM 4.6.0"));
     assert!(said(None, Some(&keyed)).contains("DCGM 4.1.1"));
     assert!(said(Some("4.5.3"), Some(&keyed)).contains("DCGM 4.5.3"));
-    // The key alone is enough to make a feature missing.
-    let o = run(None, Some(&keyed), "diag", &["-r", "1"]);
-    assert_eq!(o.status.code(), Some(4), "{o:?}");
+    // The key alone is enough to make the simulator answer as that release: its diagnostic
+    // response (v11 there) names it.
+    let o = run(None, Some(&keyed), "diag", &["-r", "1", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        text(&o.stdout).contains("\"dcgm_version\": \"4.1.1\""),
+        "{o:?}"
+    );
 }
 
 #[test]

@@ -19,39 +19,49 @@ pub(crate) enum Asked {
     HealthResponse,
     /// `dcgmConfigGet`/`dcgmConfigSet`: `dcgmConfig_v2` from 4.0, `_v1` before.
     Config,
+    /// `dcgmRunDiagnostic`: `dcgmDiagResponse_v12` from 4.2, `_v11` from 4.0, `_v10` before.
+    DiagResponse,
+    /// `dcgmActionValidate_v2`: the run parameters and the response as a pair (RunDiag v10
+    /// with response v12 from 4.2, v10 with v11 in 4.1, v9 with v11 in 4.0, v8 with v10 in
+    /// 3.3.9).
+    RunDiag,
 }
 
 impl Asked {
-    const COUNT: usize = 3;
+    const COUNT: usize = 5;
 
     fn index(self) -> usize {
         match self {
             Asked::GroupInfo => 0,
             Asked::HealthResponse => 1,
             Asked::Config => 2,
+            Asked::DiagResponse => 3,
+            Asked::RunDiag => 4,
         }
     }
 }
 
-/// One version of a struct: its version word and the first release that accepts it.
+/// One version of a struct (or of the structs a call sends together): what is sent, a
+/// version word by default, and the first release that accepts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Offer {
-    pub word: u32,
+pub(crate) struct Offer<W = u32> {
+    pub word: W,
     pub since: DcgmVersion,
 }
 
-impl Offer {
-    pub(crate) const fn new(word: u32, since: DcgmVersion) -> Self {
+impl<W> Offer<W> {
+    pub(crate) const fn new(word: W, since: DcgmVersion) -> Self {
         Self { word, since }
     }
 }
 
-/// The versions a handle's release accepted, one slot per [`Asked`]: set on the first
+/// The versions a handle's release accepted, one slot per [`Asked`] holding the position of
+/// the accepted offer in that call's offers (each [`Asked`] has one list): set on the first
 /// successful call and kept for the handle's life (a raw handle is bound to one library and
 /// one engine process).
 #[derive(Debug, Default)]
 pub(crate) struct Dialect {
-    words: [OnceLock<u32>; Asked::COUNT],
+    accepted: [OnceLock<usize>; Asked::COUNT],
 }
 
 /// Whether `e` says the library refused the struct version (also when `crate::library`
@@ -66,7 +76,7 @@ pub(crate) fn is_version_refusal(e: &Error) -> bool {
 
 /// The index of the first offer (newest first) that `release` accepts; the newest where the
 /// release is unknown, the oldest where it is older than every offer.
-pub(crate) fn first_offer(offers: &[Offer], release: Option<DcgmVersion>) -> usize {
+pub(crate) fn first_offer<W>(offers: &[Offer<W>], release: Option<DcgmVersion>) -> usize {
     match release {
         None => 0,
         Some(r) => offers
@@ -79,24 +89,25 @@ pub(crate) fn first_offer(offers: &[Offer], release: Option<DcgmVersion>) -> usi
 impl Dialect {
     /// Calls `ask` with a version word of `offers` (newest first): the remembered one, or the
     /// newest that `release` (the answering release, where known) accepts, and on a version
-    /// refusal once more with the next older one. The word of a successful call is remembered.
-    pub(crate) fn ask<T>(
+    /// refusal once more with the next older one. The offer of a successful call is
+    /// remembered.
+    pub(crate) fn ask<W: Copy, T>(
         &self,
         release: Option<DcgmVersion>,
         what: Asked,
-        offers: &[Offer],
-        mut ask: impl FnMut(u32) -> Result<T>,
+        offers: &[Offer<W>],
+        mut ask: impl FnMut(W) -> Result<T>,
     ) -> Result<T> {
-        let slot = &self.words[what.index()];
-        if let Some(&word) = slot.get() {
-            return ask(word);
+        let slot = &self.accepted[what.index()];
+        if let Some(offer) = slot.get().and_then(|&i| offers.get(i)) {
+            return ask(offer.word);
         }
         let start = first_offer(offers, release);
         let mut refused = None;
-        for offer in offers[start..].iter().take(2) {
+        for (i, offer) in offers.iter().enumerate().skip(start).take(2) {
             match ask(offer.word) {
                 Ok(v) => {
-                    let _ = slot.set(offer.word);
+                    let _ = slot.set(i);
                     return Ok(v);
                 }
                 Err(e) if is_version_refusal(&e) => refused = Some(e),

@@ -344,7 +344,8 @@ fn hint_for(code: ReturnCode, call: &str) -> Option<&'static str> {
             "run as root (or connect to an nv-hostengine running as root)"
         }
         DCGM_ST_NVVS_BINARY_NOT_FOUND => {
-            "diagnostics need the DCGM diagnostic package: install datacenter-gpu-manager-4-core"
+            "diagnostics need the DCGM diagnostic package: install datacenter-gpu-manager-4-core \
+             (DCGM 4), or datacenter-gpu-manager for a DCGM 3.x node"
         }
         DCGM_ST_MODULE_NOT_LOADED => {
             "the DCGM module for this call is not loaded or was denylisted"

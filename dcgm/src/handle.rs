@@ -163,11 +163,11 @@ impl Handle {
     /// Calls `ask` with a version word of `offers` in this handle's dialect: the word its
     /// release accepted before, or the newest it accepts, retried once older on a version
     /// refusal ([`crate::dialect`]).
-    pub(crate) fn ask_versioned<T>(
+    pub(crate) fn ask_versioned<W: Copy, T>(
         &self,
         what: crate::dialect::Asked,
-        offers: &[crate::dialect::Offer],
-        ask: impl FnMut(u32) -> Result<T>,
+        offers: &[crate::dialect::Offer<W>],
+        ask: impl FnMut(W) -> Result<T>,
     ) -> Result<T> {
         self.inner
             .dialect

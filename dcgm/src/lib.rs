@@ -60,6 +60,7 @@ mod cache_info;
 mod config;
 mod cpu;
 mod diag;
+mod diag_per_gpu;
 mod dialect;
 mod engine_object;
 mod entity;

@@ -84,7 +84,9 @@ pub enum Capability {
     /// from 4.0; on 3.x `dcgmPolicyRegister`, one registration per GPU so that each violation
     /// names its GPU).
     PolicyCallbacks,
-    /// Diagnostics (`dcgmRunDiag_v10` with `dcgmDiagResponse_v12`): 4.2.
+    /// Diagnostics: every release this SDK speaks (`dcgmDiagResponse_v12` from 4.2, `_v11`
+    /// in 4.0 and 4.1, `_v10` in 3.3.x, each decoded; run parameters v10, v9 in 4.0, v8 in
+    /// 3.3.x).
     Diagnostics,
     /// The GPU chip architecture (`dcgmGetGpuChipArchitecture`): 4.2.
     ChipArchitecture,
@@ -124,9 +126,10 @@ impl Capability {
             Capability::GroupInfo
             | Capability::HealthCheck
             | Capability::Config
-            | Capability::PolicyCallbacks => DcgmVersion::OLDEST,
+            | Capability::PolicyCallbacks
+            | Capability::Diagnostics => DcgmVersion::OLDEST,
             Capability::NvLinkStatus => DcgmVersion::new(4, 0, 0),
-            Capability::Diagnostics | Capability::ChipArchitecture => DcgmVersion::new(4, 2, 0),
+            Capability::ChipArchitecture => DcgmVersion::new(4, 2, 0),
             Capability::NvLinkP2pStatus => DcgmVersion::new(4, 3, 1),
             Capability::ConnectUrl | Capability::EmptyCache => DcgmVersion::new(4, 5, 0),
             Capability::TopologyV2 => DcgmVersion::new(4, 6, 0),
@@ -249,8 +252,8 @@ impl Handle {
     ///
     /// ```
     /// # let h = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded().unwrap();
-    /// if !h.supports(dcgm::Capability::Diagnostics) {
-    ///     eprintln!("diagnostics need DCGM {} or later", dcgm::Capability::Diagnostics.since());
+    /// if !h.supports(dcgm::Capability::TopologyV2) {
+    ///     eprintln!("64-bit NVLink paths need DCGM {} or later", dcgm::Capability::TopologyV2.since());
     /// }
     /// ```
     pub fn supports(&self, capability: Capability) -> bool {
@@ -303,7 +306,7 @@ mod tests {
 
     #[test]
     fn every_gated_call_names_a_capability_newer_than_the_oldest_release() {
-        for call in ["dcgmActionValidate_v2", "dcgmConnect_v3"] {
+        for call in ["dcgmGetGpuChipArchitecture", "dcgmConnect_v3"] {
             let c = Capability::of_call(call).unwrap();
             assert!(c.since() > DcgmVersion::new(3, 3, 9), "{call}");
             assert!(Capability::ALL.contains(&c));
@@ -315,6 +318,8 @@ mod tests {
             "dcgmHealthCheck",
             "dcgmConfigGet",
             "dcgmPolicyRegister_v2",
+            "dcgmActionValidate_v2",
+            "dcgmRunDiagnostic",
         ] {
             let c = Capability::of_call(call).unwrap();
             assert_eq!(c.since(), DcgmVersion::OLDEST, "{call}");

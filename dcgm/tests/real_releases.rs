@@ -1,6 +1,8 @@
 //! The safe layer asks each real DCGM release beside the checkout (`../shared/realdcgm-*`,
 //! the H200 capture through DCGM's injection NVML) in its own struct versions: group info,
-//! health, configuration and policy callbacks answer on 3.3.9 as on 4.x. Each release runs in a child process
+//! health, configuration, policy callbacks and diagnostics answer on 3.3.9 as on 4.x (the
+//! builds beside the checkout have no nvvs: every release refuses a run with its own clear
+//! `NVVS_BINARY_NOT_FOUND`, never a version refusal). Each release runs in a child process
 //! of its own (one library per process, with its injection variables); skipped where the
 //! libraries are absent.
 
@@ -36,6 +38,10 @@ fn group_info_health_config_and_policy_answer_on_every_real_release() {
             "again=false dropped=0 panics=0",
             "{v}"
         );
+        // Both diagnostic calls reach the engine in the release's own versions (RunDiag v8
+        // and response v10 on 3.3.9, v10 and v11 on 4.1.1), which finds no nvvs.
+        let nvvs = dcgm::raw::sys::DCGM_ST_NVVS_BINARY_NOT_FOUND;
+        assert_eq!(line("DIAG "), format!("err {nvvs} {nvvs}"), "{v}");
     }
 }
 
@@ -108,4 +114,11 @@ fn release_child() {
         reg.panics()
     );
     reg.unregister().unwrap();
+    let code = |r: dcgm::Result<dcgm::DiagResponse>| match r {
+        Ok(d) => format!("ok {}", d.overall()),
+        Err(e) => e.code().raw().to_string(),
+    };
+    let level = code(g.run_diagnostic(dcgm::DiagLevel::Short));
+    let request = code(g.run_diag(&dcgm::DiagRequest::level(dcgm::DiagLevel::Short)));
+    println!("DIAG err {level} {request}");
 }

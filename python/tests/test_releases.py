@@ -33,7 +33,8 @@ def probe(release: str) -> dict:
 
 
 def test_capabilities_name_their_first_release() -> None:
-    assert dcgm.CAPABILITIES["diagnostics"] == "4.2.0"
+    assert dcgm.CAPABILITIES["diagnostics"] == "3.3.9"  # each release in its own versions
+    assert dcgm.CAPABILITIES["chip_architecture"] == "4.2.0"
     assert dcgm.CAPABILITIES["topology_v2"] == "4.6.0"
     assert len(dcgm.CAPABILITIES) >= 11
 
@@ -128,7 +129,7 @@ def test_the_package_reads_every_real_release(release: str) -> None:
     assert got["version"] == release
     assert got["gpus"] == [0]
     have = tuple(int(x) for x in release.split("."))
-    assert got["diagnostics"] == (have >= (4, 2, 0))
+    assert got["diagnostics"]  # every release, in its own struct versions
     assert got["knows_175"] == (have >= (4, 6, 0))
     for who in ("reader", "compat"):
         gpu = got[who]["0"]
