@@ -19,51 +19,35 @@
 
 #![allow(non_snake_case)]
 
-// This crate's API is the C ABI it exports (and `config`, the description of a node). The
-// other modules are public for the crate's own tests only.
-#[doc(hidden)]
-pub mod cache;
+// This crate's API is the C ABI it exports and `config`, the description of a node;
+// `testing` holds what its own integration tests need besides.
+mod cache;
 pub mod config;
-#[doc(hidden)]
-pub mod cpu;
-#[doc(hidden)]
-pub mod driver;
-#[doc(hidden)]
-pub mod engine;
-#[doc(hidden)]
-pub mod ffi;
-#[doc(hidden)]
-pub mod health;
+mod cpu;
+mod driver;
+mod engine;
+mod ffi;
+mod health;
 mod host_cpus;
-#[doc(hidden)]
-pub mod imex;
-#[doc(hidden)]
-pub mod listener_probe;
-#[doc(hidden)]
-pub mod machine;
-#[doc(hidden)]
-pub mod mig;
+mod imex;
+mod listener_probe;
+mod machine;
+mod mig;
 mod mig_requests;
-#[doc(hidden)]
-pub mod model;
-#[doc(hidden)]
-pub mod module_state;
-#[doc(hidden)]
-pub mod personality;
-#[doc(hidden)]
-pub mod policy_feed;
-#[doc(hidden)]
-pub mod policy_thread;
+mod model;
+mod module_state;
+mod personality;
+mod policy_feed;
+mod policy_thread;
 mod sampling;
+mod sim;
+mod sim_value;
 #[doc(hidden)]
-pub mod sim_value;
-#[doc(hidden)]
-pub mod values;
-#[doc(hidden)]
-pub mod violations;
+pub mod testing;
+mod values;
+mod violations;
 mod watch_set;
-#[doc(hidden)]
-pub mod workload;
+mod workload;
 
 use std::ffi::{CString, c_char, c_int};
 use std::sync::Mutex;
@@ -94,7 +78,7 @@ pub unsafe extern "C" fn dcgmSimConfigure(json: *const c_char) -> dcgmReturn_t {
                 DCGM_ST_BADPARAM
             })?)
         };
-        let mut s = engine::lock();
+        let mut s = sim::lock();
         s.override_cfg = cfg;
         // A new configuration re-arms the one-shot faults and brings restarting engines back.
         s.dropped_once = false;

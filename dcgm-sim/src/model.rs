@@ -689,6 +689,34 @@ mod tests {
 
     const START_US: i64 = 1_700_000_000_000_000;
 
+    #[test]
+    fn same_seed_and_time_give_the_same_values() {
+        let m = Machine::new(SimConfig::default());
+        let d = Dynamics::new(&m, 0);
+        let ts = 1_700_000_000_000_000;
+        for f in [
+            DCGM_FI_DEV_GPU_TEMP_CELSIUS,
+            DCGM_FI_DEV_BOARD_POWER_WATTS,
+            DCGM_FI_DEV_GPU_UTIL_RATIO,
+        ] {
+            assert_eq!(
+                sample(&m, &d, DCGM_FE_GPU, 3, f, ts),
+                sample(&m, &d, DCGM_FE_GPU, 3, f, ts)
+            );
+        }
+        let other = SimConfig {
+            seed: 43,
+            ..SimConfig::default()
+        };
+        let m2 = Machine::new(other);
+        let differs = (0..50).any(|i| {
+            let t = ts + i * 1_000_000;
+            sample(&m, &d, DCGM_FE_GPU, 3, DCGM_FI_DEV_BOARD_POWER_WATTS, t)
+                != sample(&m2, &d, DCGM_FE_GPU, 3, DCGM_FI_DEV_BOARD_POWER_WATTS, t)
+        });
+        assert!(differs, "the seed changes the values");
+    }
+
     /// Two idle GPUs (cool, far from 85 °C): GPU 0 at 91 °C from 1 s to 6 s, GPU 1 with two
     /// double-bit errors from 2 s to 5 s and 95 °C for good from 3 s.
     fn node() -> (Machine, Dynamics) {

@@ -351,6 +351,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_function_in_the_symbol_table_enters_through_its_release_check() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ffi");
+        let sources: String = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect();
+        for (symbol, since) in SYMBOLS {
+            let start = sources
+                .find(&format!("fn {symbol}("))
+                .unwrap_or_else(|| panic!("{symbol} is not exported"));
+            let body = &sources[start..];
+            let end = body.find("\n}\n").unwrap();
+            assert!(
+                body[..end].contains(&format!("guard_symbol(\"{symbol}\"")),
+                "{symbol} (from {since}) does not check the release"
+            );
+            assert!(since > Release::OLDEST);
+        }
+    }
+
+    #[test]
     fn release_numbers_parse_within_the_spoken_releases() {
         assert_eq!(Release::parse("4.5.3"), Ok(Release::new(4, 5, 3)));
         assert_eq!(Release::parse(" 3.3.9 "), Ok(Release::OLDEST));

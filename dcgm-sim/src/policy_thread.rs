@@ -158,7 +158,7 @@ fn run(sh: &Shared) {
         };
         let manual = target > done;
         let deliveries = catch_unwind(AssertUnwindSafe(|| {
-            let mut s = crate::engine::lock();
+            let mut s = crate::sim::lock();
             collect(&mut s, manual)
         }))
         .unwrap_or_default();
@@ -170,7 +170,7 @@ fn run(sh: &Shared) {
             // registration before the check or waits for this callback to return.
             set_busy(true);
             let live = {
-                let s = crate::engine::lock();
+                let s = crate::sim::lock();
                 still_registered(&s, &d)
             };
             if live {

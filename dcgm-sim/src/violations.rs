@@ -12,8 +12,9 @@
 
 use dcgm_sys::*;
 
-use crate::engine::{Engine, PolicyRegistration, Sim, now_us};
+use crate::engine::{Engine, PolicyRegistration, now_us};
 use crate::model::Event;
+use crate::sim::Sim;
 
 type Callback = unsafe extern "C" fn(*mut dcgmPolicyCallbackResponse_t, u64) -> std::ffi::c_int;
 

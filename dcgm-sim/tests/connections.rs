@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Manner, Peer, Session, field_group, lib};
-use dcgm_sim::listener_probe::hostengine_running;
+use dcgm_sim::testing::hostengine_running;
 use dcgm_sys::*;
 
 fn init() {

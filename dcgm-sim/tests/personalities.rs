@@ -11,11 +11,10 @@ mod common;
 use std::ffi::{CStr, CString, c_char};
 
 use common::*;
-use dcgm_sim::ffi::legacy_layouts::{
+use dcgm_sim::testing::{
     dcgmHealthResponse_v4, dcgmHealthResponse_version4, dcgmNvLinkStatus_v3,
     dcgmNvLinkStatus_version3,
 };
-use dcgm_sim::personality::{Release, SYMBOLS};
 use dcgm_sys::*;
 
 const AUTO: dcgmOperationMode_t = DCGM_OPERATION_MODE_AUTO;
@@ -405,27 +404,6 @@ fn a_function_the_release_lacks_answers_function_not_found() {
     // SAFETY: a versioned struct valid for the call.
     let rc = unsafe { lib().dcgmGetNvLinkP2PStatus().unwrap()(h, &mut *p2p) };
     assert_eq!(rc, DCGM_ST_FUNCTION_NOT_FOUND);
-}
-
-#[test]
-fn every_function_in_the_symbol_table_enters_through_its_release_check() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ffi");
-    let sources: String = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
-        .collect();
-    for (symbol, since) in SYMBOLS {
-        let start = sources
-            .find(&format!("fn {symbol}("))
-            .unwrap_or_else(|| panic!("{symbol} is not exported"));
-        let body = &sources[start..];
-        let end = body.find("\n}\n").unwrap();
-        assert!(
-            body[..end].contains(&format!("guard_symbol(\"{symbol}\"")),
-            "{symbol} (from {since}) does not check the release"
-        );
-        assert!(since > Release::OLDEST);
-    }
 }
 
 #[test]

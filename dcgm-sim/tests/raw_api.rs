@@ -723,37 +723,6 @@ fn configured_node_replaces_the_default() {
 }
 
 #[test]
-fn same_seed_and_time_give_the_same_values() {
-    use dcgm_sim::config::SimConfig;
-    use dcgm_sim::machine::Machine;
-    use dcgm_sim::model::{Dynamics, sample};
-    let m = Machine::new(SimConfig::default());
-    let d = Dynamics::new(&m, 0);
-    let ts = 1_700_000_000_000_000;
-    for f in [
-        DCGM_FI_DEV_GPU_TEMP_CELSIUS,
-        DCGM_FI_DEV_BOARD_POWER_WATTS,
-        DCGM_FI_DEV_GPU_UTIL_RATIO,
-    ] {
-        assert_eq!(
-            sample(&m, &d, DCGM_FE_GPU, 3, f, ts),
-            sample(&m, &d, DCGM_FE_GPU, 3, f, ts)
-        );
-    }
-    let other = SimConfig {
-        seed: 43,
-        ..SimConfig::default()
-    };
-    let m2 = Machine::new(other);
-    let differs = (0..50).any(|i| {
-        let t = ts + i * 1_000_000;
-        sample(&m, &d, DCGM_FE_GPU, 3, DCGM_FI_DEV_BOARD_POWER_WATTS, t)
-            != sample(&m2, &d, DCGM_FE_GPU, 3, DCGM_FI_DEV_BOARD_POWER_WATTS, t)
-    });
-    assert!(differs, "the seed changes the values");
-}
-
-#[test]
 fn cpu_affinity_fields_hold_the_topology_mask() {
     // DCGM_FI_DEV_CPU_AFFINITY_0..3 (what go-dcgm's deviceInfo and topology samples read) are
     // the mask of the topology call, 64 CPUs per field, as libdcgm 4.6.0 reads them from NVML.

@@ -7,8 +7,9 @@ use dcgm_sys::*;
 
 use super::modules::module_ok;
 use super::{guard, guard_symbol, out, version_word, versioned};
-use crate::engine::{Engine, lock, with_engine};
+use crate::engine::Engine;
 use crate::personality::Struct;
+use crate::sim::{lock, with_engine};
 
 /// Lowest power limit the simulated GPUs accept, in watts.
 pub const MIN_POWER_LIMIT_W: u32 = 200;

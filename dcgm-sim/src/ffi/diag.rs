@@ -14,8 +14,9 @@ use dcgm_sys::*;
 use super::failure_reasons::recorded_class;
 use super::modules::module_ok;
 use super::{guard, guard_symbol, read_str, version_word, write_str};
-use crate::engine::{Engine, now_us, with_engine};
+use crate::engine::{Engine, now_us};
 use crate::personality::{self, Struct};
+use crate::sim::with_engine;
 
 /// Tests in run order, with their category.
 const TESTS: [(&str, &str); 9] = [

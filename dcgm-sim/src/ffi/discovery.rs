@@ -6,8 +6,8 @@ use std::ffi::c_int;
 use dcgm_sys::*;
 
 use super::{guard, guard_symbol, out, versioned, write_str};
-use crate::engine::with_engine;
 use crate::machine::Machine;
+use crate::sim::with_engine;
 
 /// # Safety
 ///

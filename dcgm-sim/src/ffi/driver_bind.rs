@@ -14,7 +14,8 @@ use dcgm_sys::*;
 use super::{guard_symbol, write_str};
 use crate::cache::{Watch, key};
 use crate::config::GpuConfig;
-use crate::engine::{Engine, now_us, with_engine};
+use crate::engine::{Engine, now_us};
+use crate::sim::with_engine;
 use crate::sim_value::SimValue;
 
 /// How long libdcgm keeps bind/unbind events nobody watches (its default entry age).

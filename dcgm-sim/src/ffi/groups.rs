@@ -5,8 +5,9 @@ use std::ffi::{c_char, c_int};
 use dcgm_sys::*;
 
 use super::{c_str, guard, out, version_word, versioned, write_str};
-use crate::engine::{Engine, FieldGroup, Group, with_engine};
+use crate::engine::{Engine, FieldGroup, Group};
 use crate::personality::{self, Struct};
+use crate::sim::with_engine;
 
 fn user_group(e: &mut Engine, g: dcgmGpuGrp_t) -> Result<&mut Group, dcgmReturn_t> {
     e.groups.get_mut(&g).ok_or(DCGM_ST_NOT_CONFIGURED)

@@ -6,8 +6,8 @@ use dcgm_sys::*;
 use super::legacy_layouts::dcgmHealthResponse_v4;
 use super::modules::module_ok;
 use super::{guard, out, version_word, versioned, write_str};
-use crate::engine::with_engine;
 use crate::personality::Struct;
+use crate::sim::with_engine;
 
 /// `dcgmHealthSet`'s update interval and age (libdcgm 4.6.0's defaults for the legacy call).
 const LEGACY_INTERVAL_US: i64 = 30_000_000;

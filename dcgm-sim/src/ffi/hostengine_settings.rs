@@ -3,7 +3,7 @@
 use dcgm_sys::*;
 
 use super::{guard, guard_symbol, read_str, versioned, write_str};
-use crate::engine::{lock, with_engine};
+use crate::sim::{lock, with_engine};
 
 /// # Safety
 ///

@@ -6,7 +6,7 @@ use dcgm_sys::*;
 
 use super::modules::module_ok;
 use super::{guard, versioned};
-use crate::engine::with_engine;
+use crate::sim::with_engine;
 
 /// # Safety
 ///

@@ -20,12 +20,15 @@ dcgm_sys::plain_struct!(dcgmNvLinkNvSwitchLinkStatus_v3, size = 260, align = 4);
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dcgmNvLinkStatus_v3 {
+    /// The version word, `dcgmNvLinkStatus_version3`.
     pub version: u32,
     /// Number of valid entries of `gpus`.
     pub numGpus: u32,
+    /// Each GPU's link states.
     pub gpus: [dcgmNvLinkGpuLinkStatus_v3; 32],
     /// Number of valid entries of `nvSwitches`.
     pub numNvSwitches: u32,
+    /// Each NvSwitch's link states.
     pub nvSwitches: [dcgmNvLinkNvSwitchLinkStatus_v3; 12],
 }
 dcgm_sys::versioned_struct!(
@@ -44,10 +47,13 @@ pub const DCGM_HEALTH_WATCH_MAX_INCIDENTS_V1: usize = 64;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dcgmHealthResponse_v4 {
+    /// The version word, `dcgmHealthResponse_version4`.
     pub version: u32,
+    /// The worst verdict of the incidents.
     pub overallHealth: dcgmHealthWatchResults_t,
     /// Number of valid entries in `incidents`.
     pub incidentCount: u32,
+    /// The incidents found.
     pub incidents: [dcgmIncidentInfo_t; DCGM_HEALTH_WATCH_MAX_INCIDENTS_V1],
 }
 dcgm_sys::versioned_struct!(

@@ -6,8 +6,9 @@ use dcgm_sys::*;
 
 use super::{c_str, guard, guard_symbol, out, version_word, versioned, write_str};
 use crate::config::SimConfig;
-use crate::engine::{ConnectOptions, Connection, Engine, connect, lock};
+use crate::engine::Engine;
 use crate::personality::{self, Release, Struct};
+use crate::sim::{ConnectOptions, Connection, connect, lock};
 
 #[unsafe(no_mangle)]
 pub extern "C" fn dcgmInit() -> dcgmReturn_t {
@@ -290,7 +291,7 @@ pub unsafe extern "C" fn dcgmHostengineVersionInfo(
     pVersionInfo: *mut dcgmVersionInfo_t,
 ) -> dcgmReturn_t {
     guard(|| {
-        crate::engine::with_engine(pDcgmHandle, |_| Ok(()))?;
+        crate::sim::with_engine(pDcgmHandle, |_| Ok(()))?;
         // SAFETY: per this function's contract.
         let v = unsafe { versioned(pVersionInfo, &[dcgmVersionInfo_version2]) }?;
         fill_version(v, true);
@@ -309,7 +310,7 @@ pub unsafe extern "C" fn dcgmHostengineIsHealthy(
     guard(|| {
         // SAFETY: per this function's contract.
         let h = unsafe { versioned(heHealth, &[dcgmHostengineHealth_version1]) }?;
-        crate::engine::with_engine(pDcgmHandle, |_| Ok(()))?;
+        crate::sim::with_engine(pDcgmHandle, |_| Ok(()))?;
         h.overallHealth = 0;
         Ok(())
     })
@@ -404,7 +405,7 @@ pub extern "C" fn dcgmUpdateAllFields(
 ) -> dcgmReturn_t {
     let _ = waitForUpdate;
     guard(|| {
-        crate::engine::with_engine(pDcgmHandle, |e| {
+        crate::sim::with_engine(pDcgmHandle, |e| {
             e.update_all();
             Ok(())
         })

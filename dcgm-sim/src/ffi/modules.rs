@@ -5,7 +5,8 @@ use std::ffi::{CStr, c_char};
 use dcgm_sys::*;
 
 use super::{guard, out, versioned};
-use crate::engine::{Engine, with_engine};
+use crate::engine::Engine;
+use crate::sim::with_engine;
 
 /// Readies `module` for a request, loading it on first use as libdcgm does:
 /// `DCGM_ST_MODULE_NOT_LOADED` when it is denylisted or cannot load.

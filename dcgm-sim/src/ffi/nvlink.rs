@@ -4,8 +4,8 @@ use dcgm_sys::*;
 
 use super::legacy_layouts::dcgmNvLinkStatus_v3;
 use super::{guard, guard_symbol, version_word, versioned};
-use crate::engine::with_engine;
 use crate::personality::Struct;
+use crate::sim::with_engine;
 
 /// Fills an NVLink status struct of any layout (they differ in their array sizes only): the
 /// node's GPUs and NvSwitches, each with the state of as many links as the layout has room

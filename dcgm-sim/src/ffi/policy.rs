@@ -5,8 +5,9 @@ use dcgm_sys::*;
 
 use super::modules::module_ok;
 use super::{guard, guard_symbol, versioned};
-use crate::engine::{PolicyRegistration, now_us, with_engine};
+use crate::engine::{PolicyRegistration, now_us};
 use crate::policy_thread;
+use crate::sim::with_engine;
 use crate::violations::policy_for;
 
 /// # Safety

@@ -4,7 +4,7 @@ use dcgm_sys::*;
 
 use super::modules::module_ok;
 use super::{guard, versioned};
-use crate::engine::with_engine;
+use crate::sim::with_engine;
 
 /// Metric groups as (major id, minor id, fields). On Hopper every group can be watched at the
 /// same time; the grouping follows the hardware units the counters come from.

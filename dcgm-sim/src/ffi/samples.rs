@@ -8,8 +8,9 @@ use dcgm_sys::*;
 use super::values::fill_v1;
 use super::{guard, out, versioned};
 use crate::cache::{Sample, key};
-use crate::engine::{Engine, now_us, with_engine};
+use crate::engine::{Engine, now_us};
 use crate::sampling::Read;
+use crate::sim::with_engine;
 use crate::sim_value::SimValue;
 
 /// The seven summaries of `dcgmGetFieldSummary` (minimum, maximum, average, sum, count,

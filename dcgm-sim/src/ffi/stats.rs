@@ -6,7 +6,8 @@ use std::ffi::{CStr, c_char, c_int};
 use dcgm_sys::*;
 
 use super::{guard, versioned};
-use crate::engine::{Engine, Job, now_us, with_engine};
+use crate::engine::{Engine, Job, now_us};
+use crate::sim::with_engine;
 use crate::sim_value::SimValue;
 
 /// Samples taken over a lifetime to build the summaries.

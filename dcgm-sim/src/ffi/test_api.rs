@@ -11,9 +11,10 @@ use dcgm_sys::*;
 use super::values::{fill_v1, since_outputs};
 use super::{guard, guard_symbol, out, versioned};
 use crate::cache::{Watch, Watcher, WatcherId, key};
-use crate::engine::{Engine, now_us, with_engine};
+use crate::engine::{Engine, now_us};
 use crate::model::Event;
 use crate::sampling::Read;
+use crate::sim::with_engine;
 use crate::sim_value::SimValue;
 
 /// Retention of a cache entry that holds only injected samples (DCGM's default, 30 s).

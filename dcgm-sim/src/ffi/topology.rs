@@ -6,9 +6,9 @@ use dcgm_sys::*;
 
 use super::discovery::gpu_cfg;
 use super::{guard, out, versioned};
-use crate::engine::with_engine;
 use crate::machine::Machine;
 use crate::personality;
+use crate::sim::with_engine;
 
 /// # Safety
 ///

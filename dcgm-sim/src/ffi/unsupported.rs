@@ -6,7 +6,7 @@ use std::ffi::c_char;
 use dcgm_sys::*;
 
 use super::guard;
-use crate::engine::with_engine;
+use crate::sim::with_engine;
 
 /// Running a host-engine listener needs the real nv-hostengine: not supported.
 ///

@@ -7,8 +7,9 @@ use dcgm_sys::*;
 
 use super::{guard, out};
 use crate::cache::key;
-use crate::engine::{now_us, with_engine};
+use crate::engine::now_us;
 use crate::sampling::Read;
+use crate::sim::with_engine;
 use crate::sim_value::SimValue;
 
 /// Writes a read into a C field value.

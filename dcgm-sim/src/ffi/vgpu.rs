@@ -20,8 +20,9 @@ use dcgm_sys::*;
 use super::test_api::watch_one;
 use super::values::fill_v1;
 use super::{guard, write_str};
-use crate::engine::{now_us, with_engine};
+use crate::engine::now_us;
 use crate::sampling::Read;
+use crate::sim::with_engine;
 use crate::sim_value::SimValue;
 
 /// The fields `dcgmGetVgpuDeviceAttributes` reads, in libdcgm's order.
