@@ -22,7 +22,7 @@ use std::sync::Mutex;
 
 use dcgm_sys::*;
 
-use crate::ffi::legacy_layouts::{dcgmHealthResponse_version4, dcgmNvLinkStatus_version3};
+use crate::legacy_layouts::{dcgmHealthResponse_version4, dcgmNvLinkStatus_version3};
 
 /// Environment variable naming the release to speak (`4.5.3`); it wins over a config's
 /// `dcgm_version`.

@@ -3,7 +3,7 @@
 //! this host (the connection tests' real-host-engine cases depend on it). Not part of the
 //! simulator's interface.
 
-pub use crate::ffi::legacy_layouts::{
+pub use crate::legacy_layouts::{
     dcgmHealthResponse_v4, dcgmHealthResponse_version4, dcgmNvLinkStatus_v3,
     dcgmNvLinkStatus_version3,
 };

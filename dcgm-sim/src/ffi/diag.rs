@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use dcgm_sys::*;
 
-use super::failure_reasons::recorded_class;
 use super::modules::module_ok;
 use super::{guard, guard_symbol, read_str, version_word, write_str};
 use crate::engine::{Engine, now_us};
+use crate::failure_reasons::recorded_class;
 use crate::personality::{self, Struct};
 use crate::sim::with_engine;
 

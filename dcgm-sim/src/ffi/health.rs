@@ -3,9 +3,9 @@
 
 use dcgm_sys::*;
 
-use super::legacy_layouts::dcgmHealthResponse_v4;
 use super::modules::module_ok;
 use super::{guard, out, version_word, versioned, write_str};
+use crate::legacy_layouts::dcgmHealthResponse_v4;
 use crate::personality::Struct;
 use crate::sim::with_engine;
 

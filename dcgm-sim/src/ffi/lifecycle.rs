@@ -21,16 +21,16 @@ pub extern "C" fn dcgmInit() -> dcgmReturn_t {
             Some(c) => c,
             None => SimConfig::from_env().map_err(|e| {
                 eprintln!("dcgm-sim: {e}");
-                crate::set_init_error(Some(&e));
+                super::sim_extensions::set_init_error(Some(&e));
                 DCGM_ST_INIT_ERROR
             })?,
         };
         let release = personality::choose(cfg.dcgm_version.as_deref()).map_err(|e| {
             eprintln!("dcgm-sim: {e}");
-            crate::set_init_error(Some(&e));
+            super::sim_extensions::set_init_error(Some(&e));
             DCGM_ST_INIT_ERROR
         })?;
-        crate::set_init_error(None);
+        super::sim_extensions::set_init_error(None);
         if cfg.faults.init_fails {
             return Err(DCGM_ST_INIT_ERROR);
         }

@@ -54,7 +54,7 @@ pub fn next_steps(code: dcgmError_t) -> &'static str {
         DCGM_FR_GPU_RECOVERY_DRAIN_RESET => {
             "Do not schedule new work on this GPU. Reset the GPU after existing work has drained."
         }
-        _ => crate::ffi::failure_reasons::error_info(code)
+        _ => crate::failure_reasons::error_info(code)
             .and_then(|e| e.suggestion.to_str().ok())
             .unwrap_or(""),
     }
