@@ -14,32 +14,67 @@
 //! fake CPU, or a full node, is `DCGM_ST_INSUFFICIENT_RESOURCES`. A CPU's utilisation is the
 //! mean of its cores'.
 
+use std::collections::BTreeSet;
+
 use dcgm_sys::*;
 
 use crate::config::CpuConfig;
 use crate::machine::Machine;
 
-impl Machine {
-    /// The CPU socket a GPU hangs off: the GPUs are shared out in order, an equal run of them
-    /// to each socket (the first half on CPU 0, the rest on CPU 1 on a two-socket node).
-    pub fn gpu_socket(&self, gpu: u32) -> u32 {
-        let sockets = self.cfg.cpus.len().max(1) as u32;
-        let per = self.gpu_count().div_ceil(sockets).max(1);
-        (gpu / per).min(sockets - 1)
+/// A run of consecutive core ids that one CPU owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoreRange {
+    pub cpu: u32,
+    pub first: u32,
+    pub count: u32,
+}
+
+impl CoreRange {
+    /// The core ids of the run.
+    fn ids(&self) -> std::ops::Range<u32> {
+        self.first..self.first + self.count
+    }
+}
+
+/// The node's CPU cores: the configured (or host) ones by CPU, then the fake CPUs and cores a
+/// client adds.
+#[derive(Debug, Clone, Default)]
+pub struct Cpus {
+    /// The cores of each CPU, as runs of ids.
+    ranges: Vec<CoreRange>,
+    /// CPUs added by `dcgmCreateFakeEntities`.
+    fake_cpus: BTreeSet<u32>,
+    /// The CPU of each core added by `dcgmCreateFakeEntities` (ids after the configured
+    /// cores, in order).
+    fake_cores: Vec<u32>,
+}
+
+impl Cpus {
+    /// The node's cores, as runs of ids by CPU.
+    pub fn new(ranges: Vec<CoreRange>) -> Self {
+        Self {
+            ranges,
+            ..Self::default()
+        }
+    }
+
+    /// Whether a CPU was added by `dcgmCreateFakeEntities`.
+    pub fn is_fake(&self, cpu: u32) -> bool {
+        self.fake_cpus.contains(&cpu)
     }
 
     /// One past the highest configured core id: where fake cores start.
     fn first_fake_core(&self) -> u32 {
-        self.cpu_cores.iter().map(|c| c.1 + c.2).max().unwrap_or(0)
+        self.ranges
+            .iter()
+            .map(|r| r.first + r.count)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Every core id, configured and fake, in order.
     pub fn all_cores(&self) -> Vec<u32> {
-        let mut cores: Vec<u32> = self
-            .cpu_cores
-            .iter()
-            .flat_map(|&(_, first, count)| first..first + count)
-            .collect();
+        let mut cores: Vec<u32> = self.ranges.iter().flat_map(CoreRange::ids).collect();
         let fake = self.first_fake_core();
         cores.extend((0..self.fake_cores.len() as u32).map(|i| fake + i));
         cores.sort_unstable();
@@ -51,20 +86,17 @@ impl Machine {
     pub fn core_exists(&self, core: u32) -> bool {
         let fake = self.first_fake_core();
         (core >= fake && core < fake + self.fake_cores.len() as u32)
-            || self
-                .cpu_cores
-                .iter()
-                .any(|&(_, first, count)| core >= first && core < first + count)
+            || self.ranges.iter().any(|r| r.ids().contains(&core))
     }
 
     /// The core ids a CPU owns, in order.
     pub fn cores_of_cpu(&self, cpu: u32) -> Vec<u32> {
         let configured = self.first_fake_core();
         let mut cores: Vec<u32> = self
-            .cpu_cores
+            .ranges
             .iter()
-            .filter(|c| c.0 == cpu)
-            .flat_map(|&(_, first, count)| first..first + count)
+            .filter(|r| r.cpu == cpu)
+            .flat_map(CoreRange::ids)
             .collect();
         cores.extend(
             self.fake_cores
@@ -76,20 +108,15 @@ impl Machine {
         cores
     }
 
-    /// Adds a fake CPU with the next CPU id.
-    pub fn add_fake_cpu(&mut self) -> Result<u32, dcgmReturn_t> {
-        let id = self.cfg.cpus.len() as u32;
-        if id as usize >= DCGM_MAX_NUM_CPUS {
-            return Err(DCGM_ST_INSUFFICIENT_RESOURCES);
-        }
+    /// Records fake CPU `id` (no cores yet).
+    fn add_fake_cpu(&mut self, id: u32) {
         let next = self.first_fake_core();
-        self.cfg.cpus.push(CpuConfig {
-            model: String::new(),
-            cores: 0,
+        self.ranges.push(CoreRange {
+            cpu: id,
+            first: next,
+            count: 0,
         });
-        self.cpu_cores.push((id, next, 0));
         self.fake_cpus.insert(id);
-        Ok(id)
     }
 
     /// Adds a fake core to the fake CPU `parent` (an entity of `parent_group`).
@@ -106,10 +133,33 @@ impl Machine {
     }
 }
 
+impl Machine {
+    /// The CPU socket a GPU hangs off: the GPUs are shared out in order, an equal run of them
+    /// to each socket (the first half on CPU 0, the rest on CPU 1 on a two-socket node).
+    pub fn gpu_socket(&self, gpu: u32) -> u32 {
+        let sockets = self.cfg.cpus.len().max(1) as u32;
+        let per = self.gpu_count().div_ceil(sockets).max(1);
+        (gpu / per).min(sockets - 1)
+    }
+
+    /// Adds a fake CPU with the next CPU id.
+    pub fn add_fake_cpu(&mut self) -> Result<u32, dcgmReturn_t> {
+        let id = self.cfg.cpus.len() as u32;
+        if id as usize >= DCGM_MAX_NUM_CPUS {
+            return Err(DCGM_ST_INSUFFICIENT_RESOURCES);
+        }
+        self.cfg.cpus.push(CpuConfig {
+            model: String::new(),
+            cores: 0,
+        });
+        self.cpus.add_fake_cpu(id);
+        Ok(id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host_cpus::host_cpus;
 
     #[test]
     fn fake_cores_follow_every_core_and_belong_to_their_fake_cpu() {
@@ -118,18 +168,34 @@ mod tests {
             ..crate::config::SimConfig::default()
         };
         let mut m = Machine::new(cfg);
-        let (cpus, ranges) = host_cpus(&[(0, vec![0, 1, 4, 5])], &[]);
-        (m.cfg.cpus, m.cpu_cores) = (cpus, ranges);
+        // One host CPU owning cores 0, 1, 4 and 5.
+        m.cfg.cpus = vec![CpuConfig {
+            model: "Host CPU".into(),
+            cores: 4,
+        }];
+        m.cpus = Cpus::new(vec![
+            CoreRange {
+                cpu: 0,
+                first: 0,
+                count: 2,
+            },
+            CoreRange {
+                cpu: 0,
+                first: 4,
+                count: 2,
+            },
+        ]);
         assert_eq!(m.add_fake_cpu(), Ok(1));
-        assert_eq!(m.add_fake_core(DCGM_FE_CPU, 1), Ok(6));
+        assert!(m.cpus.is_fake(1) && !m.cpus.is_fake(0));
+        assert_eq!(m.cpus.add_fake_core(DCGM_FE_CPU, 1), Ok(6));
         assert_eq!(
-            m.add_fake_core(DCGM_FE_CPU, 0),
+            m.cpus.add_fake_core(DCGM_FE_CPU, 0),
             Err(DCGM_ST_INSUFFICIENT_RESOURCES)
         );
-        assert_eq!(m.add_fake_core(DCGM_FE_GPU, 1), Err(DCGM_ST_BADPARAM));
-        assert_eq!(m.all_cores(), [0, 1, 4, 5, 6]);
-        assert_eq!(m.cores_of_cpu(0), [0, 1, 4, 5]);
-        assert_eq!(m.cores_of_cpu(1), [6]);
-        assert!(m.core_exists(4) && !m.core_exists(2) && m.core_exists(6));
+        assert_eq!(m.cpus.add_fake_core(DCGM_FE_GPU, 1), Err(DCGM_ST_BADPARAM));
+        assert_eq!(m.cpus.all_cores(), [0, 1, 4, 5, 6]);
+        assert_eq!(m.cpus.cores_of_cpu(0), [0, 1, 4, 5]);
+        assert_eq!(m.cpus.cores_of_cpu(1), [6]);
+        assert!(m.cpus.core_exists(4) && !m.cpus.core_exists(2) && m.cpus.core_exists(6));
     }
 }

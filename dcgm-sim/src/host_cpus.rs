@@ -7,6 +7,7 @@ use std::path::Path;
 use dcgm_sys::DCGM_MAX_NUM_CPUS;
 
 use crate::config::CpuConfig;
+use crate::cpu::CoreRange;
 
 /// Parses a kernel range list (`0-27,56-83`, `3`, empty) into its numbers; `None` when it is
 /// malformed. Written by hand: it is the kernel's `cpulist` format, a few lines, and no crate
@@ -39,13 +40,13 @@ pub fn host_topology(root: &Path) -> Option<Vec<(u32, Vec<u32>)>> {
         .collect()
 }
 
-/// The CPUs and `(cpu, first core, count)` ranges of the host's topology (see
+/// The CPUs and the core ranges of the host's topology (see
 /// [`host_topology`]), the configured CPUs' models kept in order. A node numbered past the
 /// first free id is numbered densely, as the simulator's CPU ids are indices.
 pub fn host_cpus(
     topology: &[(u32, Vec<u32>)],
     configured: &[CpuConfig],
-) -> (Vec<CpuConfig>, Vec<(u32, u32, u32)>) {
+) -> (Vec<CpuConfig>, Vec<CoreRange>) {
     let mut cpus = Vec::new();
     let mut ranges = Vec::new();
     for (i, (_, cores)) in topology.iter().enumerate().take(DCGM_MAX_NUM_CPUS) {
@@ -63,7 +64,11 @@ pub fn host_cpus(
                 last += 1;
                 it.next();
             }
-            ranges.push((i as u32, first, last - first + 1));
+            ranges.push(CoreRange {
+                cpu: i as u32,
+                first,
+                count: last - first + 1,
+            });
         }
     }
     (cpus, ranges)
@@ -106,6 +111,8 @@ mod tests {
         assert_eq!(cpus.len(), 2);
         assert_eq!((cpus[0].model.as_str(), cpus[0].cores), ("Grace", 4));
         assert_eq!(cpus[1].model, "Host CPU");
+        let ranges: Vec<(u32, u32, u32)> =
+            ranges.iter().map(|r| (r.cpu, r.first, r.count)).collect();
         assert_eq!(ranges, [(0, 0, 2), (0, 4, 2), (1, 2, 2), (1, 6, 2)]);
         assert!(host_topology(Path::new("/nonexistent-root")).is_none());
     }

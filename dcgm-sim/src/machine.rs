@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use dcgm_sys::*;
 
 use crate::config::{GpuConfig, SimConfig};
+use crate::cpu::{CoreRange, Cpus};
 
 /// A MIG GPU instance.
 #[derive(Debug, Clone)]
@@ -37,17 +38,12 @@ pub struct Machine {
     pub cfg: SimConfig,
     pub gpu_instances: Vec<GpuInstance>,
     pub compute_instances: Vec<ComputeInstance>,
-    /// (cpu id, first core id, core count)
-    pub cpu_cores: Vec<(u32, u32, u32)>,
+    /// The CPU cores, configured and fake ([`crate::cpu`]).
+    pub cpus: Cpus,
     /// GPUs added by `dcgmCreateFakeEntities`.
     pub fake_gpus: BTreeSet<u32>,
     /// NvSwitches added by `dcgmCreateFakeEntities`: no hardware behind them, blank fields.
     pub fake_switches: BTreeSet<u32>,
-    /// CPUs added by `dcgmCreateFakeEntities`.
-    pub fake_cpus: BTreeSet<u32>,
-    /// The CPU of each core added by `dcgmCreateFakeEntities` (ids after the configured
-    /// cores, in order; see [`crate::cpu`]).
-    pub fake_cores: Vec<u32>,
     /// Link states forced by `dcgmSetEntityNvLinkLinkState`, by (entity group, entity, link).
     pub link_states: HashMap<(u32, u32, u32), dcgmNvLinkLinkState_t>,
     /// The driver's MIG state of each GPU (`dcgmCreateMigEntity` changes it).
@@ -102,7 +98,11 @@ impl Machine {
         let mut cpu_cores = Vec::new();
         let mut next = 0;
         for (i, c) in cfg.cpus.iter().enumerate() {
-            cpu_cores.push((i as u32, next, c.cores));
+            cpu_cores.push(CoreRange {
+                cpu: i as u32,
+                first: next,
+                count: c.cores,
+            });
             next += c.cores;
         }
         if cfg.host_cpus {
@@ -115,11 +115,9 @@ impl Machine {
             cfg,
             gpu_instances,
             compute_instances,
-            cpu_cores,
+            cpus: Cpus::new(cpu_cores),
             fake_gpus: BTreeSet::new(),
             fake_switches: BTreeSet::new(),
-            fake_cpus: BTreeSet::new(),
-            fake_cores: Vec::new(),
             link_states: HashMap::new(),
             driver: Default::default(),
         }
@@ -248,7 +246,7 @@ impl Machine {
             }
             DCGM_FE_SWITCH => (0..self.cfg.nvswitches).collect(),
             DCGM_FE_CPU => (0..self.cfg.cpus.len() as u32).collect(),
-            DCGM_FE_CPU_CORE => self.all_cores(),
+            DCGM_FE_CPU_CORE => self.cpus.all_cores(),
             DCGM_FE_LINK => {
                 let mut v = Vec::new();
                 for (g, gpu) in self.cfg.gpus.iter().enumerate() {
@@ -276,7 +274,7 @@ impl Machine {
             DCGM_FE_GPU_CI => self.compute_instance(id).is_some(),
             DCGM_FE_SWITCH => id < self.cfg.nvswitches,
             DCGM_FE_CPU => (id as usize) < self.cfg.cpus.len(),
-            DCGM_FE_CPU_CORE => self.core_exists(id),
+            DCGM_FE_CPU_CORE => self.cpus.core_exists(id),
             // libdcgm 4.6.0's cache takes any port a link id may name, not only the links
             // there are: on a known GPU up to twice the most links a GPU has; on any NvSwitch
             // (it cannot check those) up to twice the most an NvSwitch has. `link_present` says

@@ -407,7 +407,8 @@ pub fn sample(
         DCGM_FI_DEV_CPU_AFFINITY_0..=DCGM_FI_DEV_CPU_AFFINITY_3 => {
             let word = u32::from(field - DCGM_FI_DEV_CPU_AFFINITY_0);
             let socket = m.gpu_socket(gpu);
-            m.cores_of_cpu(socket)
+            m.cpus
+                .cores_of_cpu(socket)
                 .into_iter()
                 .filter(|c| c / 64 == word)
                 .fold(0u64, |w, c| w | 1 << (c % 64))
@@ -617,7 +618,7 @@ fn cpu_sample(m: &Machine, group: u32, id: u32, field: u16, t_s: f64) -> SimValu
     if group == DCGM_FE_CPU {
         // A CPU's utilisation is the mean of its cores' (DCGM's sysmon module averages them).
         if CPU_UTIL_FIELDS.contains(&field) {
-            let cores = m.cores_of_cpu(id);
+            let cores = m.cpus.cores_of_cpu(id);
             if cores.is_empty() {
                 return Blank;
             }

@@ -387,12 +387,12 @@ fn fill_cpus(m: &Machine, num: &mut u32, mut each: impl FnMut(usize, u32, &[u32]
     let n = m.cfg.cpus.len().min(DCGM_MAX_NUM_CPUS);
     *num = n as u32;
     for (i, cpu) in (0..n as u32).enumerate() {
-        let serial = if m.fake_cpus.contains(&cpu) {
+        let serial = if m.cpus.is_fake(cpu) {
             String::new()
         } else {
             format!("SIM-CPU-{cpu:04}")
         };
-        each(i, cpu, &m.cores_of_cpu(cpu), &serial);
+        each(i, cpu, &m.cpus.cores_of_cpu(cpu), &serial);
     }
 }
 

@@ -57,6 +57,7 @@ fn create_one(e: &mut Engine, info: &dcgmMigHierarchyInfo_t) -> Result<u32, dcgm
         DCGM_FE_CPU => e.machine.add_fake_cpu(),
         DCGM_FE_CPU_CORE => e
             .machine
+            .cpus
             .add_fake_core(info.parent.entityGroupId, info.parent.entityId),
         _ => Err(DCGM_ST_NOT_SUPPORTED),
     }

@@ -57,7 +57,7 @@ pub unsafe extern "C" fn dcgmSelectGpusByTopology(
 }
 
 fn affinity(m: &Machine, socket: u32, mask: &mut [c_ulong]) {
-    for c in m.cores_of_cpu(socket) {
+    for c in m.cpus.cores_of_cpu(socket) {
         let bits = c_ulong::BITS;
         if let Some(w) = mask.get_mut((c / bits) as usize) {
             *w |= 1 << (c % bits);
