@@ -86,11 +86,11 @@ fn topology_is_the_same_on_every_release() {
 #[test]
 fn a_feature_the_release_lacks_is_one_line_and_exit_status_4() {
     for v in RELEASES {
-        // Health and diagnostics are asked in each release's own versions (health response
-        // v4, RunDiag v8 with response v10 on 3.3.9): they work on every release, as on the
-        // real libraries (tests/releases.rs).
+        // NVLink status, health and diagnostics are asked in each release's own versions
+        // (NVLink status v3, health response v4, RunDiag v8 with response v10 on 3.3.9): they
+        // work on every release, as on the real libraries (tests/releases.rs).
         let cases: [(&str, &[&str], &str); 3] = [
-            ("nvlink", &[], "4.0.0"),
+            ("nvlink", &[], "3.3.9"),
             ("health", &["-c", "1"], "3.3.9"),
             ("diag", &["-r", "1"], "3.3.9"),
         ];

@@ -25,10 +25,13 @@ pub(crate) enum Asked {
     /// with response v12 from 4.2, v10 with v11 in 4.1, v9 with v11 in 4.0, v8 with v10 in
     /// 3.3.9).
     RunDiag,
+    /// `dcgmGetNvLinkLinkStatus`: `dcgmNvLinkStatus_v5` from 4.6, `_v4` from 4.0, `_v3`
+    /// before.
+    NvLinkStatus,
 }
 
 impl Asked {
-    const COUNT: usize = 5;
+    const COUNT: usize = 6;
 
     fn index(self) -> usize {
         match self {
@@ -37,6 +40,7 @@ impl Asked {
             Asked::Config => 2,
             Asked::DiagResponse => 3,
             Asked::RunDiag => 4,
+            Asked::NvLinkStatus => 5,
         }
     }
 }

@@ -4,9 +4,10 @@ use std::fmt;
 
 use dcgm_sys::*;
 
-use crate::error::{Error, Result, ReturnCode};
+use crate::dialect::{Asked, Offer};
+use crate::error::{Error, Result};
 use crate::library::ffi;
-use crate::release::{Capability, DcgmVersion};
+use crate::release::DcgmVersion;
 use crate::system::System;
 
 /// The state of one NVLink.
@@ -87,8 +88,8 @@ impl NvLinkStatus {
     }
 }
 
-/// An NVLink status of any version (v4 and v5 differ only in the GPU entries' link count),
-/// checked against the version word the library wrote back.
+/// An NVLink status of any version (v3, v4 and v5 differ only in the GPU and NvSwitch
+/// entries' link counts), checked against the version word the library wrote back.
 macro_rules! decode {
     ($s:expr, $version:expr) => {{
         let s = &$s;
@@ -112,6 +113,31 @@ macro_rules! decode {
         })
     }};
 }
+
+/// The NVLink status layouts before version 5, each decoded under its own version word.
+trait OlderStatus: Versioned {
+    fn decode(&self) -> Result<NvLinkStatus>;
+}
+
+impl OlderStatus for dcgmNvLinkStatus_v4 {
+    fn decode(&self) -> Result<NvLinkStatus> {
+        decode!(*self, dcgmNvLinkStatus_version4)
+    }
+}
+
+impl OlderStatus for dcgmNvLinkStatus_v3 {
+    fn decode(&self) -> Result<NvLinkStatus> {
+        decode!(*self, dcgmNvLinkStatus_version3)
+    }
+}
+
+/// The versions of `dcgmNvLinkStatus` this SDK sends, newest first, with the first release
+/// that accepts each (each release takes exactly one).
+const NVLINK_STATUS_OFFERS: [Offer; 3] = [
+    Offer::new(dcgmNvLinkStatus_version5, DcgmVersion::new(4, 6, 0)),
+    Offer::new(dcgmNvLinkStatus_version4, DcgmVersion::new(4, 0, 0)),
+    Offer::new(dcgmNvLinkStatus_version3, DcgmVersion::new(0, 0, 0)),
+];
 
 fn trimmed(raw: &[dcgmNvLinkLinkState_t]) -> Vec<LinkState> {
     let mut v: Vec<LinkState> = raw.iter().map(|s| LinkState::from_raw(*s)).collect();
@@ -167,25 +193,26 @@ pub struct GpuP2pStatus {
 impl System {
     /// The state of every NVLink of every GPU and NvSwitch.
     ///
-    /// Asks in the loaded release's own version: `dcgmNvLinkStatus_v5` (36 links per GPU) from
-    /// DCGM 4.6.0, `_v4` (18 links per GPU) from 4.0 to 4.5.3 (also after a `VER_MISMATCH`
-    /// from a release that did not say its version, or an older remote engine).
+    /// Asks in the answering release's own version: `dcgmNvLinkStatus_v5` (36 links per GPU)
+    /// from DCGM 4.6.0, `_v4` (18 links per GPU, 256 per NvSwitch) from 4.0 to 4.5.3, `_v3`
+    /// (18 per GPU, 64 per NvSwitch) in 3.3.x; the version accepted is remembered per handle.
     ///
     /// # Errors
     ///
-    /// `NotInRelease` before DCGM 4.0; `UnknownLayout` for a version word this SDK cannot
-    /// decode; `ConnectionLost` when the host engine went away.
+    /// `UnknownLayout` for a version word other than the one sent; `ConnectionLost` when the
+    /// host engine went away.
     #[doc(alias = "dcgmGetNvLinkLinkStatus")]
     pub fn nvlink_status(&self) -> Result<NvLinkStatus> {
-        let lib = self.handle().lib();
-        let v5_first = lib.release().is_none_or(|v| v >= DcgmVersion::new(4, 6, 0));
-        if v5_first {
-            match self.nvlink_status_v5() {
-                Err(e) if e.code() == ReturnCode::from_raw(DCGM_ST_VER_MISMATCH) => {}
-                r => return r,
-            }
-        }
-        self.nvlink_status_v4()
+        self.handle()
+            .ask_versioned(Asked::NvLinkStatus, &NVLINK_STATUS_OFFERS, |word| {
+                if word == dcgmNvLinkStatus_version5 {
+                    self.nvlink_status_v5()
+                } else if word == dcgmNvLinkStatus_version4 {
+                    self.nvlink_status_as::<dcgmNvLinkStatus_v4>()
+                } else {
+                    self.nvlink_status_as::<dcgmNvLinkStatus_v3>()
+                }
+            })
     }
 
     fn nvlink_status_v5(&self) -> Result<NvLinkStatus> {
@@ -196,29 +223,17 @@ impl System {
         decode!(s, dcgmNvLinkStatus_version5)
     }
 
-    /// DCGM 4.0 to 4.5.3's layout: 18 links per GPU.
-    fn nvlink_status_v4(&self) -> Result<NvLinkStatus> {
-        let mut s = dcgmNvLinkStatus_v4::boxed_versioned();
+    /// An older layout: 4.0 to 4.5.3's (v4) or 3.x's (v3).
+    fn nvlink_status_as<S: OlderStatus>(&self) -> Result<NvLinkStatus> {
+        let mut s = S::boxed_versioned();
         let lib = self.handle().lib();
         // The C prototype names the current struct; the library reads the version word and
         // writes the layout of that version.
-        let out = (&mut *s as *mut dcgmNvLinkStatus_v4).cast::<dcgmNvLinkStatus_v5>();
-        // SAFETY: a versioned version-4 struct valid for the call: the library checks the word
-        // and writes at most `size_of::<dcgmNvLinkStatus_v4>()` bytes for it.
-        unsafe { ffi!(lib, dcgmGetNvLinkLinkStatus(self.handle().raw(), out)) }.map_err(
-            |e| match e {
-                // 3.3.9 knows only version 3.
-                Error::Dcgm { code, .. } if code.raw() == DCGM_ST_VER_MISMATCH => {
-                    lib.release().map_or(e.clone(), |have| Error::NotInRelease {
-                        capability: Capability::NvLinkStatus,
-                        needs: Capability::NvLinkStatus.since(),
-                        have,
-                    })
-                }
-                e => e,
-            },
-        )?;
-        decode!(s, dcgmNvLinkStatus_version4)
+        let out = (&mut *s as *mut S).cast::<dcgmNvLinkStatus_v5>();
+        // SAFETY: a versioned struct of an older version, valid for the call: the library
+        // checks the word and writes at most `size_of::<S>()` bytes for it.
+        unsafe { ffi!(lib, dcgmGetNvLinkLinkStatus(self.handle().raw(), out)) }?;
+        s.decode()
     }
 
     /// NVLink peer-to-peer status between every pair of GPUs.
@@ -253,5 +268,107 @@ impl System {
                 }
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A status image written at the offsets of NVIDIA's headers (from the members' sizes, not
+    /// this crate's structs): one GPU with `gpu_links` link slots, one NvSwitch with
+    /// `switch_links`.
+    fn image(version: u32, gpu_links: usize, switch_links: usize) -> Vec<u8> {
+        let mut b = vec![0u8; 8 + 32 * (4 + 4 * gpu_links) + 4 + 12 * (4 + 4 * switch_links)];
+        let mut put = |at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+        put(0, version);
+        put(4, 1); // numGpus
+        put(8, 3); // GPU 3
+        put(12, DcgmNvLinkLinkStateUp);
+        put(16, DcgmNvLinkLinkStateDown);
+        // The last link slot of the GPU: where v3 and v4 end and v5 goes on.
+        put(8 + 4 * gpu_links, DcgmNvLinkLinkStateUp);
+        let switches = 8 + 32 * (4 + 4 * gpu_links);
+        put(switches, 1); // numNvSwitches
+        put(switches + 4, 7); // NvSwitch 7
+        put(switches + 8, DcgmNvLinkLinkStateUp);
+        put(
+            switches + 8 + 4 * (switch_links - 1),
+            DcgmNvLinkLinkStateDisabled,
+        );
+        b
+    }
+
+    /// Reads an image into the layout `S`.
+    fn read<S: Versioned>(bytes: &[u8]) -> Box<S> {
+        assert_eq!(bytes.len(), size_of::<S>());
+        let mut s = dcgm_sys::boxed_zeroed::<S>();
+        // SAFETY: the image has the struct's size; its members are plain integers.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                (&mut *s as *mut S).cast::<u8>(),
+                bytes.len(),
+            );
+        }
+        s
+    }
+
+    fn check(s: &NvLinkStatus, gpu_links: usize, switch_links: usize) {
+        use LinkState::*;
+        let mut gpu = vec![Up, Down];
+        gpu.resize(gpu_links - 1, NotSupported);
+        gpu.push(Up);
+        assert_eq!(s.gpus, vec![(3, gpu)]);
+        let mut switch = vec![Up];
+        switch.resize(switch_links - 1, NotSupported);
+        switch.push(Disabled);
+        assert_eq!(s.switches, vec![(7, switch)]);
+        assert_eq!(s.unhealthy_links().len(), 2);
+    }
+
+    #[test]
+    fn version_3_of_dcgm_3_decodes_with_64_switch_links() {
+        let s = read::<dcgmNvLinkStatus_v3>(&image(dcgmNvLinkStatus_version3, 18, 64));
+        check(&s.decode().unwrap(), 18, 64);
+        let s = read::<dcgmNvLinkStatus_v4>(&image(dcgmNvLinkStatus_version4, 18, 256));
+        check(&s.decode().unwrap(), 18, 256);
+    }
+
+    #[test]
+    fn another_version_word_is_an_error_not_data() {
+        for (written, decoded_as) in [
+            (dcgmNvLinkStatus_version4, dcgmNvLinkStatus_version3),
+            (dcgmNvLinkStatus_version2, dcgmNvLinkStatus_version3),
+        ] {
+            let mut b = image(dcgmNvLinkStatus_version3, 18, 64);
+            b[..4].copy_from_slice(&written.to_ne_bytes());
+            let s = read::<dcgmNvLinkStatus_v3>(&b);
+            match s.decode() {
+                Err(Error::UnknownLayout { call, version }) => {
+                    assert_eq!(call, "dcgmGetNvLinkLinkStatus");
+                    assert_eq!(version, written, "decoded as {decoded_as:#x}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let mut b = image(dcgmNvLinkStatus_version4, 18, 256);
+        b[..4].copy_from_slice(&dcgmNvLinkStatus_version3.to_ne_bytes());
+        assert!(read::<dcgmNvLinkStatus_v4>(&b).decode().is_err());
+    }
+
+    #[test]
+    fn each_release_is_asked_the_one_version_it_takes() {
+        use crate::dialect::first_offer;
+        for (v, want) in [
+            ((4, 6, 0), dcgmNvLinkStatus_version5),
+            ((4, 5, 3), dcgmNvLinkStatus_version4),
+            ((4, 0, 0), dcgmNvLinkStatus_version4),
+            ((3, 3, 9), dcgmNvLinkStatus_version3),
+        ] {
+            let v = DcgmVersion::new(v.0, v.1, v.2);
+            let i = first_offer(&NVLINK_STATUS_OFFERS, Some(v));
+            assert_eq!(NVLINK_STATUS_OFFERS[i].word, want, "{v}");
+        }
     }
 }

@@ -96,7 +96,8 @@ pub enum Capability {
     ConnectUrl,
     /// Emptying the field cache (`dcgmEmptyCache`): 4.5.
     EmptyCache,
-    /// NVLink link states (`dcgmNvLinkStatus_v4` from 4.0, `_v5` with 36 links from 4.6).
+    /// NVLink link states: every release this SDK speaks (`dcgmNvLinkStatus_v5` with 36 links
+    /// per GPU from 4.6, `_v4` from 4.0, `_v3` in 3.x, each decoded).
     NvLinkStatus,
     /// Topology with 64-bit paths (NVLink 19–36) and link masks (`dcgmDeviceTopology_v2`):
     /// 4.6. Older releases answer in the version-1 layout, which this crate decodes.
@@ -127,8 +128,8 @@ impl Capability {
             | Capability::HealthCheck
             | Capability::Config
             | Capability::PolicyCallbacks
-            | Capability::Diagnostics => DcgmVersion::OLDEST,
-            Capability::NvLinkStatus => DcgmVersion::new(4, 0, 0),
+            | Capability::Diagnostics
+            | Capability::NvLinkStatus => DcgmVersion::OLDEST,
             Capability::ChipArchitecture => DcgmVersion::new(4, 2, 0),
             Capability::NvLinkP2pStatus => DcgmVersion::new(4, 3, 1),
             Capability::ConnectUrl | Capability::EmptyCache => DcgmVersion::new(4, 5, 0),
@@ -288,7 +289,7 @@ mod tests {
             Some(DcgmVersion::new(3, 3, 9))
         );
         assert!(DcgmVersion::new(4, 1, 1) < DcgmVersion::new(4, 2, 0));
-        assert!(DcgmVersion::new(3, 3, 9) < Capability::NvLinkStatus.since());
+        assert!(DcgmVersion::new(3, 3, 9) < Capability::ChipArchitecture.since());
         assert_eq!(Capability::GroupInfo.since(), DcgmVersion::OLDEST);
         assert_eq!(DcgmVersion::parse(""), None);
     }

@@ -1,6 +1,7 @@
 //! The safe layer asks each real DCGM release beside the checkout (`../shared/realdcgm-*`,
 //! the H200 capture through DCGM's injection NVML) in its own struct versions: group info,
-//! health, configuration, policy callbacks and diagnostics answer on 3.3.9 as on 4.x (the
+//! health, configuration, policy callbacks, NVLink status and diagnostics answer on 3.3.9 as
+//! on 4.x (the
 //! builds beside the checkout have no nvvs: every release refuses a run with its own clear
 //! `NVVS_BINARY_NOT_FOUND`, never a version refusal). Each release runs in a child process
 //! of its own (one library per process, with its injection variables); skipped where the
@@ -42,6 +43,9 @@ fn group_info_health_config_and_policy_answer_on_every_real_release() {
         // and response v10 on 3.3.9, v10 and v11 on 4.1.1), which finds no nvvs.
         let nvvs = dcgm::raw::sys::DCGM_ST_NVVS_BINARY_NOT_FOUND;
         assert_eq!(line("DIAG "), format!("err {nvvs} {nvvs}"), "{v}");
+        // NVLink status v3 on 3.3.9, v4 on 4.1.1 and 4.5.3, v5 on 4.6.0: the capture's GPU,
+        // with no NVLink injected.
+        assert_eq!(line("NVLINK "), "ok [(0, [])] []", "{v}");
     }
 }
 
@@ -121,4 +125,10 @@ fn release_child() {
     let level = code(g.run_diagnostic(dcgm::DiagLevel::Short));
     let request = code(g.run_diag(&dcgm::DiagRequest::level(dcgm::DiagLevel::Short)));
     println!("DIAG err {level} {request}");
+    for _ in 0..2 {
+        match h.system().nvlink_status() {
+            Ok(s) => println!("NVLINK ok {:?} {:?}", s.gpus, s.switches),
+            Err(e) => println!("NVLINK err {e}"),
+        }
+    }
 }

@@ -60,6 +60,37 @@ pub struct dcgmNvLinkNvSwitchLinkStatus_t {
 }
 crate::plain_struct!(dcgmNvLinkNvSwitchLinkStatus_t, size = 1028, align = 4);
 
+/// Link states of one NvSwitch with up to 64 links (NVLink status version 3: DCGM 3.x names
+/// it `dcgmNvLinkNvSwitchLinkStatus_t`).
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dcgmNvLinkNvSwitchLinkStatus_v3 {
+    pub entityId: dcgm_field_eid_t,
+    pub linkState: [dcgmNvLinkLinkState_t; 64],
+}
+crate::plain_struct!(dcgmNvLinkNvSwitchLinkStatus_v3, size = 260, align = 4);
+
+/// NVLink states of every GPU (18 links each) and NvSwitch (64 links each), version 3: what
+/// DCGM 3.x's `dcgmGetNvLinkLinkStatus` takes.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dcgmNvLinkStatus_v3 {
+    pub version: u32,
+    /// Number of valid entries of `gpus`.
+    pub numGpus: u32,
+    pub gpus: [dcgmNvLinkGpuLinkStatus_v3; 32],
+    /// Number of valid entries of `nvSwitches`.
+    pub numNvSwitches: u32,
+    pub nvSwitches: [dcgmNvLinkNvSwitchLinkStatus_v3; 12],
+}
+// 4 + 4 + 32 × 76 + 4 + 12 × 260.
+crate::versioned_struct!(
+    dcgmNvLinkStatus_v3,
+    dcgmNvLinkStatus_version3 = 3,
+    size = 5564,
+    word = 0x0300_15BC
+);
+
 /// NVLink states of every GPU (18 links each) and NvSwitch, version 4.
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
