@@ -35,7 +35,7 @@ mod legacy_layouts;
 mod listener_probe;
 mod machine;
 mod mig;
-mod mig_requests;
+mod mig_instances;
 mod model;
 mod module_state;
 mod personality;

@@ -8,36 +8,12 @@ use dcgm_sys::*;
 
 use crate::config::{GpuConfig, SimConfig};
 use crate::cpu::{CoreRange, Cpus};
-
-/// A MIG GPU instance.
-#[derive(Debug, Clone)]
-pub struct GpuInstance {
-    pub id: u32,
-    pub gpu: u32,
-    /// Index of the instance within its GPU (the NVML instance id).
-    pub local_id: u32,
-    pub profile: String,
-    pub slices: u32,
-}
-
-/// A MIG compute instance.
-#[derive(Debug, Clone)]
-pub struct ComputeInstance {
-    pub id: u32,
-    pub gpu: u32,
-    pub instance: u32,
-    pub local_id: u32,
-    /// Its own profile name (a fake one's, `1fc.1g.4gb` as DCGM names it); `None`: its GPU
-    /// instance's, as DCGM names a real compute instance.
-    pub profile: Option<String>,
-}
+use crate::mig_instances::MigInstances;
 
 /// All entities of the node.
 #[derive(Debug, Clone)]
 pub struct Machine {
     pub cfg: SimConfig,
-    pub gpu_instances: Vec<GpuInstance>,
-    pub compute_instances: Vec<ComputeInstance>,
     /// The CPU cores, configured and fake ([`crate::cpu`]).
     pub cpus: Cpus,
     /// GPUs added by `dcgmCreateFakeEntities`.
@@ -46,16 +22,14 @@ pub struct Machine {
     pub fake_switches: BTreeSet<u32>,
     /// Link states forced by `dcgmSetEntityNvLinkLinkState`, by (entity group, entity, link).
     pub link_states: HashMap<(u32, u32, u32), dcgmNvLinkLinkState_t>,
-    /// The driver's MIG state of each GPU (`dcgmCreateMigEntity` changes it).
-    pub mig: crate::mig::MigState,
+    /// The MIG instances and the driver's MIG state ([`crate::mig_instances`]).
+    pub mig: MigInstances,
     /// Whether the host engine holds the driver (`dcgmDetachDriver`/`dcgmAttachDriver`).
     pub driver: crate::driver::DriverState,
 }
 
 /// UUID of every fake GPU, as DCGM gives it.
 pub const FAKE_GPU_UUID: &str = "GPU-00000000-0000-0000-0000-000000000000";
-/// GPU instance ids of a GPU start at `gpu * IDS_PER_GPU` (DCGM's id scheme for fake ones).
-pub const IDS_PER_GPU: u32 = 8;
 
 /// Packs a link entity id the way `dcgm_link_t` does: parent type, link index, parent id.
 pub fn link_id(parent_group: u32, index: u32, parent: u32) -> u32 {
@@ -72,29 +46,6 @@ pub const SWITCH_LINKS: u32 = 64;
 
 impl Machine {
     pub fn new(mut cfg: SimConfig) -> Self {
-        let mut gpu_instances = Vec::new();
-        let mut compute_instances = Vec::new();
-        for (g, gpu) in cfg.gpus.iter().enumerate() {
-            for (li, mi) in gpu.mig.iter().enumerate() {
-                let id = gpu_instances.len() as u32;
-                gpu_instances.push(GpuInstance {
-                    id,
-                    gpu: g as u32,
-                    local_id: li as u32 + 1,
-                    profile: mi.profile.clone(),
-                    slices: mi.slices,
-                });
-                for c in 0..mi.compute_instances {
-                    compute_instances.push(ComputeInstance {
-                        id: compute_instances.len() as u32,
-                        gpu: g as u32,
-                        instance: id,
-                        local_id: c,
-                        profile: None,
-                    });
-                }
-            }
-        }
         let mut cpu_cores = Vec::new();
         let mut next = 0;
         for (i, c) in cfg.cpus.iter().enumerate() {
@@ -111,26 +62,14 @@ impl Machine {
             (cfg.cpus, cpu_cores) = crate::host_cpus::host_cpus(&topology, &cfg.cpus);
         }
         Self {
-            mig: crate::mig::MigState::from_config(&cfg),
+            mig: MigInstances::from_config(&cfg),
             cfg,
-            gpu_instances,
-            compute_instances,
             cpus: Cpus::new(cpu_cores),
             fake_gpus: BTreeSet::new(),
             fake_switches: BTreeSet::new(),
             link_states: HashMap::new(),
             driver: Default::default(),
         }
-    }
-
-    /// A GPU instance by id.
-    pub fn gpu_instance(&self, id: u32) -> Option<&GpuInstance> {
-        self.gpu_instances.iter().find(|i| i.id == id)
-    }
-
-    /// A compute instance by id.
-    pub fn compute_instance(&self, id: u32) -> Option<&ComputeInstance> {
-        self.compute_instances.iter().find(|c| c.id == id)
     }
 
     /// Adds a fake GPU with the next free id; `None` when the node is full.
@@ -149,53 +88,10 @@ impl Machine {
         Some(id)
     }
 
-    /// Adds a fake GPU instance under `gpu`: id `gpu * 8 + n` for its n-th instance (the next
-    /// free id after it when a configured instance holds that id); `None` for an unknown GPU.
+    /// Adds a fake GPU instance under `gpu` (see [`MigInstances::add_fake_gpu_instance`]);
+    /// `None` for an unknown GPU.
     pub fn add_fake_gpu_instance(&mut self, gpu: u32) -> Option<u32> {
-        if gpu >= self.gpu_count() {
-            return None;
-        }
-        let n = self.gpu_instances.iter().filter(|i| i.gpu == gpu).count() as u32;
-        let mut id = gpu * IDS_PER_GPU + n;
-        while self.gpu_instance(id).is_some() {
-            id += 1;
-        }
-        self.gpu_instances.push(GpuInstance {
-            id,
-            gpu,
-            local_id: n,
-            profile: "1fg.4gb".into(),
-            slices: 1,
-        });
-        Some(id)
-    }
-
-    /// Adds a fake compute instance under GPU instance `gi`: id `gpu * 8 + n` for the n-th
-    /// compute instance of that GPU; `None` for an unknown GPU instance.
-    pub fn add_fake_compute_instance(&mut self, gi: u32) -> Option<u32> {
-        let gpu = self.gpu_instance(gi)?.gpu;
-        let n = self
-            .compute_instances
-            .iter()
-            .filter(|c| c.gpu == gpu)
-            .count() as u32;
-        let local = self
-            .compute_instances
-            .iter()
-            .filter(|c| c.instance == gi)
-            .count() as u32;
-        let mut id = gpu * IDS_PER_GPU + n;
-        while self.compute_instance(id).is_some() {
-            id += 1;
-        }
-        self.compute_instances.push(ComputeInstance {
-            id,
-            gpu,
-            instance: gi,
-            local_id: local,
-            profile: Some("1fc.1g.4gb".into()),
-        });
-        Some(id)
+        (gpu < self.gpu_count()).then(|| self.mig.add_fake_gpu_instance(gpu))
     }
 
     /// Adds a fake NvSwitch with the next id.
@@ -235,12 +131,12 @@ impl Machine {
         match group {
             DCGM_FE_GPU => (0..self.gpu_count()).collect(),
             DCGM_FE_GPU_I => {
-                let mut v: Vec<u32> = self.gpu_instances.iter().map(|i| i.id).collect();
+                let mut v: Vec<u32> = self.mig.gpu_instances().iter().map(|i| i.id).collect();
                 v.sort_unstable();
                 v
             }
             DCGM_FE_GPU_CI => {
-                let mut v: Vec<u32> = self.compute_instances.iter().map(|c| c.id).collect();
+                let mut v: Vec<u32> = self.mig.compute_instances().iter().map(|c| c.id).collect();
                 v.sort_unstable();
                 v
             }
@@ -270,8 +166,8 @@ impl Machine {
         match group {
             DCGM_FE_NONE => true,
             DCGM_FE_GPU => id < self.gpu_count(),
-            DCGM_FE_GPU_I => self.gpu_instance(id).is_some(),
-            DCGM_FE_GPU_CI => self.compute_instance(id).is_some(),
+            DCGM_FE_GPU_I => self.mig.gpu_instance(id).is_some(),
+            DCGM_FE_GPU_CI => self.mig.compute_instance(id).is_some(),
             DCGM_FE_SWITCH => id < self.cfg.nvswitches,
             DCGM_FE_CPU => (id as usize) < self.cfg.cpus.len(),
             DCGM_FE_CPU_CORE => self.cpus.core_exists(id),
@@ -322,40 +218,13 @@ impl Machine {
     pub fn gpu_of(&self, group: dcgm_field_entity_group_t, id: u32) -> Option<u32> {
         match group {
             DCGM_FE_GPU => Some(id),
-            DCGM_FE_GPU_I => self.gpu_instance(id).map(|i| i.gpu),
-            DCGM_FE_GPU_CI => self.compute_instance(id).map(|c| c.gpu),
+            DCGM_FE_GPU_I => self.mig.gpu_instance(id).map(|i| i.gpu),
+            DCGM_FE_GPU_CI => self.mig.compute_instance(id).map(|c| c.gpu),
             DCGM_FE_LINK => {
                 let (t, _, parent) = unpack_link(id);
                 (t == DCGM_FE_GPU).then_some(parent)
             }
             _ => None,
-        }
-    }
-
-    /// Whether a GPU is in MIG mode (configured so, or holding fake instances).
-    pub fn mig_enabled(&self, gpu: u32) -> bool {
-        self.mig.enabled(gpu) || self.gpu_instances.iter().any(|i| i.gpu == gpu)
-    }
-
-    /// The share of its GPU's compute an entity has (1.0 for a whole GPU).
-    pub fn compute_share(&self, group: dcgm_field_entity_group_t, id: u32) -> f64 {
-        match group {
-            DCGM_FE_GPU_I => self
-                .gpu_instance(id)
-                .map_or(1.0, |i| f64::from(i.slices) / 7.0),
-            DCGM_FE_GPU_CI => self
-                .compute_instance(id)
-                .and_then(|c| self.gpu_instance(c.instance))
-                .map_or(1.0, |i| {
-                    let n = self
-                        .compute_instances
-                        .iter()
-                        .filter(|c| c.instance == i.id)
-                        .count()
-                        .max(1);
-                    f64::from(i.slices) / 7.0 / n as f64
-                }),
-            _ => 1.0,
         }
     }
 }

@@ -214,7 +214,7 @@ pub struct MigGpu {
     pub enabled: bool,
     /// The driver's GPU instances.
     pub gis: Vec<NvmlGi>,
-    /// DCGM's view of this GPU was built by `mig_requests::refresh` (DCGM's numbering), not from the
+    /// DCGM's view of this GPU was built by `MigInstances::refresh` (DCGM's numbering), not from the
     /// configuration.
     pub renumbered: bool,
     /// Changed in the driver since DCGM last read it (a request with the delay flag).

@@ -290,7 +290,7 @@ pub fn sample(
         return Multi(Vec::new());
     }
     let g = &cfg.gpus[gpu as usize];
-    let share = m.compute_share(group, id);
+    let share = m.mig.compute_share(group, id);
     // What a Hopper GPU does not report, as the real H200 capture answers through libdcgm
     // 4.6.0: retired pages (Hopper remaps rows instead) and the legacy PCIe throughput.
     let hopper = g.model.contains("H100") || g.model.contains("H200");
@@ -336,11 +336,13 @@ pub fn sample(
             // A MIG instance reports its profile name, as DCGM does.
             return Str(match group {
                 DCGM_FE_GPU_I => m
+                    .mig
                     .gpu_instance(id)
                     .map_or(String::new(), |i| i.profile.clone()),
-                DCGM_FE_GPU_CI => m.compute_instance(id).map_or(String::new(), |c| {
+                DCGM_FE_GPU_CI => m.mig.compute_instance(id).map_or(String::new(), |c| {
                     c.profile.clone().unwrap_or_else(|| {
-                        m.gpu_instance(c.instance)
+                        m.mig
+                            .gpu_instance(c.instance)
                             .map_or(String::new(), |i| i.profile.clone())
                     })
                 }),
@@ -424,7 +426,7 @@ pub fn sample(
         DCGM_FI_CUDA_GPU_COMPUTE_CAPABILITY => 0x0009_0000,
         DCGM_FI_DEV_GPU_COMPUTE_MODE => 0,
         DCGM_FI_DEV_GPU_PERSISTENCE_MODE => 1,
-        DCGM_FI_DEV_MIG_MODE => i64::from(m.mig_enabled(gpu)),
+        DCGM_FI_DEV_MIG_MODE => i64::from(m.mig.enabled(gpu)),
         DCGM_FI_DEV_MIG_MAX_SLICES => 7,
         DCGM_FI_DEV_CC_MODE => 0,
         DCGM_FI_DEV_SM_CLOCK if act.is_some() => {

@@ -115,7 +115,7 @@ fn run_test(e: &Engine, test: &'static str, gpus: &[u32], now: i64) -> TestOutco
                 o.error = Some((code, msg));
             }
         };
-        if test != "software" && e.machine.mig_enabled(g) {
+        if test != "software" && e.machine.mig.enabled(g) {
             o.result = DCGM_DIAG_RESULT_SKIP;
             o.info = Some(format!("{test} skipped on GPU {g}: MIG mode is enabled"));
             results.push(o);

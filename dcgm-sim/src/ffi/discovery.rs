@@ -222,7 +222,7 @@ pub unsafe extern "C" fn dcgmGetDeviceAttributes(
             let s = &mut a.settings;
             s.version = dcgmDeviceSettings_version2;
             s.persistenceModeEnabled = 1;
-            s.migModeEnabled = u32::from(e.machine.mig_enabled(gpuId));
+            s.migModeEnabled = u32::from(e.machine.mig.enabled(gpuId));
             s.confidentialComputeMode = 0;
             let c = &mut a.clockSets;
             c.version = dcgmDeviceSupportedClockSets_version1;
@@ -316,7 +316,7 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
             let m = &e.machine;
             let mut n = 0usize;
             // Grouped by GPU in id order, each GPU instance followed by its compute instances.
-            let mut gis: Vec<_> = m.gpu_instances.iter().collect();
+            let mut gis: Vec<_> = m.mig.gpu_instances().iter().collect();
             gis.sort_by_key(|gi| (gi.gpu, gi.id));
             for gi in gis {
                 if n >= h.entityList.len() {
@@ -335,11 +335,17 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
                 info.info.nvmlGpuIndex = gi.gpu;
                 info.info.nvmlInstanceId = gi.local_id;
                 info.info.nvmlComputeInstanceId = u32::MAX;
-                (info.info.nvmlMigProfileId, info.info.nvmlProfileSlices) =
-                    crate::mig_requests::gi_nvml_profile(m, gi)
-                        .unwrap_or((mig_profile(gi.slices, false), gi.slices));
+                (info.info.nvmlMigProfileId, info.info.nvmlProfileSlices) = m
+                    .mig
+                    .gi_nvml_profile(gi)
+                    .unwrap_or((mig_profile(gi.slices, false), gi.slices));
                 n += 1;
-                for ci in m.compute_instances.iter().filter(|c| c.instance == gi.id) {
+                for ci in m
+                    .mig
+                    .compute_instances()
+                    .iter()
+                    .filter(|c| c.instance == gi.id)
+                {
                     let Some(info) = h.entityList.get_mut(n) else {
                         break;
                     };
@@ -356,13 +362,14 @@ pub unsafe extern "C" fn dcgmGetGpuInstanceHierarchy(
                     info.info.nvmlInstanceId = gi.local_id;
                     info.info.nvmlComputeInstanceId = ci.local_id;
                     let per = m
-                        .compute_instances
+                        .mig
+                        .compute_instances()
                         .iter()
                         .filter(|c| c.instance == gi.id)
                         .count()
                         .max(1) as u32;
                     (info.info.nvmlMigProfileId, info.info.nvmlProfileSlices) =
-                        crate::mig_requests::ci_nvml_profile(m, ci).unwrap_or((
+                        m.mig.ci_nvml_profile(ci).unwrap_or((
                             mig_profile((gi.slices / per).max(1), true),
                             (gi.slices / per).max(1),
                         ));

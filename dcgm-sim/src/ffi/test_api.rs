@@ -47,6 +47,7 @@ fn create_one(e: &mut Engine, info: &dcgmMigHierarchyInfo_t) -> Result<u32, dcgm
             .ok_or(DCGM_ST_GENERIC_ERROR),
         DCGM_FE_GPU_CI => e
             .machine
+            .mig
             .add_fake_compute_instance(info.parent.entityId)
             .ok_or(DCGM_ST_GENERIC_ERROR),
         // DCGM creates fake CPUs in its sysmon module, which runs where the node has CPUs;
@@ -591,10 +592,14 @@ pub unsafe extern "C" fn dcgmCreateMigEntity(
         with_engine(pDcgmHandle, |e| {
             if gi {
                 let index = profile - DcgmMigProfileGpuInstanceSlice1;
-                crate::mig_requests::create_gpu_instance(&mut e.machine, parent, index, flags)
+                e.machine
+                    .mig
+                    .create_gpu_instance(&e.machine.cfg.gpus, parent, index, flags)
             } else if ci {
                 let index = profile - DcgmMigProfileComputeInstanceSlice1;
-                crate::mig_requests::create_compute_instance(&mut e.machine, parent, index, flags)
+                e.machine
+                    .mig
+                    .create_compute_instance(&e.machine.cfg.gpus, parent, index, flags)
             } else {
                 Ok(())
             }
@@ -628,9 +633,13 @@ pub unsafe extern "C" fn dcgmDeleteMigEntity(
         }
         with_engine(pDcgmHandle, |e| {
             if group == DCGM_FE_GPU_I {
-                crate::mig_requests::delete_gpu_instance(&mut e.machine, id, flags)
+                e.machine
+                    .mig
+                    .delete_gpu_instance(&e.machine.cfg.gpus, id, flags)
             } else {
-                crate::mig_requests::delete_compute_instance(&mut e.machine, id, flags)
+                e.machine
+                    .mig
+                    .delete_compute_instance(&e.machine.cfg.gpus, id, flags)
             }
         })
     })
