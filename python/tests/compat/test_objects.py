@@ -566,7 +566,7 @@ def test_release_inside_a_library_callback_is_deferred() -> None:
 import gc, json, warnings
 warnings.simplefilter("ignore", DeprecationWarning)
 from dcgm.compat import pydcgm, dcgm_agent, dcgm_field_helpers as H
-from dcgm.compat import DcgmHandle as M
+from dcgm.compat import _handle_state as M
 h = pydcgm.DcgmHandle(); s = h.GetSystem(); g = s.GetDefaultGroup()
 fg = pydcgm.DcgmFieldGroup(h, "defer", [150])
 g.samples.WatchFields(fg, 1000000, 3600, 0); s.UpdateAllFields(1)

@@ -19,7 +19,7 @@ import weakref
 from typing import Any, List, Optional
 
 from dcgm.compat import dcgm_agent, dcgm_structs
-from dcgm.compat.DcgmHandle import _live_handle, _safely
+from dcgm.compat._handle_state import _live_handle, _safely
 
 
 def _id_value(fieldGroupId: Any) -> Any:

@@ -29,19 +29,16 @@ import weakref
 from typing import Any, Dict, List, Optional
 
 from dcgm.compat import dcgm_agent, dcgm_field_helpers, dcgm_fields, dcgm_structs
-from dcgm.compat.DcgmHandle import DcgmHandle, _live_handle, _safely
+from dcgm.compat.DcgmHandle import DcgmHandle  # noqa: F401 - in NVIDIA's module namespace too
+from dcgm.compat.DcgmStatus import DcgmStatus as _DcgmStatus
+from dcgm.compat._dcgm_exception import DcgmException as _DcgmException
+from dcgm.compat._handle_state import _live_handle, _safely
 
 logger = None  # NVIDIA's module logs through the test framework's ``logger`` when it exists
 
 
 def _deleted_error() -> Exception:
     return dcgm_structs.DCGMError(dcgm_structs.DCGM_ST_NOT_CONFIGURED, "this DcgmGroup was deleted")
-
-
-def _pydcgm() -> Any:
-    from dcgm.compat import pydcgm
-
-    return pydcgm
 
 
 class _GroupState:
@@ -123,7 +120,7 @@ class DcgmGroupConfig(_GroupPart):
         error of the first GPU that failed (``checkStatusErrors``), as NVIDIA's: a failing call
         with no per-GPU error is not reported."""
         raw = self._live()
-        status = _pydcgm().DcgmStatus()
+        status = _DcgmStatus()
         ret = dcgm_structs.DCGM_ST_OK
         try:
             ret = dcgm_agent.dcgmConfigSet(raw, self._groupId, config, status.handle)
@@ -137,7 +134,7 @@ class DcgmGroupConfig(_GroupPart):
         """The configuration of each GPU of the group (``configType``: ``DCGM_CONFIG_TARGET_STATE``
         or ``DCGM_CONFIG_CURRENT_STATE``): a list of ``c_dcgmDeviceConfig_v2``."""
         raw = self._live()
-        status = _pydcgm().DcgmStatus()
+        status = _DcgmStatus()
         gpuIds = self._dcgmGroup.GetGpuIds()
         configs = dcgm_agent.dcgmConfigGet(raw, self._groupId, configType, len(gpuIds), status.handle)
         status.ThrowExceptionOnErrors()
@@ -146,7 +143,7 @@ class DcgmGroupConfig(_GroupPart):
     def Enforce(self) -> None:
         """Applies the configuration set with :meth:`Set` again."""
         raw = self._live()
-        status = _pydcgm().DcgmStatus()
+        status = _DcgmStatus()
         ret = dcgm_structs.DCGM_ST_OK
         try:
             ret = dcgm_agent.dcgmConfigEnforce(raw, self._groupId, status.handle)
@@ -266,7 +263,7 @@ class DcgmGroupPolicy(_GroupPart):
             statusHandle = statusHandle.handle
         count = len(self._dcgmGroup.GetGpuIds())
         if count <= 0:
-            raise _pydcgm().DcgmException("This group has no GPUs, cannot retrieve policies")
+            raise _DcgmException("This group has no GPUs, cannot retrieve policies")
         return dcgm_agent.dcgmPolicyGet(raw, self._groupId, count, statusHandle)
 
     def Set(self, policy: Any, statusHandle: Any = None) -> None:
@@ -284,7 +281,7 @@ class DcgmGroupPolicy(_GroupPart):
         (``pydcgm.DcgmException`` without)."""
         raw = self._live()
         if callback is None:
-            raise _pydcgm().DcgmException("Callback must be provided to register that is not None")
+            raise _DcgmException("Callback must be provided to register that is not None")
         dcgm_agent.dcgmPolicyRegister_v2(raw, self._groupId, condition, callback, userData)
         self._state.condition |= condition
 
@@ -405,7 +402,7 @@ class DcgmGroup:
         self._dcgmHandle = dcgmHandle
         self._deleted = False
         if groupId is None and groupName is None:
-            raise _pydcgm().DcgmException("Either groupId or groupName is required")
+            raise _DcgmException("Either groupId or groupName is required")
         created = groupId is None
         if created:
             groupId = dcgm_agent.dcgmGroupCreate(_live_handle(dcgmHandle), groupType, groupName)
@@ -479,25 +476,25 @@ class DcgmGroup:
     def AddGpu(self, gpuId: int) -> None:
         """Adds GPU ``gpuId`` (a static group raises ``pydcgm.DcgmException``)."""
         if self._IsGroupIdStatic():
-            raise _pydcgm().DcgmException("Can't add a GPU to a static group")
+            raise _DcgmException("Can't add a GPU to a static group")
         dcgm_structs._dcgmCheckReturn(dcgm_agent.dcgmGroupAddDevice(self._raw(), self._groupId, gpuId))
 
     def AddEntity(self, entityGroupId: int, entityId: int) -> None:
         """Adds the entity ``(entityGroupId, entityId)``."""
         if self._IsGroupIdStatic():
-            raise _pydcgm().DcgmException("Can't add an entity to a static group")
+            raise _DcgmException("Can't add an entity to a static group")
         dcgm_structs._dcgmCheckReturn(dcgm_agent.dcgmGroupAddEntity(self._raw(), self._groupId, entityGroupId, entityId))
 
     def RemoveGpu(self, gpuId: int) -> None:
         """Removes GPU ``gpuId``."""
         if self._IsGroupIdStatic():
-            raise _pydcgm().DcgmException("Can't remove a GPU from a static group")
+            raise _DcgmException("Can't remove a GPU from a static group")
         dcgm_structs._dcgmCheckReturn(dcgm_agent.dcgmGroupRemoveDevice(self._raw(), self._groupId, gpuId))
 
     def RemoveEntity(self, entityGroupId: int, entityId: int) -> None:
         """Removes the entity ``(entityGroupId, entityId)``."""
         if self._IsGroupIdStatic():
-            raise _pydcgm().DcgmException("Can't remove an entity from a static group")
+            raise _DcgmException("Can't remove an entity from a static group")
         dcgm_structs._dcgmCheckReturn(dcgm_agent.dcgmGroupRemoveEntity(self._raw(), self._groupId, entityGroupId, entityId))
 
     def GetGpuIds(self) -> List[int]:

@@ -24,80 +24,12 @@ Differences from NVIDIA's, for the better:
 
 from __future__ import annotations
 
-import atexit
-import collections
 import threading
 import weakref
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Optional
 
 from dcgm.compat import dcgm_agent, dcgm_structs
-
-
-def _closed_error() -> Exception:
-    return dcgm_structs.DCGMError(dcgm_structs.DCGM_ST_CONNECTION_NOT_VALID, "this DcgmHandle was shut down")
-
-
-def _live_handle(dcgmHandle: Any) -> Any:
-    """The raw handle of a ``DcgmHandle`` (or of any object with a ``handle`` attribute);
-    ``DCGMError_ConnectionNotValid`` once it was shut down."""
-    h = getattr(dcgmHandle, "handle", None)
-    if h is None:
-        raise _closed_error()
-    if _pending:
-        _drain()
-    return h
-
-
-# ---- releasing at collection, safely
-#
-# A finalizer may run wherever the garbage collector happens to run: inside an enumeration
-# callback the library is executing (a DCGM call from there could deadlock it), or on one of
-# the library's own threads (a policy callback). There the release is queued, and done at the
-# next safe point: the next release, the next object-layer call, or exit.
-
-_pending: "collections.deque[Tuple[Callable[..., None], Tuple[Any, ...]]]" = collections.deque()
-_local = threading.local()
-
-
-def _in_library_callback() -> bool:
-    return bool(getattr(_local, "depth", 0)) or type(threading.current_thread()).__name__ == "_DummyThread"
-
-
-class _callback_scope:
-    """Marks the current thread as running inside a library callback (the collections'
-    enumeration callbacks use it)."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        _local.depth = getattr(_local, "depth", 0) + 1
-
-    def __exit__(self, *_: Any) -> None:
-        _local.depth -= 1
-
-
-def _drain() -> None:
-    """Runs the releases queued by :func:`_safely`, unless called from a library callback."""
-    if not _pending or _in_library_callback():
-        return
-    while _pending:
-        try:
-            fn, args = _pending.popleft()
-        except IndexError:
-            return
-        fn(*args)
-
-
-def _safely(fn: Callable[..., None], *args: Any) -> None:
-    """What a finalizer calls: ``fn(*args)`` now, or queued when not safe here."""
-    if _in_library_callback():
-        _pending.append((fn, args))
-        return
-    _drain()
-    fn(*args)
-
-
-atexit.register(_drain)  # registered before any finalizer: runs after weakref.finalize's exit hook
+from dcgm.compat._handle_state import _live_handle, _safely
 
 
 def _release(raw: Any, embedded: bool) -> None:

@@ -8,7 +8,7 @@ import weakref
 from typing import Any, List
 
 from dcgm.compat import dcgm_agent, dcgm_structs
-from dcgm.compat.DcgmHandle import _safely
+from dcgm.compat._handle_state import _safely
 
 
 def _destroy_status(handle: Any) -> None:

@@ -17,7 +17,7 @@ import itertools
 from typing import Any, List, Optional
 
 from dcgm.compat import dcgm_agent, dcgm_fields, dcgm_structs
-from dcgm.compat.DcgmHandle import _live_handle
+from dcgm.compat._handle_state import _live_handle
 
 
 class DcgmSystemDiscovery:

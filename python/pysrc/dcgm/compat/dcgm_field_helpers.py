@@ -44,7 +44,7 @@ from typing import Any, Dict, List, Optional
 
 from dcgm.compat import dcgm_agent, dcgm_fields, dcgm_fields_internal, dcgm_structs, dcgmvalue  # noqa: F401 - NVIDIA's namespace
 from dcgm.compat import blank_sentinels as _blank_sentinels
-from dcgm.compat.DcgmHandle import _callback_scope, _drain
+from dcgm.compat._handle_state import _callback_scope, _drain
 
 # ---- the layout of c_dcgmFieldValue_v1 that the fast readers rely on (checked here, once)
 _FV = dcgm_structs.c_dcgmFieldValue_v1
@@ -559,15 +559,18 @@ class DcgmFieldGroupEntityWatcher(_Watching, DcgmFieldValueEntityCollection):  #
 def main() -> None:
     """Demonstration (as NVIDIA's module's): watches the SM and memory clocks of every GPU on an
     embedded host engine and prints how many new values arrive each second, until interrupted."""
-    from dcgm.compat import pydcgm
+    from types import SimpleNamespace
+
+    from dcgm.compat.DcgmFieldGroup import DcgmFieldGroup
 
     mode = dcgm_structs.DCGM_OPERATION_MODE_AUTO
     dcgm_structs._dcgmInit()
     dcgm_agent.dcgmInit()
     handle = dcgm_agent.dcgmStartEmbedded(mode)
-    handleObj = pydcgm.DcgmHandle(handle=handle)
-    fieldGroup = pydcgm.DcgmFieldGroup(handleObj, "my_field_group",
-                                       [dcgm_fields.DCGM_FI_DEV_SM_CLOCK, dcgm_fields.DCGM_FI_DEV_MEM_CLOCK])
+    # a DcgmFieldGroup needs only the raw handle of its handle object (NVIDIA's demonstration
+    # adopts it in a pydcgm.DcgmHandle, which sits above this module)
+    fieldGroup = DcgmFieldGroup(SimpleNamespace(handle=handle), "my_field_group",
+                                [dcgm_fields.DCGM_FI_DEV_SM_CLOCK, dcgm_fields.DCGM_FI_DEV_MEM_CLOCK])
     gpus = DcgmFieldGroupWatcher(handle, dcgm_structs.DCGM_GROUP_ALL_GPUS, fieldGroup, mode, 1000000, 3600.0, 0, 0)
     entities = DcgmFieldGroupEntityWatcher(handle, dcgm_structs.DCGM_GROUP_ALL_GPUS, fieldGroup, mode, 1000000, 3600.0, 0, 0)
     while True:

@@ -18,13 +18,12 @@ structures and ``DcgmFieldGetById``/``DcgmFieldGetByTag`` and friends.
 from __future__ import annotations
 
 import ctypes
-import warnings
 from ctypes import *  # noqa: F401,F403  (NVIDIA's module re-exports ctypes' names)
 from ctypes.util import find_library  # noqa: F401  (a name of NVIDIA's module)
 from typing import Any as _Any, Dict as _Dict, Optional as _Optional, Tuple as _Tuple
 
 from dcgm import fields as _fields
-from dcgm.compat import _layout, dcgm_structs
+from dcgm.compat import _field_names, _layout, dcgm_structs
 
 dcgmFP = dcgm_structs._dcgmGetFunctionPointer
 
@@ -58,65 +57,20 @@ del _name, _value
 c_dcgm_field_eid_t = ctypes.c_uint32
 
 #: pre-4.6 name -> 4.6 name: resolved by the module's ``__getattr__``, as NVIDIA's.
-_DEPRECATED_ALIASES: _Dict[str, str] = dict(_fields.DEPRECATED_ALIASES)
-_DEPRECATED_ALIASES["DCGM_FI_UNKNOWN"] = "DCGM_FI_SYSTEM_FIELD_UNKNOWN"
-# NVIDIA's module has this pre-4.6 name as a plain constant.
-del _DEPRECATED_ALIASES["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"]
+_DEPRECATED_ALIASES: _Dict[str, str] = _field_names.DEPRECATED_ALIASES
 
-_INTERNAL = {f.name for f in _fields.all_fields() if f.internal}
-for _f in _fields.all_fields():
-    if _f.name is not None and _f.name not in _INTERNAL:
-        globals()[_f.name] = _f.field_id
-del _f
-
-DCGM_FI_DEV_CLOCK_THROTTLE_REASONS = DCGM_FI_DEV_CLOCKS_EVENT_REASONS  # type: ignore[name-defined]  # noqa: F821
-# NVIDIA's name of field 1421 (the C header's is DCGM_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST_NS)
-DCGM_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST_COUNT_NS = 1421
-DCGM_FI_SYSTEM_FIELD_UNKNOWN = _fields.DCGM_FI_SYSTEM_FIELD_UNKNOWN
-DCGM_FI_MAX_FIELDS: int = _fields.DCGM_FI_MAX_FIELDS
-for _name in (
-    "DCGM_FI_FIRST_NVSWITCH_FIELD_ID", "DCGM_FI_LAST_NVSWITCH_FIELD_ID",
-    "DCGM_FI_DEV_FIRST_CONNECTX_FIELD_ID", "DCGM_FI_DEV_LAST_CONNECTX_FIELD_ID",
-):
-    globals()[_name] = _layout.CONSTANTS[_name]
-del _name
+# The field ids (DCGM_FI_*), NVIDIA's names of them included.
+globals().update(_field_names.FIELD_IDS)
 
 #: Resolve pre-4.6 names (with a DeprecationWarning) while this is non-zero, as NVIDIA's.
 DCGM_DEPRECATED = 1
-
-#: names readers use that DCGM never had -> the field to use instead
-_NOT_DCGM_NAMES: _Dict[str, str] = {
-    "DCGM_FI_DEV_MEM_USED": "DCGM_FI_DEV_FB_USED",
-    "DCGM_FI_DEV_MEM_FREE": "DCGM_FI_DEV_FB_FREE",
-    "DCGM_FI_DEV_MEM_TOTAL": "DCGM_FI_DEV_FB_TOTAL",
-}
-
-
-def _missing(module: str, name: str) -> AttributeError:
-    """The ``AttributeError`` of a name the module lacks, naming the field to use where a
-    similar name exists."""
-    use = _NOT_DCGM_NAMES.get(name)
-    if use is not None:
-        return AttributeError(
-            "module %r has no attribute %r: DCGM has no field of that name; use %s (%d) for "
-            "the framebuffer memory it means" % (module, name, use, globals()[use])
-        )
-    return AttributeError("module %r has no attribute %r" % (module, name))
-
-
-def _resolve(module: str, name: str) -> _Any:
-    if name in _DEPRECATED_ALIASES:
-        if DCGM_DEPRECATED == 0:
-            raise AttributeError("%s is deprecated and DCGM_DEPRECATED=0" % name)
-        new_name = _DEPRECATED_ALIASES[name]
-        warnings.warn("%s is deprecated, use %s instead" % (name, new_name), DeprecationWarning, stacklevel=3)
-        return globals()[new_name]
-    raise _missing(module, name)
+# read at each resolution (here and in dcgm_structs), so that a program may set it at any time
+_field_names.read_deprecated_switch(lambda: DCGM_DEPRECATED)
 
 
 def __getattr__(name: str) -> _Any:
     """Pre-4.6 field names (deprecated, as NVIDIA's), and a clear error for names DCGM lacks."""
-    return _resolve(__name__, name)
+    return _field_names.resolve(__name__, name)
 
 
 def _install_deprecated_alias_resolver() -> None:

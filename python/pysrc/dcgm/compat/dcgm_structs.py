@@ -11,7 +11,7 @@ Python bindings.
   NVIDIA's class is 6 bytes.
 * The constants are dcgm-sys's; where NVIDIA's Python module and the C header disagree
   (``DCGM_CHIP_ARCH_COUNT``, ``DCGM_SWTEST_COUNT``, the unused test indices), NVIDIA's value.
-* ``DCGM_FI_*`` field ids are reachable here too (from :mod:`dcgm.compat.dcgm_fields`); a field
+* ``DCGM_FI_*`` field ids are reachable here too (the names of :mod:`dcgm.compat.dcgm_fields`); a field
   name DCGM lacks (``DCGM_FI_DEV_MEM_USED``) raises ``AttributeError`` naming the one to use.
 * The exceptions are the package's own :class:`dcgm.structs.DCGMError` classes (one hierarchy
   for the whole package), with NVIDIA's ``SetAdditionalInfo`` and ``info``.
@@ -36,7 +36,7 @@ from ctypes.util import find_library  # noqa: F401  (a name of NVIDIA's module)
 from inspect import isclass
 
 from dcgm import _native, structs as _pkg_structs
-from dcgm.compat import _ffi, _layout, dcgmvalue
+from dcgm.compat import _ffi, _field_names, _layout, dcgmvalue
 
 # ---- constants: every integer, float and string constant of dcgm-sys (DCGM_*, the version
 # words, the enums), then the names NVIDIA's module spells differently (below).
@@ -263,12 +263,10 @@ def __getattr__(name: str) -> _typing.Any:
     """``DCGM_FI_*`` field ids are reachable from here too (as in the project's brief); a
     field name DCGM does not have raises ``AttributeError`` naming the one to use."""
     if name.startswith("DCGM_FI_"):
-        from dcgm.compat import dcgm_fields
-
-        value = vars(dcgm_fields).get(name)
+        value = _field_names.FIELD_IDS.get(name)
         if value is not None:
             return value
-        return dcgm_fields._resolve(__name__, name)
+        return _field_names.resolve(__name__, name)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 

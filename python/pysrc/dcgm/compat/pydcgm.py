@@ -26,8 +26,4 @@ from dcgm.compat.DcgmStatus import *  # noqa: E402,F401,F403
 from dcgm.compat.DcgmSystem import *  # noqa: E402,F401,F403
 from dcgm.compat.DcgmFieldGroup import *  # noqa: E402,F401,F403
 from dcgm.compat.DcgmLogging import *  # noqa: E402,F401,F403
-
-
-class DcgmException(Exception):
-    """Misuse of the object layer that is not a DCGM error (a group without id or name, a GPU
-    added to a static group, a policy callback of ``None``)."""
+from dcgm.compat._dcgm_exception import DcgmException as DcgmException  # noqa: E402
