@@ -443,3 +443,31 @@ fn every_dcgm_field_named_in_help_query_gpu_is_in_dcgms_registry() {
         assert!(dcgm::FieldId::by_name(name).is_some(), "{name}");
     }
 }
+
+/// DCGM's injection NVML refuses the process list (it answers the size query with
+/// INVALID_ARGUMENT), and libdcgm then fails the whole read with BADPARAM: the tool says that
+/// the process lists are not available, not a bare return code.
+#[test]
+fn on_the_real_library_a_refused_process_list_is_named() {
+    let Some(lib) = real_libdcgm() else {
+        return;
+    };
+    let o = Command::new(tool("query"))
+        .args(["--lib", lib.to_str().unwrap()])
+        .args(["--query-compute-apps=pid,used_memory", "--format=csv"])
+        .env_remove("DCGM_LIB_PATH")
+        .env("NVML_INJECTION_MODE", "True")
+        .env(
+            "NVML_YAML_FILE",
+            dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml"),
+        )
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{o:?}");
+    assert!(
+        err.contains("process lists are not available") && err.contains("BADPARAM"),
+        "{err}"
+    );
+    assert!(!stdout(&o).contains("BADPARAM"), "{o:?}");
+}

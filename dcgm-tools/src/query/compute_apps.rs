@@ -26,7 +26,19 @@ pub(crate) fn query_apps(
     let _w = group.watch(&fg, WatchOptions::default())?;
     handle.update_all_fields(true)?;
     let mut cursor = SinceCursor::default();
-    let samples = group.values_since(&fg, &mut cursor)?;
+    // libdcgm answers BADPARAM for the whole read when the driver refused the process list
+    // (NVML's `nvmlDeviceGetComputeRunningProcesses` failed, as DCGM's injection NVML does):
+    // say what is missing rather than the bare code.
+    let samples = group
+        .values_since(&fg, &mut cursor)
+        .map_err(|e| match e.code() {
+            dcgm::ReturnCode::BadParam => format!(
+                "process lists are not available: the driver did not give DCGM the running \
+                 processes (DCGM_FI_DEV_COMPUTE_PIDS read as {e})"
+            )
+            .into(),
+            _ => Box::<dyn std::error::Error>::from(e),
+        })?;
     // The running processes are the samples of each GPU's latest update (libdcgm stores them
     // at consecutive microseconds: `dcgm::running_processes_of` groups them back).
     let processes = dcgm::running_processes_of(&samples);
