@@ -9,6 +9,10 @@ use crate::sim_value::SimValue;
 use crate::values::{smooth, unit};
 use crate::workload::{self, Activity};
 
+mod gpu_fields;
+
+use gpu_fields::GpuAt;
+
 /// A scripted incident, resolved to an absolute time.
 #[derive(Debug, Clone)]
 pub struct Event {
@@ -399,177 +403,17 @@ pub fn sample(
         return NotSupported;
     }
 
-    let util = gpu_util(m, gpu, t_s);
-    let busy = util > 20.0;
-    Int(match field {
-        DCGM_FI_DEV_GPU_BRAND => return Str("NVIDIA".into()),
-        // The CPUs close to the GPU, 64 per field (NVML's nvmlDeviceGetCpuAffinity words, as
-        // libdcgm 4.6.0 reads them): the cores of the GPU's socket, the mask that the topology
-        // calls give. go-dcgm's deviceInfo reads these four.
-        DCGM_FI_DEV_CPU_AFFINITY_0..=DCGM_FI_DEV_CPU_AFFINITY_3 => {
-            let word = u32::from(field - DCGM_FI_DEV_CPU_AFFINITY_0);
-            let socket = m.gpu_socket(gpu);
-            m.cpus
-                .cores_of_cpu(socket)
-                .into_iter()
-                .filter(|c| c / 64 == word)
-                .fold(0u64, |w, c| w | 1 << (c % 64))
-                .cast_signed()
-        }
-        DCGM_FI_DEV_NVML_INDEX | DCGM_FI_DEV_GPU_MINOR_NUMBER => i64::from(gpu),
-        DCGM_FI_DEV_BOARD_SERIAL => return Str(g.serial.clone()),
-        DCGM_FI_DEV_PCI_BUS_ID => return Str(g.pci_bus_id.clone()),
-        DCGM_FI_DEV_PCI_COMBINED_ID => 0x2330_10de,
-        DCGM_FI_DEV_PCI_SUBSYS_ID => 0x16c1_10de,
-        DCGM_FI_DEV_VBIOS_VERSION => return Str("96.00.99.00.01".into()),
-        DCGM_FI_DEV_INFOROM_IMAGE_VERSION => return Str("G520.0200.00.05".into()),
-        DCGM_FI_CUDA_GPU_COMPUTE_CAPABILITY => 0x0009_0000,
-        DCGM_FI_DEV_GPU_COMPUTE_MODE => 0,
-        DCGM_FI_DEV_GPU_PERSISTENCE_MODE => 1,
-        DCGM_FI_DEV_MIG_MODE => i64::from(m.mig.enabled(gpu)),
-        DCGM_FI_DEV_MIG_MAX_SLICES => 7,
-        DCGM_FI_DEV_CC_MODE => 0,
-        DCGM_FI_DEV_SM_CLOCK if act.is_some() => {
-            let share = act.as_ref().map_or(1.0, |a| a.clock_share);
-            (d.app_sm_clock[gpu as usize] as f64 * share).round() as i64
-        }
-        DCGM_FI_DEV_SM_CLOCK => {
-            if busy {
-                d.app_sm_clock[gpu as usize]
-            } else {
-                345
-            }
-        }
-        DCGM_FI_DEV_MEM_CLOCK => g.mem_clock_mhz,
-        DCGM_FI_DEV_VIDEO_CLOCK => {
-            if busy {
-                1755
-            } else {
-                765
-            }
-        }
-        DCGM_FI_DEV_APP_SM_CLOCK => d.app_sm_clock[gpu as usize],
-        DCGM_FI_DEV_APP_MEM_CLOCK | DCGM_FI_DEV_MAX_MEM_CLOCK => g.mem_clock_mhz,
-        DCGM_FI_DEV_MAX_SM_CLOCK => g.max_sm_clock_mhz,
-        DCGM_FI_DEV_MAX_VIDEO_CLOCK => 1980,
-        DCGM_FI_DEV_CLOCKS_EVENT_REASONS => {
-            let mut r = match &act {
-                Some(a) => a.reasons,
-                None if busy => 0,
-                None => 0x1,
-            };
-            if d.held_event(gpu, "thermal", ts).is_some() {
-                r |= 0x20 | 0x40;
-            }
-            if d.held_event(gpu, "power", ts).is_some() {
-                r |= 0x4;
-            }
-            r
-        }
-        DCGM_FI_DEV_GPU_TEMP_CELSIUS => gpu_temp(m, d, gpu, t_s, ts),
-        DCGM_FI_DEV_MEMORY_TEMP_CELSIUS => gpu_temp(m, d, gpu, t_s, ts) + 6,
-        DCGM_FI_DEV_GPU_TEMP_SLOWDOWN_CELSIUS => 90,
-        DCGM_FI_DEV_GPU_TEMP_SHUTDOWN_CELSIUS => 92,
-        DCGM_FI_DEV_GPU_MAX_OP_TEMP_CELSIUS => 87,
-        DCGM_FI_DEV_MEMORY_MAX_OP_TEMP_CELSIUS => 95,
-        DCGM_FI_DEV_GPU_TEMP_MARGIN_CELSIUS => 87 - gpu_temp(m, d, gpu, t_s, ts),
-        DCGM_FI_DEV_BOARD_POWER_WATTS | DCGM_FI_DEV_BOARD_POWER_RAW_WATTS => {
-            return Dbl((gpu_power(m, d, gpu, t_s, ts) * 1000.0).round() / 1000.0);
-        }
-        DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION => gpu_energy_mj(m, gpu, t_s),
-        DCGM_FI_DEV_BOARD_POWER_LIMIT_REQUESTED_WATTS
-        | DCGM_FI_DEV_BOARD_POWER_LIMIT_ENFORCED_WATTS => {
-            return Dbl(d.power_limit_w[gpu as usize]);
-        }
-        DCGM_FI_DEV_BOARD_POWER_LIMIT_MIN_WATTS => return Dbl(200.0),
-        DCGM_FI_DEV_BOARD_POWER_LIMIT_MAX_WATTS | DCGM_FI_DEV_BOARD_POWER_LIMIT_DEFAULT_WATTS => {
-            return Dbl(g.power_limit_w);
-        }
-        DCGM_FI_DEV_GPU_PSTATE => {
-            if busy {
-                0
-            } else {
-                8
-            }
-        }
-        DCGM_FI_DEV_FAN_SPEED => return NotSupported,
-        DCGM_FI_DEV_PCIE_TX_THROUGHPUT => (util * 2400.0) as i64 + 1200,
-        DCGM_FI_DEV_PCIE_RX_THROUGHPUT => (util * 5200.0) as i64 + 3100,
-        DCGM_FI_DEV_PCIE_REPLAY_TOTAL => d.event_total(gpu, "pcie_replay", ts, false),
-        DCGM_FI_DEV_PCIE_CORRECTABLE_ERROR_TOTAL => {
-            d.event_total(gpu, "pcie_replay", ts, false) * 3
-        }
-        DCGM_FI_DEV_GPU_UTIL_RATIO => util.round() as i64,
-        DCGM_FI_DEV_MEM_COPY_UTIL => match &act {
-            Some(a) => a.mem_copy.round() as i64,
-            None => (util * 0.45).round() as i64,
-        },
-        DCGM_FI_DEV_ENC_UTIL | DCGM_FI_DEV_DEC_UTIL => 0,
-        DCGM_FI_DEV_PCIE_MAX_LINK_GEN | DCGM_FI_DEV_PCIE_LINK_GEN => 5,
-        DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH | DCGM_FI_DEV_PCIE_LINK_WIDTH => 16,
-        DCGM_FI_DEV_POWER_VIOLATION => {
-            d.last_event(gpu, "power", ts)
-                .map_or(0, |e| e.held_us(ts) / 2)
-                + profile_violation_ns(m, d, gpu, ts, workload::REASON_SW_POWER_CAP)
-        }
-        DCGM_FI_DEV_THERMAL_VIOLATION => {
-            d.last_event(gpu, "thermal", ts)
-                .map_or(0, |e| e.held_us(ts) / 2)
-                + profile_violation_ns(m, d, gpu, ts, workload::REASON_SW_THERMAL)
-        }
-        DCGM_FI_DEV_SYNC_BOOST_VIOLATION
-        | DCGM_FI_DEV_BOARD_LIMIT_VIOLATION
-        | DCGM_FI_DEV_LOW_UTIL_VIOLATION
-        | DCGM_FI_DEV_RELIABILITY_VIOLATION
-        | DCGM_FI_DEV_TOTAL_APP_CLOCKS_VIOLATION
-        | DCGM_FI_DEV_TOTAL_BASE_CLOCKS_VIOLATION => 0,
-        DCGM_FI_DEV_ECC_MODE => 1,
-        DCGM_FI_DEV_ECC_PENDING => 0,
-        DCGM_FI_DEV_ECC_SBE_VOL_TOTAL => d.held_total(gpu, "sbe", ts) + load_sbe(d, g, ts),
-        DCGM_FI_DEV_ECC_SBE_AGG_TOTAL => d.event_total(gpu, "sbe", ts, false) + load_sbe(d, g, ts),
-        DCGM_FI_DEV_ECC_DBE_VOL_TOTAL => d.held_total(gpu, "dbe", ts),
-        DCGM_FI_DEV_ECC_DBE_AGG_TOTAL => d.event_total(gpu, "dbe", ts, false),
-        DCGM_FI_DEV_PAGE_RETIRED_SBE_TOTAL => 0,
-        DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL => d.event_total(gpu, "retired_pages", ts, false),
-        DCGM_FI_DEV_PAGE_RETIRED_PENDING => 0,
-        DCGM_FI_DEV_ROW_REMAP_UNCORRECTABLE_TOTAL => d.event_total(gpu, "dbe", ts, true),
-        DCGM_FI_DEV_ROW_REMAP_CORRECTABLE_TOTAL
-        | DCGM_FI_DEV_ROW_REMAP_FAILED
-        | DCGM_FI_DEV_ROW_REMAP_PENDING => 0,
-        DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_TOTAL | DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_TOTAL => {
-            d.event_total(gpu, "nvlink", ts, false)
-        }
-        DCGM_FI_DEV_NVLINK_REPLAY_ERROR_TOTAL | DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_TOTAL => {
-            d.event_total(gpu, "nvlink", ts, true)
-        }
-        DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL => (util * 3100.0) as i64,
-        DCGM_FI_PROF_PCIE_TX_BYTES => match &act {
-            Some(a) => a.pcie_tx as i64,
-            None => (util * 2.4e7) as i64 + 1_200_000,
-        },
-        DCGM_FI_PROF_PCIE_RX_BYTES => match &act {
-            Some(a) => a.pcie_rx as i64,
-            None => (util * 5.2e7) as i64 + 3_100_000,
-        },
-        DCGM_FI_PROF_NVLINK_TX_BYTES | DCGM_FI_PROF_NVLINK_RX_BYTES => {
-            if d.prof_paused {
-                return Blank;
-            }
-            (util * 3.1e9) as i64
-        }
-        DCGM_FI_DEV_GPM_SUPPORT => 1,
-        DCGM_FI_DEV_COMPUTE_PIDS => {
-            return Multi(
-                cfg.processes
-                    .iter()
-                    .filter(|p| p.gpus.contains(&gpu))
-                    .map(|p| Blob(running_process(p.pid, p.memory_mib)))
-                    .collect(),
-            );
-        }
-        DCGM_FI_DEV_GRAPHICS_PIDS => return Multi(Vec::new()),
-        _ => return NotSupported,
-    })
+    GpuAt {
+        m,
+        d,
+        g,
+        gpu,
+        ts,
+        t_s,
+        act: act.as_ref(),
+        util: gpu_util(m, gpu, t_s),
+    }
+    .read(field)
 }
 
 /// The bytes of a `dcgmRunningProcess_v1` (the sample type of the PID-list fields).
