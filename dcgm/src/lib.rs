@@ -68,6 +68,7 @@ mod error;
 mod failure;
 mod field;
 mod field_group;
+mod field_release;
 mod field_samples;
 mod flags;
 mod gpu_status;

@@ -211,8 +211,10 @@ impl fmt::Display for Capability {
 
 impl Handle {
     /// The DCGM release answering this handle: the loaded library's, or for a connection to
-    /// an nv-hostengine the older of the library and the engine (a call the engine is too old
-    /// for fails there). `None` when neither reports a version (an old or unusual build).
+    /// an nv-hostengine the older of the library and the engine (`dcgmHostengineVersionInfo`):
+    /// both check struct versions, the library before it sends and the engine's modules on
+    /// arrival, so each call is asked in this release's dialect. `None` when neither reports
+    /// a version (an old or unusual build).
     ///
     /// ```
     /// # let h = dcgm::Handle::builder().library_path(dcgm::testing::simulator_path()).embedded().unwrap();
@@ -222,7 +224,16 @@ impl Handle {
     /// ```
     pub fn dcgm_version(&self) -> Option<DcgmVersion> {
         let lib = self.lib().release();
-        let engine = match self.kind() {
+        match (lib, self.engine_release()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The release of the nv-hostengine this handle is connected to (`dcgmHostengineVersionInfo`);
+    /// `None` for the embedded engine (it is the library) or where the engine does not say.
+    pub(crate) fn engine_release(&self) -> Option<DcgmVersion> {
+        match self.kind() {
             ConnectionKind::Embedded => None,
             ConnectionKind::Standalone(_) => match self.inner.engine_release.get() {
                 Some(v) => Some(*v),
@@ -241,10 +252,6 @@ impl Handle {
                     v
                 }
             },
-        };
-        match (lib, engine) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
         }
     }
 
@@ -261,10 +268,20 @@ impl Handle {
         self.dcgm_version().is_none_or(|v| v >= capability.since())
     }
 
-    /// Whether the loaded library knows field `id` (`DcgmFieldGetById`): a field added in a
-    /// later release is unknown to an older one, which refuses a whole field group holding it.
-    /// True where the library cannot be asked.
+    /// Whether the release answering this handle knows field `id`: the loaded library
+    /// (`DcgmFieldGetById`), and for a connection to an nv-hostengine also the engine's
+    /// release (from the field facts of each release; the library only knows its own table).
+    /// A field added in a later release is unknown to an older one, which refuses a whole
+    /// field group holding it. True where neither can tell.
     pub fn knows_field(&self, id: FieldId) -> bool {
+        let engine = self
+            .engine_release()
+            .is_none_or(|v| crate::field_release::release_knows(v, id.0));
+        engine && self.library_knows_field(id)
+    }
+
+    /// Whether the loaded library's field table holds `id`; true where it cannot be asked.
+    fn library_knows_field(&self, id: FieldId) -> bool {
         let Ok(get) = self.lib().raw.DcgmFieldGetById() else {
             return true;
         };
