@@ -13,6 +13,7 @@ use crate::config::SimConfig;
 use crate::health::{HealthState, Incident, Sources};
 use crate::machine::Machine;
 use crate::model::Dynamics;
+use crate::policy_feed::{Feed, Heard};
 use crate::sampling::{Read, Sampler};
 use crate::sim_value::SimValue;
 use crate::watch_set::{WatchSet, WatchSets};
@@ -62,19 +63,19 @@ pub struct Job {
 pub struct Engine {
     pub machine: Machine,
     pub dynamics: Dynamics,
-    pub mode: dcgmOperationMode_t,
+    mode: dcgmOperationMode_t,
     pub groups: BTreeMap<usize, Group>,
-    pub next_group: usize,
+    next_group: usize,
     pub field_groups: BTreeMap<usize, FieldGroup>,
-    pub next_field_group: usize,
+    next_field_group: usize,
     /// The (group, field group) watches in force.
-    pub watch_sets: WatchSets,
+    watch_sets: WatchSets,
     pub cache: Cache,
     pub health: HashMap<usize, u32>,
     /// The health engine's memory (XIDs heard).
-    pub health_state: HealthState,
+    health_state: HealthState,
     /// The injected values the policy manager has heard.
-    pub policy_feed: crate::policy_feed::Feed,
+    policy_feed: Feed,
     pub policies: HashMap<usize, dcgmPolicy_v1>,
     pub registrations: Vec<PolicyRegistration>,
     pub pid_watch: bool,
@@ -94,7 +95,7 @@ pub struct Engine {
     pub modules: crate::module_state::ModuleTable,
     /// The connection of the call being served (0: the embedded engine's own client), which
     /// identifies the client as a watcher of the field cache.
-    pub caller: u32,
+    caller: u32,
     /// Host-engine log severity set through `dcgmHostengineSetLoggingSeverity`.
     pub log_severity: DcgmLoggingSeverity_t,
 }
@@ -172,6 +173,78 @@ impl Engine {
 
     pub fn field_group(&self, fg: usize) -> Result<&FieldGroup, dcgmReturn_t> {
         self.field_groups.get(&fg).ok_or(DCGM_ST_NOT_CONFIGURED)
+    }
+
+    /// The engine's operation mode (AUTO: the cache samples on the watches' schedule).
+    pub fn mode(&self) -> dcgmOperationMode_t {
+        self.mode
+    }
+
+    /// Records the connection of the call being served (0: the embedded engine's own client).
+    pub fn set_caller(&mut self, connection: u32) {
+        self.caller = connection;
+    }
+
+    /// The calling client as a watcher of the field cache.
+    pub fn client(&self) -> WatcherId {
+        WatcherId::client(self.caller)
+    }
+
+    /// The next group and field group ids to be given out.
+    pub fn next_ids(&self) -> (usize, usize) {
+        (self.next_group, self.next_field_group)
+    }
+
+    /// Adds a group under the next group id, which it returns.
+    pub fn add_group(&mut self, group: Group) -> usize {
+        let id = self.next_group;
+        self.next_group += 1;
+        self.groups.insert(id, group);
+        id
+    }
+
+    /// Adds a field group under the next field group id, which it returns.
+    pub fn add_field_group(&mut self, field_group: FieldGroup) -> usize {
+        let id = self.next_field_group;
+        self.next_field_group += 1;
+        self.field_groups.insert(id, field_group);
+        id
+    }
+
+    /// `dcgmEmptyCache`: every cache entry loses its samples and its watchers (the entries
+    /// stay, unwatched), and no group watch is in force any more.
+    pub fn empty_cache(&mut self) {
+        for w in self.cache.watches.values_mut() {
+            w.samples.clear();
+            w.watchers.clear();
+            w.injected = false;
+        }
+        self.watch_sets.clear();
+    }
+
+    /// Marks every sample the cache holds now as heard by the policy manager, without judging
+    /// it (a registration hears only what arrives after it).
+    pub fn mark_policy_samples_heard(&mut self) {
+        self.policy_feed.mark_heard(&self.cache);
+    }
+
+    /// Judges the injected samples that arrived since the last call against each GPU's policy
+    /// (`policy_of`, which reads this engine).
+    pub fn hear_policy_samples(
+        &mut self,
+        policy_of: impl Fn(&Engine, u32) -> Option<dcgmPolicy_v1>,
+    ) -> Vec<Heard> {
+        // The feed is taken out while it judges: the policies are read from the engine.
+        let mut feed = std::mem::take(&mut self.policy_feed);
+        let heard = feed.hear(&self.cache, |gpu| policy_of(self, gpu));
+        self.policy_feed = feed;
+        heard
+    }
+
+    /// Whether a registration may hear a violation of `condition` at sample time `ts` (and
+    /// notes that it does).
+    pub fn policy_may_signal(&mut self, group: usize, user: u64, condition: u32, ts: i64) -> bool {
+        self.policy_feed.may_signal(group, user, condition, ts)
     }
 
     /// The GPUs behind a group's entities (MIG instances count as their GPU), in order, once
@@ -373,7 +446,7 @@ impl Engine {
         let now = now_us();
         let max_age_us = (max_age_s.max(0.0) * 1e6) as i64;
         let max_samples = max_samples.max(0) as usize;
-        let client = WatcherId::client(self.caller);
+        let client = self.client();
         let mut first_watch = false;
         for p in &entities {
             for &f in &fields {
@@ -416,7 +489,7 @@ impl Engine {
         }) {
             return Err(DCGM_ST_NOT_WATCHED);
         }
-        let client = WatcherId::client(self.caller);
+        let client = self.client();
         let entities = self.group_entities(group).unwrap_or_default();
         let fields = self
             .field_group(fg)

@@ -351,7 +351,7 @@ impl Sim {
             .engines
             .get_mut(&name)
             .ok_or(DCGM_ST_CONNECTION_NOT_VALID)?;
-        e.caller = caller;
+        e.set_caller(caller);
         Ok(e)
     }
 
@@ -431,7 +431,7 @@ impl Sim {
         let Some(e) = self.engines.get(name) else {
             return;
         };
-        let (ng, nfg) = (e.next_group, e.next_field_group);
+        let (ng, nfg) = e.next_ids();
         if let Some(last) = self.last_caller.get(name).copied()
             && let Some(c) = self.connections.get_mut(&last.handle)
         {

@@ -171,16 +171,10 @@ pub fn collect(s: &mut Sim, manual: bool) -> Vec<Delivery> {
         let Some(e) = s.engines.get_mut(&name) else {
             continue;
         };
-        if e.registrations.is_empty() || (e.mode != DCGM_OPERATION_MODE_AUTO && !manual) {
+        if e.registrations.is_empty() || (e.mode() != DCGM_OPERATION_MODE_AUTO && !manual) {
             continue;
         }
-        let heard = {
-            // The feed is taken out while it judges: the policies are read from the engine.
-            let mut feed = std::mem::take(&mut e.policy_feed);
-            let heard = feed.hear(&e.cache, |gpu| gpu_policy(e, gpu));
-            e.policy_feed = feed;
-            heard
-        };
+        let heard = e.hear_policy_samples(gpu_policy);
         for i in 0..e.registrations.len() {
             let reg = e.registrations[i].clone();
             if let Some(cb) = reg.callback {
@@ -192,7 +186,7 @@ pub fn collect(s: &mut Sim, manual: bool) -> Vec<Delivery> {
                     }
                     // SAFETY: every member of the union starts with the sample time.
                     let ts = unsafe { h.response.val.xid.timestamp };
-                    if !e.policy_feed.may_signal(reg.group, reg.user_data, cond, ts) {
+                    if !e.policy_may_signal(reg.group, reg.user_data, cond, ts) {
                         continue;
                     }
                     out.push(Delivery {

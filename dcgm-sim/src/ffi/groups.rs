@@ -49,15 +49,10 @@ pub unsafe extern "C" fn dcgmGroupCreate(
                 Some(s) => e.group_entities(s)?,
                 None => Vec::new(),
             };
-            let gid = e.next_group;
-            e.next_group += 1;
-            e.groups.insert(
-                gid,
-                Group {
-                    name: name.to_string(),
-                    entities,
-                },
-            );
+            let gid = e.add_group(Group {
+                name: name.to_string(),
+                entities,
+            });
             *id = gid;
             Ok(())
         })
@@ -286,15 +281,10 @@ pub unsafe extern "C" fn dcgmFieldGroupCreate(
             if e.field_groups.values().any(|f| f.name == name) {
                 return Err(DCGM_ST_DUPLICATE_KEY);
             }
-            let fid = e.next_field_group;
-            e.next_field_group += 1;
-            e.field_groups.insert(
-                fid,
-                FieldGroup {
-                    name: name.to_string(),
-                    fields: ids,
-                },
-            );
+            let fid = e.add_field_group(FieldGroup {
+                name: name.to_string(),
+                fields: ids,
+            });
             *id = fid;
             Ok(())
         })

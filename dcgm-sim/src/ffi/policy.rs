@@ -90,7 +90,7 @@ pub extern "C" fn dcgmPolicyRegister_v2(
             module_ok(e, DcgmModuleIdPolicy)?;
             e.group_entities(groupId)?;
             // Values injected before the registration are not its violations.
-            e.policy_feed.mark_heard(&e.cache);
+            e.mark_policy_samples_heard();
             e.registrations.push(PolicyRegistration {
                 group: groupId,
                 condition,

@@ -10,7 +10,7 @@ use dcgm_sys::*;
 
 use super::values::{fill_v1, since_outputs};
 use super::{guard, guard_symbol, out, versioned};
-use crate::cache::{Watch, Watcher, WatcherId, key};
+use crate::cache::{Watch, Watcher, key};
 use crate::engine::{Engine, now_us};
 use crate::model::Event;
 use crate::sampling::Read;
@@ -287,12 +287,7 @@ pub unsafe extern "C" fn dcgmGetCacheManagerFieldInfo(
 pub extern "C" fn dcgmEmptyCache(pDcgmHandle: dcgmHandle_t) -> dcgmReturn_t {
     guard_symbol("dcgmEmptyCache", || {
         with_engine(pDcgmHandle, |e| {
-            for w in e.cache.watches.values_mut() {
-                w.samples.clear();
-                w.watchers.clear();
-                w.injected = false;
-            }
-            e.watch_sets.clear();
+            e.empty_cache();
             Ok(())
         })
     })
@@ -361,7 +356,7 @@ pub(crate) fn watch_one(
     };
     let max_samples = max_samples.max(0) as usize;
     // The client's watcher of the entry: the same one its group watches use.
-    let id = WatcherId::client(e.caller);
+    let id = e.client();
     e.cache
         .watches
         .entry(key(DCGM_FE_GPU, gpu, field))
@@ -421,7 +416,7 @@ pub extern "C" fn dcgmUnwatchFieldValue(
             if !e.machine.exists(DCGM_FE_GPU, gpu) {
                 return Err(DCGM_ST_BADPARAM);
             }
-            let id = WatcherId::client(e.caller);
+            let id = e.client();
             let w = e
                 .cache
                 .watches
