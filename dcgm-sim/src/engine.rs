@@ -394,12 +394,6 @@ impl Engine {
         crate::sampling::generate(&self.machine, &self.dynamics, group, id, field, ts)
     }
 
-    /// Brings one cache entry up to date (AUTO mode only).
-    pub fn advance(&mut self, k: u64, now: i64) {
-        let (sampler, cache) = self.sampler_and_cache();
-        sampler.advance(cache, k, now);
-    }
-
     /// `dcgmUpdateAllFields`: a fresh sample of every watched field that is due.
     pub fn update_all(&mut self) {
         let now = now_us();
@@ -411,6 +405,19 @@ impl Engine {
     pub fn latest(&mut self, group: u32, id: u32, field: u16, now: i64) -> Read {
         let (sampler, cache) = self.sampler_and_cache();
         sampler.latest(cache, group, id, field, now)
+    }
+
+    /// The samples of `fields` of `entities` since `since`, with the timestamp to ask from
+    /// next time; `None` when the cache has no entry for any of them.
+    pub fn samples_since(
+        &mut self,
+        entities: &[dcgmGroupEntityPair_t],
+        fields: &[u16],
+        since: i64,
+        now: i64,
+    ) -> Option<(Vec<Read>, i64)> {
+        let (sampler, cache) = self.sampler_and_cache();
+        sampler.since(cache, entities, fields, since, now)
     }
 
     /// A read of the model now, bypassing the cache (`DCGM_FV_FLAG_LIVE_DATA`).

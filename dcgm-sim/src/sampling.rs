@@ -141,6 +141,54 @@ impl Sampler<'_> {
         r
     }
 
+    /// The samples of `fields` of `entities` the cache holds from `since` on, each entry
+    /// brought up to date first, with the timestamp to ask from next time; `None` when the
+    /// cache has no entry for any of them. As libdcgm 4.6.0, a field with nothing new gets one
+    /// `DCGM_ST_NO_DATA` read.
+    pub fn since(
+        &self,
+        cache: &mut Cache,
+        entities: &[dcgmGroupEntityPair_t],
+        fields: &[u16],
+        since: i64,
+        now: i64,
+    ) -> Option<(Vec<Read>, i64)> {
+        let mut out = Vec::new();
+        let mut next = since;
+        let mut any_entry = false;
+        for p in entities {
+            for &f in fields {
+                let k = key(p.entityGroupId, p.entityId, f);
+                self.advance(cache, k, now);
+                let Some(w) = cache.watches.get(&k) else {
+                    continue;
+                };
+                any_entry = true;
+                if !w.samples.iter().any(|s| s.ts >= since) {
+                    out.push(Read::empty(
+                        p.entityGroupId,
+                        p.entityId,
+                        f,
+                        DCGM_ST_NO_DATA,
+                        0,
+                    ));
+                }
+                for s in w.samples.iter().filter(|s| s.ts >= since) {
+                    next = next.max(s.ts + 1);
+                    out.push(Read {
+                        group: p.entityGroupId,
+                        id: p.entityId,
+                        field: f,
+                        status: DCGM_ST_OK,
+                        ts: s.ts,
+                        value: s.value.clone(),
+                    });
+                }
+            }
+        }
+        any_entry.then_some((out, next))
+    }
+
     /// A read of the model now, bypassing the cache (`DCGM_FV_FLAG_LIVE_DATA`). As libdcgm
     /// 4.6.0: an unknown GPU is a bad parameter per value, other unknown entities are not
     /// served.

@@ -6,7 +6,6 @@ use std::ffi::{c_int, c_void};
 use dcgm_sys::*;
 
 use super::{guard, out};
-use crate::cache::key;
 use crate::engine::now_us;
 use crate::sampling::Read;
 use crate::sim::with_engine;
@@ -224,45 +223,9 @@ fn collect_since(
             return Err(DCGM_ST_NOT_SUPPORTED);
         }
         let fields = e.field_group(fg)?.fields.clone();
-        let now = now_us();
-        let mut out = Vec::new();
-        let mut next = since;
-        let mut any_entry = false;
-        for p in &entities {
-            for &f in &fields {
-                let k = key(p.entityGroupId, p.entityId, f);
-                e.advance(k, now);
-                let Some(w) = e.cache.watches.get(&k) else {
-                    continue;
-                };
-                any_entry = true;
-                // As libdcgm 4.6.0: a field with nothing new gets one NO_DATA record.
-                if !w.samples.iter().any(|s| s.ts >= since) {
-                    out.push(Read {
-                        group: p.entityGroupId,
-                        id: p.entityId,
-                        field: f,
-                        status: DCGM_ST_NO_DATA,
-                        ts: 0,
-                        value: SimValue::Blank,
-                    });
-                }
-                for s in w.samples.iter().filter(|s| s.ts >= since) {
-                    next = next.max(s.ts + 1);
-                    out.push(Read {
-                        group: p.entityGroupId,
-                        id: p.entityId,
-                        field: f,
-                        status: DCGM_ST_OK,
-                        ts: s.ts,
-                        value: s.value.clone(),
-                    });
-                }
-            }
-        }
-        if !any_entry {
-            return Err(DCGM_ST_NOT_WATCHED);
-        }
+        let (out, next) = e
+            .samples_since(&entities, &fields, since, now_us())
+            .ok_or(DCGM_ST_NOT_WATCHED)?;
         *next_since = next;
         Ok(out)
     })
