@@ -127,18 +127,21 @@ impl System {
     ///
     /// # Errors
     ///
-    /// `DCGM_ST_BADPARAM` for a GPU id the node does not have; `ConnectionLost`.
+    /// `DCGM_ST_BADPARAM` for a GPU id the node does not have; `ConnectionLost`;
+    /// `NotInRelease` before DCGM 4.2 (also from an older connected nv-hostengine).
     #[doc(alias = "dcgmGetGpuChipArchitecture")]
     pub fn chip_architecture(&self, gpu: u32) -> Result<ChipArchitecture> {
         let mut a: dcgmChipArchitecture_t = DCGM_CHIP_ARCH_UNKNOWN;
         let lib = self.handle().lib();
         // SAFETY: a valid out-pointer.
-        unsafe {
+        let r = unsafe {
             ffi!(
                 lib,
                 dcgmGetGpuChipArchitecture(self.handle().raw(), gpu, &mut a)
             )
-        }?;
+        };
+        self.handle()
+            .in_release(crate::Capability::ChipArchitecture, r)?;
         Ok(ChipArchitecture::from_raw(a))
     }
 }

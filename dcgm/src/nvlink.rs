@@ -7,7 +7,7 @@ use dcgm_sys::*;
 use crate::dialect::{Asked, Offer};
 use crate::error::{Error, Result};
 use crate::library::ffi;
-use crate::release::DcgmVersion;
+use crate::release::{Capability, DcgmVersion};
 use crate::system::System;
 
 /// The state of one NVLink.
@@ -240,14 +240,16 @@ impl System {
     ///
     /// # Errors
     ///
-    /// `ConnectionLost` when the host engine went away.
+    /// `ConnectionLost` when the host engine went away; `NotInRelease` before DCGM 4.3.1
+    /// (also from an older connected nv-hostengine).
     #[doc(alias = "dcgmGetNvLinkP2PStatus")]
     pub fn nvlink_p2p_status(&self) -> Result<Vec<GpuP2pStatus>> {
         let mut s = dcgmNvLinkP2PStatus_v1::boxed_versioned();
         s.numGpus = 0;
         let lib = self.handle().lib();
         // SAFETY: a versioned struct valid for the call (0 GPUs asks for all).
-        unsafe { ffi!(lib, dcgmGetNvLinkP2PStatus(self.handle().raw(), &mut *s)) }?;
+        let r = unsafe { ffi!(lib, dcgmGetNvLinkP2PStatus(self.handle().raw(), &mut *s)) };
+        self.handle().in_release(Capability::NvLinkP2pStatus, r)?;
         let n = (s.numGpus as usize).min(s.gpus.len());
         let ids: Vec<u32> = s.gpus[..n].iter().map(|g| g.entityId).collect();
         Ok(s.gpus[..n]

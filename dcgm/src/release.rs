@@ -11,7 +11,9 @@
 
 use std::fmt;
 
-use crate::{ConnectionKind, FieldId, Handle};
+use dcgm_sys::{DCGM_ST_FUNCTION_NOT_FOUND, DCGM_ST_VER_MISMATCH};
+
+use crate::{ConnectionKind, Error, FieldId, Handle, Result};
 
 /// A DCGM release number, `major.minor.patch`.
 ///
@@ -266,6 +268,25 @@ impl Handle {
     /// ```
     pub fn supports(&self, capability: Capability) -> bool {
         self.dcgm_version().is_none_or(|v| v >= capability.since())
+    }
+
+    /// `r`, with a refusal that the answering release is too old for `capability` turned into
+    /// `NotInRelease` naming that release: for a connection to an older nv-hostengine the
+    /// client library has the call, and the engine refuses it (`VER_MISMATCH` or
+    /// `FUNCTION_NOT_FOUND`).
+    pub(crate) fn in_release<T>(&self, capability: Capability, r: Result<T>) -> Result<T> {
+        r.map_err(|e| {
+            let refused = matches!(&e, Error::Dcgm { code, .. }
+                if code.raw() == DCGM_ST_VER_MISMATCH || code.raw() == DCGM_ST_FUNCTION_NOT_FOUND);
+            match self.dcgm_version() {
+                Some(have) if refused && have < capability.since() => Error::NotInRelease {
+                    capability,
+                    needs: capability.since(),
+                    have,
+                },
+                _ => e,
+            }
+        })
     }
 
     /// Whether the release answering this handle knows field `id`: the loaded library

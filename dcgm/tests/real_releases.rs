@@ -206,8 +206,31 @@ fn an_older_remote_engine_decides_the_release() {
             format!("ok left_out={left_out}"),
             "{engine}"
         );
-        println!("{engine}: {}", line("NVLINK "));
-        println!("{engine}: {}", line("HEALTH "));
+        // A call the engine's release lacks is NotInRelease naming the engine's release,
+        // although the client library has it.
+        let not_in = |what: &str, needs: &str| {
+            format!(
+                "err {what}: not in this DCGM release (it needs DCGM {needs} or later; this is {engine})"
+            )
+        };
+        if engine == "4.5.3" {
+            assert_eq!(line("P2P "), "ok 1 GPUs");
+            assert_eq!(line("ARCH "), "ok Hopper");
+        } else {
+            assert_eq!(line("P2P "), not_in("NVLink peer-to-peer status", "4.3.1"));
+            assert_eq!(line("ARCH "), not_in("the GPU chip architecture", "4.2.0"));
+        }
+        // NVLink status v4 and health response v5 through 4.1.1's and 4.5.3's engines. The
+        // 4.6.0 library refuses 3.x's versions itself (NVLink status v3, health response v4)
+        // and a 3.3.9 engine refuses the newer ones: measured, nothing a client can change.
+        for key in ["NVLINK ", "HEALTH "] {
+            let got = line(key);
+            if engine == "3.3.9" {
+                assert!(got.contains("DCGM_ST_VER_MISMATCH"), "{engine} {key}{got}");
+            } else {
+                assert!(got.starts_with("ok"), "{engine} {key}{got}");
+            }
+        }
     }
 }
 
@@ -239,6 +262,14 @@ fn remote_child() {
     match h.system().nvlink_status() {
         Ok(s) => println!("NVLINK ok {:?}", s.gpus),
         Err(e) => println!("NVLINK err {e}"),
+    }
+    match h.system().nvlink_p2p_status() {
+        Ok(s) => println!("P2P ok {} GPUs", s.len()),
+        Err(e) => println!("P2P err {e}"),
+    }
+    match h.system().chip_architecture(0) {
+        Ok(a) => println!("ARCH ok {a}"),
+        Err(e) => println!("ARCH err {e}"),
     }
     let g = dcgm::Group::with_gpus(&h, "skew-probe", &[0]);
     match g.map(|g| g.health_check().map(|r| r.overall)) {
