@@ -9,7 +9,7 @@
 use dcgm_sys::*;
 
 use crate::blank::NonBlank;
-use crate::diag::{DiagEntity, DiagError, DiagResponse, DiagResult, DiagTest, non_empty};
+use crate::diag_response::{DiagEntity, DiagError, DiagResponse, DiagResult, DiagTest, non_empty};
 use crate::entity::Entity;
 use crate::failure::{ErrorCategory, ErrorSeverity, failure_reason_name};
 use crate::library::c_buf;

@@ -26,7 +26,8 @@ pub use dcgm_sys as sys;
 use dcgm_sys::*;
 
 use crate::blank::BlankKind;
-use crate::diag::{DiagLevel, DiagResult};
+use crate::diag::DiagLevel;
+use crate::diag_response::DiagResult;
 use crate::entity::{Entity, EntityGroup};
 use crate::error::ReturnCode;
 use crate::field_group::{FieldGroup, FieldGroupId};
