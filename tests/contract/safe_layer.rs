@@ -587,7 +587,8 @@ fn diagnostics_run_or_typed_error(t: &Target) {
             assert!(!r.tests.is_empty());
             assert_no_sentinel(&format!("{r:?}"));
         }
-        // Diagnostics through dcgmRunDiagnostic's v12 request need DCGM 4.2.
+        // Every release from 3.3.9 is asked in its own response layout (v10, v11, v12): a
+        // release without one of them would be NotInRelease, named as such.
         Err(e @ Error::NotInRelease { .. }) => crate::not_in_release(t, &e),
         Err(e) => {
             // The real build has no nvvs.
