@@ -794,49 +794,66 @@ impl Group {
             // Inserted before registering, so that the first callback finds it.
             reg.insert(key, entry.clone());
         }
-        if lib.raw.dcgmPolicyRegister_v2().is_err()
-            && let Some(register) = lib.raw.policy_register_v1()
-        {
-            return match self.register_v1(register, key, conditions) {
-                Ok(legacy) => Ok(PolicyRegistration {
-                    group: self.clone(),
-                    conditions,
-                    key,
-                    entry,
-                    active: true,
-                    legacy,
-                }),
+        let v1 = lib.raw.policy_register_v1();
+        if lib.raw.dcgmPolicyRegister_v2().is_ok() || v1.is_none() {
+            // SAFETY: the callback never unwinds and only uses `key` as a registry lookup.
+            let r = unsafe {
+                ffi!(
+                    lib,
+                    dcgmPolicyRegister_v2(
+                        h.raw(),
+                        self.raw_id(),
+                        conditions.bits(),
+                        Some(on_violation),
+                        key
+                    )
+                )
+            };
+            match r {
+                Ok(()) => {
+                    return Ok(PolicyRegistration {
+                        group: self.clone(),
+                        conditions,
+                        key,
+                        entry,
+                        active: true,
+                        legacy: Vec::new(),
+                    });
+                }
+                // A library that exports `_v2` but answers it as a function it lacks (a DCGM
+                // 3.x personality of dcgm-sim does): the 3.x call below, where there is one.
+                Err(e)
+                    if v1.is_some()
+                        && (matches!(e, Error::NotInRelease { .. })
+                            || e.code().raw() == DCGM_ST_FUNCTION_NOT_FOUND) => {}
                 Err(e) => {
                     registry().remove(&key);
-                    Err(e)
+                    return Err(e);
                 }
-            };
+            }
         }
-        // SAFETY: the callback never unwinds and only uses `key` as a registry lookup.
-        let r = unsafe {
-            ffi!(
-                lib,
-                dcgmPolicyRegister_v2(
-                    h.raw(),
-                    self.raw_id(),
-                    conditions.bits(),
-                    Some(on_violation),
-                    key
-                )
-            )
-        };
-        if let Err(e) = r {
+        // The `_v2` path above returned unless there is a 3.x call.
+        let Some(register) = v1 else {
             registry().remove(&key);
-            return Err(e);
+            return Err(Error::SymbolNotAvailable {
+                symbol: "dcgmPolicyRegister",
+                library_version: lib.version().map(str::to_owned),
+            });
+        };
+        match self.register_v1(register, key, conditions) {
+            Ok(legacy) => Ok(PolicyRegistration {
+                group: self.clone(),
+                conditions,
+                key,
+                entry,
+                active: true,
+                legacy,
+            }),
+            Err(e) => {
+                registry().remove(&key);
+                Err(e)
+            }
         }
-        Ok(PolicyRegistration {
-            group: self.clone(),
-            conditions,
-            key,
-            entry,
-            active: true,
-            legacy: Vec::new(),
-        })
     }
 
     /// DCGM 3.x: registers each GPU of the group through a one-GPU group and a callback slot
