@@ -22,6 +22,29 @@ struct Row {
     aliases: Vec<String>,
     internal: bool,
     newer_names: Vec<String>,
+    since: Option<(u16, u16, u16)>,
+}
+
+/// The `since` column: empty, or a release later than 4.6.0 (`4.6.1`).
+fn parse_since(s: &str, lineno: usize) -> Option<(u16, u16, u16)> {
+    if s.is_empty() {
+        return None;
+    }
+    let n: Vec<u16> = s
+        .split('.')
+        .map(|p| {
+            p.parse()
+                .unwrap_or_else(|_| panic!("fields.tsv:{lineno}: bad release {s:?} in since"))
+        })
+        .collect();
+    let [major, minor, patch] = n[..] else {
+        panic!("fields.tsv:{lineno}: since must be MAJOR.MINOR.PATCH, not {s:?}");
+    };
+    assert!(
+        (major, minor, patch) > (4, 6, 0),
+        "fields.tsv:{lineno}: since is for releases after 4.6.0 (leave it empty), not {s:?}"
+    );
+    Some((major, minor, patch))
 }
 
 fn parse_table(text: &str) -> Vec<Row> {
@@ -42,8 +65,8 @@ fn parse_table(text: &str) -> Vec<Row> {
         }
         let c: Vec<&str> = line.split('\t').collect();
         assert!(
-            c.len() == 14,
-            "fields.tsv:{lineno}: expected 14 tab-separated columns, found {}",
+            c.len() == 15,
+            "fields.tsv:{lineno}: expected 15 tab-separated columns, found {}",
             c.len()
         );
         let num = |s: &str, what: &str| -> i64 {
@@ -85,6 +108,7 @@ fn parse_table(text: &str) -> Vec<Row> {
                 .filter(|s| !s.is_empty())
                 .map(String::from)
                 .collect(),
+            since: parse_since(c[14], lineno),
         });
     }
     rows
@@ -117,10 +141,18 @@ fn generate_fields(rows: &[Row]) -> String {
         };
         writeln!(
             out,
-            "/// DCGM {kind} `{}` (tag `{}`, type `{}`, unit `{}`).\npub const {}: u16 = {};",
-            r.name, r.tag, r.ty, r.unit, r.name, r.id
+            "/// DCGM {kind} `{}` (tag `{}`, type `{}`, unit `{}`).",
+            r.name, r.tag, r.ty, r.unit
         )
         .unwrap();
+        if let Some((major, minor, patch)) = r.since {
+            writeln!(
+                out,
+                "///\n/// Added in DCGM {major}.{minor}.{patch}: an older library or engine does not know it."
+            )
+            .unwrap();
+        }
+        writeln!(out, "pub const {}: u16 = {};", r.name, r.id).unwrap();
         for a in &r.aliases {
             writeln!(
                 out,
@@ -138,7 +170,7 @@ fn generate_fields(rows: &[Row]) -> String {
             .unwrap();
         }
     }
-    out.push_str("\n/// Every field DCGM 4.6.0 registers, sorted by id.\npub static FIELD_TABLE: &[crate::FieldInfo] = &[\n");
+    out.push_str("\n/// Every field DCGM 4.6.0 registers, and the fields later releases added (their\n/// [`since`](crate::FieldInfo::since) says which), sorted by id.\npub static FIELD_TABLE: &[crate::FieldInfo] = &[\n");
     for r in rows {
         let aliases: Vec<String> = r.aliases.iter().map(|a| format!("{a:?}")).collect();
         let newer: Vec<String> = r.newer_names.iter().map(|a| format!("{a:?}")).collect();
@@ -149,7 +181,7 @@ fn generate_fields(rows: &[Row]) -> String {
         };
         writeln!(
             out,
-            "    crate::FieldInfo {{ id: {}, name: {:?}, tag: {:?}, field_type: b'{}', size: {}, scope: {}, entity_level: crate::{}, nvml_field_id: {}, short_name: {:?}, unit: {:?}, width: {}, deprecated_aliases: &[{}], internal: {}, newer_names: &[{}] }},",
+            "    crate::FieldInfo {{ id: {}, name: {:?}, tag: {:?}, field_type: b'{}', size: {}, scope: {}, entity_level: crate::{}, nvml_field_id: {}, short_name: {:?}, unit: {:?}, width: {}, deprecated_aliases: &[{}], internal: {}, newer_names: &[{}], since: {} }},",
             r.id,
             r.name,
             r.tag,
@@ -163,7 +195,9 @@ fn generate_fields(rows: &[Row]) -> String {
             r.width,
             aliases.join(", "),
             r.internal,
-            newer.join(", ")
+            newer.join(", "),
+            r.since
+                .map_or_else(|| "None".to_string(), |v| format!("Some({v:?})"))
         )
         .unwrap();
     }

@@ -141,7 +141,7 @@ pub const SYMBOLS: [(&str, Release); 16] = [
 
 /// Field ids newer than 3.3.9 (first, last, first release that knows them). Every other id
 /// of the simulator's table is known to every release.
-pub const FIELDS: [(u16, u16, Release); 32] = [
+pub const FIELDS: [(u16, u16, Release); 33] = [
     (94, 94, R4_0),
     (165, 167, R4_0),
     (170, 173, R4_0),
@@ -175,6 +175,7 @@ pub const FIELDS: [(u16, u16, Release); 32] = [
     (175, 175, R4_6),
     (1084, 1096, R4_6),
     (1524, 1533, R4_6),
+    (1600, 1612, Release::new(4, 6, 1)),
 ];
 
 /// A versioned struct whose accepted versions changed between the releases spoken here.

@@ -58,8 +58,15 @@ pub const DCGM_FI_SYSTEM_FIELD_UNKNOWN: u16 = 0;
 /// Pre-4.6 name of [`DCGM_FI_SYSTEM_FIELD_UNKNOWN`] (the 326th deprecated alias; it is not in
 /// the field table because field 0 is not a registered field).
 pub const DCGM_FI_UNKNOWN: u16 = DCGM_FI_SYSTEM_FIELD_UNKNOWN;
-/// One past the largest field id of DCGM 4.6.0.
-pub const DCGM_FI_MAX_FIELDS: u16 = 1534;
+/// One past the largest field id of the registry ([`FIELD_TABLE`]): DCGM 4.6.1's value (1613,
+/// after its base-unit fields 1600-1612), not 4.6.0's 1534.
+///
+/// Chosen so that the constant keeps its meaning, a bound on every id of this crate's table: an
+/// array indexed by field id and sized with it holds every id here. DCGM uses the value only
+/// for bounds (no struct is sized by it), so a library of an older release is not affected: it
+/// answers an id beyond its own table as an unknown field. `dcgm.compat.dcgm_fields` reports
+/// 1613 too, where NVIDIA's 4.6.0 Python module has 1534 (the module also holds 4.6.1's names).
+pub const DCGM_FI_MAX_FIELDS: u16 = 1613;
 /// First vGPU field id.
 pub const DCGM_FI_FIRST_VGPU_FIELD_ID: u16 = 520;
 /// Last vGPU field id.
@@ -111,7 +118,8 @@ crate::plain_struct!(dcgm_field_meta_t, size = 72, align = 8);
 pub type dcgm_field_meta_p = *const dcgm_field_meta_t;
 
 /// One row of the project's field registry ([`FIELD_TABLE`]): the facts a running libdcgm
-/// 4.6.0 reports for a field, plus the pre-4.6 names.
+/// 4.6.0 reports for a field, plus the pre-4.6 names; for a field added later, the release
+/// that added it ([`FieldInfo::since`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldInfo {
     /// Field id (`DCGM_FI_*`).
@@ -144,6 +152,12 @@ pub struct FieldInfo {
     /// `DCGM_FI_DEV_CPU_UTIL_TOTAL` became `DCGM_FI_DEV_CPU_UTIL_RATIO`); accepted everywhere a
     /// name is.
     pub newer_names: &'static [&'static str],
+    /// The DCGM release that added the field, `(major, minor, patch)`, where that is later
+    /// than 4.6.0 (`Some((4, 6, 1))` for 4.6.1's base-unit fields 1600-1612); `None` for every
+    /// field of 4.6.0. A library or engine of an older release does not know such a field.
+    /// The metadata of these rows is inferred (see `data/fields.tsv`): 4.6.1's registry source
+    /// is not public.
+    pub since: Option<(u16, u16, u16)>,
 }
 
 include!(concat!(env!("OUT_DIR"), "/fields.rs"));

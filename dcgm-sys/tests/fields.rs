@@ -8,10 +8,14 @@ use dcgm_sys::*;
 fn the_field_table_holds_every_field_libdcgm_4_6_registers() {
     assert_eq!(
         FIELD_TABLE.len(),
-        643,
-        "639 public fields + 4 internal ones"
+        656,
+        "4.6.0's 639 public fields + 4 internal ones, and 4.6.1's 13 base-unit fields"
     );
     assert_eq!(FIELD_TABLE.iter().filter(|f| f.internal).count(), 4);
+    assert_eq!(
+        FIELD_TABLE.iter().filter(|f| f.since.is_none()).count(),
+        643
+    );
     let ids: HashSet<u16> = FIELD_TABLE.iter().map(|f| f.id).collect();
     assert_eq!(ids.len(), FIELD_TABLE.len(), "no duplicate ids");
     assert!(
@@ -170,4 +174,62 @@ fn dcgm_4_6_1_names_resolve_to_the_4_6_0_field() {
             assert_eq!(field_by_name(n).unwrap().id, f.id, "{n}");
         }
     }
+}
+
+#[test]
+fn dcgm_4_6_1_base_unit_fields_are_marked_and_mirror_their_legacy_fields() {
+    // Facts of DCGM 4.6.1's dcgm_fields.h: ids 1600-1612, each the base-unit twin of a legacy
+    // field, in the legacy fields' order.
+    let twins: [(&str, u16, &str); 13] = [
+        ("DCGM_FI_DEV_BAR1_CAPACITY_BYTES", 90, "B"),
+        ("DCGM_FI_DEV_BAR1_USED_BYTES", 92, "B"),
+        ("DCGM_FI_DEV_BAR1_FREE_BYTES", 93, "B"),
+        ("DCGM_FI_DEV_SM_CLOCK_HERTZ", 100, "Hz"),
+        ("DCGM_FI_DEV_MEMORY_CLOCK_HERTZ", 101, "Hz"),
+        ("DCGM_FI_DEV_VIDEO_CLOCK_HERTZ", 102, "Hz"),
+        ("DCGM_FI_DEV_SM_APP_CLOCK_HERTZ", 110, "Hz"),
+        ("DCGM_FI_DEV_MEMORY_APP_CLOCK_HERTZ", 111, "Hz"),
+        ("DCGM_FI_DEV_SM_MAX_CLOCK_HERTZ", 113, "Hz"),
+        ("DCGM_FI_DEV_MEMORY_MAX_CLOCK_HERTZ", 114, "Hz"),
+        ("DCGM_FI_DEV_VIDEO_MAX_CLOCK_HERTZ", 115, "Hz"),
+        ("DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL", 156, "J"),
+        ("DCGM_FI_DEV_FAN_SPEED_RATIO", 191, ""),
+    ];
+    for (i, (name, legacy, unit)) in twins.into_iter().enumerate() {
+        let f = field_by_name(name).unwrap_or_else(|| panic!("{name} is not in the table"));
+        assert_eq!(f.id, 1600 + i as u16, "{name}");
+        assert_eq!(f.since, Some((4, 6, 1)), "{name}");
+        assert_eq!(f.unit, unit, "{name}");
+        assert_eq!(f.tag, name["DCGM_FI_DEV_".len()..].to_lowercase(), "{name}");
+        assert_eq!(field_by_tag(f.tag).unwrap().id, f.id);
+        let old = field_by_id(legacy).unwrap();
+        assert_eq!(old.since, None, "{}", old.name);
+        assert_eq!(
+            (f.entity_level, f.scope, f.width, f.internal),
+            (old.entity_level, old.scope, old.width, false),
+            "{name} against {}",
+            old.name
+        );
+        let want = if unit == "J" || unit.is_empty() {
+            DCGM_FT_DOUBLE
+        } else {
+            DCGM_FT_INT64
+        };
+        assert_eq!(f.field_type, want, "{name}");
+        assert!(f.id < DCGM_FI_MAX_FIELDS);
+    }
+    assert_eq!(DCGM_FI_DEV_SM_CLOCK_HERTZ, 1603);
+    assert_eq!(DCGM_FI_DEV_FAN_SPEED_RATIO, 1612);
+    assert_eq!(
+        DCGM_FI_MAX_FIELDS,
+        DCGM_FI_DEV_FAN_SPEED_RATIO + 1,
+        "4.6.1's value"
+    );
+    // Nothing else is marked: every other field is 4.6.0's.
+    let later: Vec<u16> = FIELD_TABLE
+        .iter()
+        .filter(|f| f.since.is_some())
+        .map(|f| f.id)
+        .collect();
+    assert_eq!(later, (1600..=1612).collect::<Vec<u16>>());
 }

@@ -48,12 +48,18 @@ const SINCE: [(u16, u16, DcgmVersion); 33] = [
     (1524, 1533, DcgmVersion::new(4, 6, 0)),
 ];
 
-/// The first release whose field table holds `id`, where that is later than 3.3.9.
+/// The first release whose field table holds `id`, where that is later than 3.3.9. A field
+/// added after 4.6.0 (4.6.1's base-unit fields 1600-1612) has its release in the registry
+/// itself (the `since` column of `dcgm-sys/data/fields.tsv`).
 pub(crate) fn field_since(id: u16) -> Option<DcgmVersion> {
     SINCE
         .iter()
         .find(|(first, last, _)| (*first..=*last).contains(&id))
         .map(|(_, _, since)| *since)
+        .or_else(|| {
+            let (major, minor, patch) = dcgm_sys::field_by_id(id)?.since?;
+            Some(DcgmVersion::new(major.into(), minor.into(), patch.into()))
+        })
 }
 
 /// Whether release `release` knows field `id` (every id of 3.3.9 and before is known).
@@ -83,6 +89,10 @@ mod tests {
         assert!(release_knows(v(4, 0, 0), 170));
         assert!(!release_knows(v(4, 5, 3), 175));
         assert!(release_knows(v(4, 6, 0), 1533));
+        // DCGM_FI_DEV_SM_CLOCK_HERTZ, from the registry's since column: 4.6.1.
+        assert_eq!(field_since(1603), Some(v(4, 6, 1)));
+        assert!(!release_knows(v(4, 6, 0), 1603));
+        assert!(release_knows(v(4, 6, 1), 1612));
         // Temperature and power: every release.
         assert_eq!(field_since(150), None);
         assert!(release_knows(v(3, 3, 9), 155));

@@ -5,13 +5,13 @@ use std::ffi::c_int;
 
 use dcgm_sys::*;
 
-use crate::blank::NonBlank;
+use crate::blank::{BlankKind, NonBlank};
 use crate::entity::{Entity, EntityGroup};
 use crate::error::{Error, Result, ReturnCode};
 use crate::field::{FieldId, FieldMeta};
 use crate::handle::{Handle, cstring};
 use crate::library::{c_buf, ffi};
-use crate::value::FieldValue;
+use crate::value::{FieldValue, Value};
 
 /// Node-wide queries on a handle. Get one with [`Handle::system`].
 ///
@@ -430,7 +430,12 @@ impl System {
     /// `ConnectionLost` when the host engine went away; `InvalidArgument` naming the field for
     /// a field id DCGM does not know (libdcgm 4.6.0 fails the whole read for it). Unknown
     /// entities and unwatched fields are not errors: their values are blank with the reason in `status` (`DCGM_ST_NOT_WATCHED` on
-    /// libdcgm 4.6.0); empty lists give an empty result without asking DCGM.
+    /// libdcgm 4.6.0); empty lists give an empty result without asking DCGM. A field of this
+    /// crate's table that the release answering the handle lacks (added later, such as 4.6.1's
+    /// `DCGM_FI_DEV_SM_CLOCK_HERTZ` on 4.6.0; see [`Handle::knows_field`]) is not asked for,
+    /// since the library would refuse the whole read: its values are
+    /// `Value::Blank(BlankKind::NotFound)` with `DCGM_ST_UNKNOWN_FIELD`, as libdcgm marks a
+    /// field it does not know in a live read.
     #[doc(alias = "dcgmEntitiesGetLatestValues")]
     pub fn entities_latest_values_into(
         &self,
@@ -442,6 +447,49 @@ impl System {
         if entities.is_empty() || fields.is_empty() {
             return Ok(());
         }
+        let lacks: Vec<bool> = fields
+            .iter()
+            .map(|f| f.info().is_some() && !self.handle.knows_field(*f))
+            .collect();
+        if !lacks.contains(&true) {
+            return self.read_latest(entities, fields, out);
+        }
+        let asked: Vec<FieldId> = fields
+            .iter()
+            .zip(&lacks)
+            .filter(|(_, lacks)| !**lacks)
+            .map(|(f, _)| *f)
+            .collect();
+        let mut got = Vec::with_capacity(entities.len() * asked.len());
+        if !asked.is_empty() {
+            self.read_latest(entities, &asked, &mut got)?;
+        }
+        let mut got = got.into_iter();
+        for e in entities {
+            for (f, lacks) in fields.iter().zip(&lacks) {
+                if *lacks {
+                    out.push(FieldValue {
+                        entity: *e,
+                        field: *f,
+                        timestamp_us: 0,
+                        value: Value::Blank(BlankKind::NotFound),
+                        status: ReturnCode::from_raw(DCGM_ST_UNKNOWN_FIELD),
+                    });
+                } else {
+                    out.extend(got.next());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `dcgmEntitiesGetLatestValues` for `fields`, into `out` (empty), entity by entity.
+    fn read_latest(
+        &self,
+        entities: &[Entity],
+        fields: &[FieldId],
+        out: &mut Vec<FieldValue>,
+    ) -> Result<()> {
         let pairs: Vec<dcgmGroupEntityPair_t> = entities.iter().map(|e| e.raw()).collect();
         let mut ids: Vec<u16> = fields.iter().map(|f| f.0).collect();
         let total = pairs.len() * ids.len();

@@ -42,6 +42,14 @@ pub struct PyFieldMeta {
     #[pyo3(get)]
     internal: bool,
     newer_names: Vec<String>,
+    /// The release that added the field where later than 4.6.0 (`"4.6.1"`), else `None`.
+    #[pyo3(get)]
+    since: Option<String>,
+}
+
+/// `"4.6.1"` for a table row's `since`.
+fn release_text(since: Option<(u16, u16, u16)>) -> Option<String> {
+    since.map(|(major, minor, patch)| format!("{major}.{minor}.{patch}"))
 }
 
 impl PyFieldMeta {
@@ -61,6 +69,7 @@ impl PyFieldMeta {
             deprecated_aliases: f.deprecated_aliases.iter().map(|s| s.to_string()).collect(),
             internal: f.internal,
             newer_names: f.newer_names.iter().map(|s| s.to_string()).collect(),
+            since: release_text(f.since),
         }
     }
 
@@ -98,6 +107,7 @@ impl PyFieldMeta {
             newer_names: info
                 .map(|f| f.newer_names.iter().map(|s| s.to_string()).collect())
                 .unwrap_or_default(),
+            since: release_text(info.and_then(|f| f.since)),
         }
     }
 }

@@ -36,7 +36,10 @@ def render_fields() -> str:
         out.append("%s: Final = %d\n" % (name, value))
     out.append("\nENTITY_GROUP_NAMES: Dict[int, str]\nDEPRECATED_ALIASES: Dict[str, str]\nNEWER_NAMES: Dict[str, str]\n\n")
     for f in _native.field_table():
-        out.append("%s: Final = %d\n" % (f.name, f.field_id))
+        if f.since is not None:
+            out.append("%s: Final = %d  # added in DCGM %s\n" % (f.name, f.field_id, f.since))
+        else:
+            out.append("%s: Final = %d\n" % (f.name, f.field_id))
         for alias in f.deprecated_aliases:
             out.append("%s: Final = %d  # before DCGM 4.6; now %s\n" % (alias, f.field_id, f.name))
         for newer in f.newer_names:

@@ -2,7 +2,9 @@
 
 Every ``DCGM_FI_*`` name of DCGM 4.6 and every pre-4.6 name of the same field (still used by
 dcgm-exporter counter files and older scripts) is a module constant, as is every ``DCGM_FE_*``
-entity group. They are generated at import from the native module's field table, whose one
+entity group. DCGM 4.6.1's base-unit fields (1600-1612, such as ``DCGM_FI_DEV_SM_CLOCK_HERTZ``)
+are here too, their ``FieldMeta.since`` ``"4.6.1"``: a library of 4.6.0 or older does not know
+them, and the package leaves them out of its field groups. They are generated at import from the native module's field table, whose one
 source is ``dcgm-sys/data/fields.tsv``.
 """
 
@@ -28,6 +30,7 @@ DCGM_FS_DEVICE = DCGM_FS_ENTITY
 #: No field (DCGM 4.6 name; ``DCGM_FI_UNKNOWN`` is the older one).
 DCGM_FI_SYSTEM_FIELD_UNKNOWN = 0
 DCGM_FI_UNKNOWN = DCGM_FI_SYSTEM_FIELD_UNKNOWN
+#: One past the last field id of the table: DCGM 4.6.1's 1613 (4.6.0's is 1534).
 DCGM_FI_MAX_FIELDS: int = _native.DCGM_FI_MAX_FIELDS
 
 DCGM_FE_COUNT: int = _native.DCGM_FE_COUNT
@@ -60,7 +63,7 @@ del _name, _value, _display, _f, _alias
 
 
 def all_fields() -> List[FieldMeta]:
-    """Every field DCGM 4.6 defines, in id order."""
+    """Every field DCGM 4.6.0 defines and the ones 4.6.1 added (``since``), in id order."""
     return list(_TABLE)
 
 

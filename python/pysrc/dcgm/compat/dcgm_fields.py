@@ -3,7 +3,8 @@
 structures and ``DcgmFieldGetById``/``DcgmFieldGetByTag`` and friends.
 
 * The ids come from the package's field table (:mod:`dcgm.fields`, whose one source is
-  ``dcgm-sys/data/fields.tsv``), under NVIDIA's names. Pre-4.6 names resolve as NVIDIA's do:
+  ``dcgm-sys/data/fields.tsv``), under NVIDIA's names. DCGM 4.6.1's base-unit fields
+  (1600-1612) are here too, so ``DCGM_FI_MAX_FIELDS`` is 4.6.1's 1613 (NVIDIA's 4.6.0: 1534). Pre-4.6 names resolve as NVIDIA's do:
   with a ``DeprecationWarning`` naming the 4.6 name, or ``AttributeError`` once
   ``DCGM_DEPRECATED`` is set to 0.
 * A name DCGM never had but that readers expect (``DCGM_FI_DEV_MEM_USED``) raises
