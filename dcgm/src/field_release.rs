@@ -10,6 +10,7 @@
 //! out: a value missing, never a refused group). Ids of DCGM 3.3.9 and before are not listed.
 
 use crate::release::DcgmVersion;
+use crate::{FieldId, Handle};
 
 /// `(first id, last id, first release)`, ascending by id.
 const SINCE: [(u16, u16, DcgmVersion); 33] = [
@@ -65,6 +66,28 @@ pub(crate) fn field_since(id: u16) -> Option<DcgmVersion> {
 /// Whether release `release` knows field `id` (every id of 3.3.9 and before is known).
 pub(crate) fn release_knows(release: DcgmVersion, id: u16) -> bool {
     field_since(id).is_none_or(|since| release >= since)
+}
+
+impl Handle {
+    /// Whether the release answering this handle knows field `id`: the loaded library
+    /// (`DcgmFieldGetById`), and for a connection to an nv-hostengine also the engine's
+    /// release (from the field facts of each release; the library only knows its own table).
+    /// A field added in a later release is unknown to an older one, which refuses a whole
+    /// field group holding it. True where neither can tell.
+    pub fn knows_field(&self, id: FieldId) -> bool {
+        let engine = self.engine_release().is_none_or(|v| release_knows(v, id.0));
+        engine && self.library_knows_field(id)
+    }
+
+    /// Whether the loaded library's field table holds `id`; true where it cannot be asked.
+    fn library_knows_field(&self, id: FieldId) -> bool {
+        let Ok(get) = self.lib().raw.DcgmFieldGetById() else {
+            return true;
+        };
+        // SAFETY: a plain id; the library returns NULL or a pointer into its own field table,
+        // which is only compared with NULL here.
+        !unsafe { get(id.0) }.is_null()
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::fmt;
 
 use dcgm_sys::{DCGM_ST_FUNCTION_NOT_FOUND, DCGM_ST_VER_MISMATCH};
 
-use crate::{ConnectionKind, Error, FieldId, Handle, Result};
+use crate::{ConnectionKind, Error, Handle, Result};
 
 /// A DCGM release number, `major.minor.patch`.
 ///
@@ -287,28 +287,6 @@ impl Handle {
                 _ => e,
             }
         })
-    }
-
-    /// Whether the release answering this handle knows field `id`: the loaded library
-    /// (`DcgmFieldGetById`), and for a connection to an nv-hostengine also the engine's
-    /// release (from the field facts of each release; the library only knows its own table).
-    /// A field added in a later release is unknown to an older one, which refuses a whole
-    /// field group holding it. True where neither can tell.
-    pub fn knows_field(&self, id: FieldId) -> bool {
-        let engine = self
-            .engine_release()
-            .is_none_or(|v| crate::field_release::release_knows(v, id.0));
-        engine && self.library_knows_field(id)
-    }
-
-    /// Whether the loaded library's field table holds `id`; true where it cannot be asked.
-    fn library_knows_field(&self, id: FieldId) -> bool {
-        let Ok(get) = self.lib().raw.DcgmFieldGetById() else {
-            return true;
-        };
-        // SAFETY: a plain id; the library returns NULL or a pointer into its own field table,
-        // which is only compared with NULL here.
-        !unsafe { get(id.0) }.is_null()
     }
 }
 
