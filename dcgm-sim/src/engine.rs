@@ -45,8 +45,7 @@ pub struct FieldGroup {
 pub struct PolicyRegistration {
     pub group: usize,
     pub condition: u32,
-    pub callback: fpRecvUpdates,
-    pub user_data: u64,
+    pub callback: crate::policy_callback::PolicyCallback,
     /// Events up to this time have been delivered.
     pub delivered_until: i64,
 }

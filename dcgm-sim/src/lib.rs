@@ -39,6 +39,7 @@ mod mig_instances;
 mod model;
 mod module_state;
 mod personality;
+mod policy_callback;
 mod policy_feed;
 mod policy_thread;
 mod sampling;

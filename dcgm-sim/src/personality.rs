@@ -139,6 +139,10 @@ pub const SYMBOLS: [(&str, Release); 16] = [
     ("dcgmMarkModulesReloadable", R4_5),
 ];
 
+/// Exported functions a later release dropped, with the first release that no longer exports
+/// each (4.0 replaced 3.x's `dcgmPolicyRegister` by `dcgmPolicyRegister_v2`).
+pub const DROPPED_SYMBOLS: [(&str, Release); 1] = [("dcgmPolicyRegister", R4_0)];
+
 /// Field ids newer than 3.3.9 (first, last, first release that knows them). Every other id
 /// of the simulator's table is known to every release.
 pub const FIELDS: [(u16, u16, Release); 33] = [
@@ -314,10 +318,14 @@ pub fn current() -> Release {
 
 /// Whether the release in force exports `symbol`.
 pub fn has_symbol(symbol: &str) -> bool {
-    SYMBOLS
-        .iter()
-        .find(|(s, _)| *s == symbol)
-        .is_none_or(|(_, since)| current() >= *since)
+    has_symbol_in(current(), symbol)
+}
+
+/// Whether release `r` exports `symbol`.
+pub fn has_symbol_in(r: Release, symbol: &str) -> bool {
+    let since = SYMBOLS.iter().find(|(s, _)| *s == symbol);
+    let until = DROPPED_SYMBOLS.iter().find(|(s, _)| *s == symbol);
+    since.is_none_or(|(_, since)| r >= *since) && until.is_none_or(|(_, until)| r < *until)
 }
 
 /// Whether the release in force knows field `id`.
@@ -358,7 +366,7 @@ mod tests {
             .unwrap()
             .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
             .collect();
-        for (symbol, since) in SYMBOLS {
+        for (symbol, since) in SYMBOLS.into_iter().chain(DROPPED_SYMBOLS) {
             let start = sources
                 .find(&format!("fn {symbol}("))
                 .unwrap_or_else(|| panic!("{symbol} is not exported"));
@@ -369,6 +377,18 @@ mod tests {
                 "{symbol} (from {since}) does not check the release"
             );
             assert!(since > Release::OLDEST);
+        }
+    }
+
+    #[test]
+    fn policy_registration_is_exported_as_each_release_names_it() {
+        // dcgmlib.linux_def: dcgmPolicyRegister up to 3.3.9, dcgmPolicyRegister_v2 from 4.0.0.
+        let r400 = Release::new(4, 0, 0);
+        assert!(has_symbol_in(Release::OLDEST, "dcgmPolicyRegister"));
+        assert!(!has_symbol_in(Release::OLDEST, "dcgmPolicyRegister_v2"));
+        for r in [r400, Release::new(4, 1, 1), Release::LATEST] {
+            assert!(!has_symbol_in(r, "dcgmPolicyRegister"), "{r}");
+            assert!(has_symbol_in(r, "dcgmPolicyRegister_v2"), "{r}");
         }
     }
 

@@ -12,36 +12,25 @@
 
 use dcgm_sys::*;
 
-use crate::engine::{Engine, PolicyRegistration, now_us};
+use crate::engine::{Engine, now_us};
 use crate::model::Event;
+use crate::policy_callback::PolicyCallback;
 use crate::sim::Sim;
-
-type Callback = unsafe extern "C" fn(*mut dcgmPolicyCallbackResponse_t, u64) -> std::ffi::c_int;
 
 /// A callback to make, collected under the simulator lock and made without it.
 pub struct Delivery {
     engine: String,
     group: usize,
     condition: u32,
-    callback: Callback,
-    user_data: u64,
+    callback: PolicyCallback,
     response: dcgmPolicyCallbackResponse_v2,
 }
 
 impl Delivery {
     /// Calls the client's callback with a copy of the response.
     pub fn deliver(&self) {
-        let mut r = self.response;
-        // SAFETY: the client registered this callback with this signature; the response lives
-        // for the duration of the call.
-        unsafe { (self.callback)(&mut r, self.user_data) };
+        self.callback.deliver(&self.response);
     }
-}
-
-fn same_registration(r: &PolicyRegistration, group: usize, cb: Callback, user_data: u64) -> bool {
-    r.group == group
-        && r.user_data == user_data
-        && r.callback.is_some_and(|c| std::ptr::fn_addr_eq(c, cb))
 }
 
 /// The value of a policy parameter, whichever member its tag names.
@@ -177,46 +166,43 @@ pub fn collect(s: &mut Sim, manual: bool) -> Vec<Delivery> {
         let heard = e.hear_policy_samples(gpu_policy);
         for i in 0..e.registrations.len() {
             let reg = e.registrations[i].clone();
-            if let Some(cb) = reg.callback {
-                let gpus = e.group_gpus(reg.group).unwrap_or_default();
-                for h in heard.iter().filter(|h| gpus.contains(&h.gpu)) {
-                    let cond = h.response.condition;
-                    if reg.condition & cond == 0 {
-                        continue;
-                    }
-                    // SAFETY: every member of the union starts with the sample time.
-                    let ts = unsafe { h.response.val.xid.timestamp };
-                    if !e.policy_may_signal(reg.group, reg.user_data, cond, ts) {
-                        continue;
-                    }
+            let cb = reg.callback;
+            let gpus = e.group_gpus(reg.group).unwrap_or_default();
+            for h in heard.iter().filter(|h| gpus.contains(&h.gpu)) {
+                let cond = h.response.condition;
+                if reg.condition & cond == 0 {
+                    continue;
+                }
+                // SAFETY: every member of the union starts with the sample time.
+                let ts = unsafe { h.response.val.xid.timestamp };
+                if !e.policy_may_signal(reg.group, cb.key(), cond, ts) {
+                    continue;
+                }
+                out.push(Delivery {
+                    engine: name.clone(),
+                    group: reg.group,
+                    condition: cond,
+                    callback: cb,
+                    response: h.response,
+                });
+            }
+            for ev in e.dynamics.events.iter().filter(|ev| {
+                ev.seen_at() > reg.delivered_until
+                    && ev.seen_at() <= now
+                    && gpus.contains(&ev.gpu)
+                    && !heard_from_injection(e, ev)
+            }) {
+                let Some(resp) = violation(e, reg.group, ev) else {
+                    continue;
+                };
+                if reg.condition & resp.condition != 0 {
                     out.push(Delivery {
                         engine: name.clone(),
                         group: reg.group,
-                        condition: cond,
+                        condition: resp.condition,
                         callback: cb,
-                        user_data: reg.user_data,
-                        response: h.response,
+                        response: resp,
                     });
-                }
-                for ev in e.dynamics.events.iter().filter(|ev| {
-                    ev.seen_at() > reg.delivered_until
-                        && ev.seen_at() <= now
-                        && gpus.contains(&ev.gpu)
-                        && !heard_from_injection(e, ev)
-                }) {
-                    let Some(resp) = violation(e, reg.group, ev) else {
-                        continue;
-                    };
-                    if reg.condition & resp.condition != 0 {
-                        out.push(Delivery {
-                            engine: name.clone(),
-                            group: reg.group,
-                            condition: resp.condition,
-                            callback: cb,
-                            user_data: reg.user_data,
-                            response: resp,
-                        });
-                    }
                 }
             }
             e.registrations[i].delivered_until = now;
@@ -255,7 +241,8 @@ pub fn still_registered(s: &Sim, d: &Delivery) -> bool {
     s.initialized
         && s.engines.get(&d.engine).is_some_and(|e| {
             e.registrations.iter().any(|r| {
-                same_registration(r, d.group, d.callback, d.user_data)
+                r.group == d.group
+                    && r.callback.same_as(&d.callback)
                     && r.condition & d.condition != 0
             })
         })

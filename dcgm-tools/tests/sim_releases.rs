@@ -193,3 +193,47 @@ fn a_release_the_simulator_does_not_speak_is_a_config_error_naming_those_it_does
     assert!(err.contains("dcgm_version"), "{err}");
     assert!(err.contains("line 1"), "names the line: {err}");
 }
+
+/// One GPU with an XID 79 half a second after the engine starts.
+const ONE_GPU_XID: &str = r#"
+nvswitches = 0
+processes = []
+hostengines = []
+
+[[gpus]]
+nvlinks = 0
+
+[[events]]
+at_ms = 500
+gpu = 0
+kind = "xid"
+value = 79
+"#;
+
+/// A violation reaches `policy` on every release, through the registration the release
+/// exports: `dcgmPolicyRegister` (begin and finish callbacks, a version-1 response without the
+/// GPU) on 3.3.9, `dcgmPolicyRegister_v2` from 4.0. Reported once, on its GPU.
+#[test]
+fn policy_reports_an_xid_on_every_release() {
+    let config = config_file("one-gpu-xid", ONE_GPU_XID);
+    for v in RELEASES {
+        let o = run(
+            Some(v),
+            Some(&config),
+            "policy",
+            &["--xid", "--json", "-n", "2", "-t", "4"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{v}: {o:?}");
+        let err = text(&o.stderr);
+        assert!(err.contains("Listening for XID on 1 GPU(s)"), "{v}: {err}");
+        let out = text(&o.stdout);
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 1, "{v}: one violation, once: {out}");
+        assert_eq!(lines[0]["gpu"], 0, "{v}: {out}");
+        assert_eq!(lines[0]["detail"]["xid"], 79, "{v}: {out}");
+        assert_eq!(lines[0]["simulated"], true, "{v}: {out}");
+    }
+}

@@ -198,27 +198,7 @@ fn drive_older_releases(exe: &std::path::Path) -> (bool, Vec<String>) {
 /// that release has (found by running this suite on each release): (case, the first release
 /// the simulator speaks it for, why). Reported as not applicable with the reason, never as a
 /// pass; each is a simulator bug to fix, after which its line goes.
-const SIM_GAPS: &[(&str, &str, &str)] = &[
-    (
-        "policy_register_unregister",
-        "4.0.0",
-        SIM_NO_POLICY_REGISTER_V1,
-    ),
-    (
-        "tool_policy_runs_and_stops",
-        "4.0.0",
-        SIM_NO_POLICY_REGISTER_V1,
-    ),
-    (
-        "test_api_injected_xid_raises_policy_and_health",
-        "4.0.0",
-        SIM_NO_POLICY_REGISTER_V1,
-    ),
-];
-
-const SIM_NO_POLICY_REGISTER_V1: &str = "simulator gap: dcgm-sim has no dcgmPolicyRegister (DCGM \
-     3.x's only registration, which the real 3.3.9 exports) and its 3.x personality exports \
-     dcgmPolicyRegister_v2 answering FUNCTION_NOT_FOUND, so the SDK does not fall back";
+const SIM_GAPS: &[(&str, &str, &str)] = &[];
 
 /// Why `case` is not applicable to this run, if it is not.
 fn not_applicable(c: &Case, t: &Target) -> Option<&'static str> {

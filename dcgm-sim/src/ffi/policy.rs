@@ -6,6 +6,7 @@ use dcgm_sys::*;
 use super::modules::module_ok;
 use super::{guard, guard_symbol, versioned};
 use crate::engine::{PolicyRegistration, now_us};
+use crate::policy_callback::PolicyCallback;
 use crate::policy_thread;
 use crate::sim::with_engine;
 use crate::violations::policy_for;
@@ -83,26 +84,59 @@ pub extern "C" fn dcgmPolicyRegister_v2(
     userData: u64,
 ) -> dcgmReturn_t {
     guard_symbol("dcgmPolicyRegister_v2", || {
-        if callback.is_none() || condition == 0 || condition & !DCGM_POLICY_COND_ALL != 0 {
+        let callback = PolicyCallback::current(callback, userData);
+        let Some(callback) = callback.filter(|_| valid_condition(condition)) else {
+            return Err(DCGM_ST_BADPARAM);
+        };
+        register(pDcgmHandle, groupId, condition, callback)
+    })
+}
+
+/// DCGM 3.x's registration (4.0 replaced it by `dcgmPolicyRegister_v2`): `beginCallback` and
+/// then `finishCallback` receive each violation as a `dcgmPolicyCallbackResponse_v1`, without
+/// user data. As in 3.3.9, a NULL callback is skipped and a zero condition is `BADPARAM`.
+#[unsafe(no_mangle)]
+pub extern "C" fn dcgmPolicyRegister(
+    pDcgmHandle: dcgmHandle_t,
+    groupId: dcgmGpuGrp_t,
+    condition: dcgmPolicyCondition_t,
+    beginCallback: fpRecvUpdates_v1,
+    finishCallback: fpRecvUpdates_v1,
+) -> dcgmReturn_t {
+    guard_symbol("dcgmPolicyRegister", || {
+        if !valid_condition(condition) {
             return Err(DCGM_ST_BADPARAM);
         }
-        with_engine(pDcgmHandle, |e| {
-            module_ok(e, DcgmModuleIdPolicy)?;
-            e.group_entities(groupId)?;
-            // Values injected before the registration are not its violations.
-            e.mark_policy_samples_heard();
-            e.registrations.push(PolicyRegistration {
-                group: groupId,
-                condition,
-                callback,
-                user_data: userData,
-                delivered_until: now_us(),
-            });
-            Ok(())
-        })?;
-        policy_thread::ensure_running();
-        Ok(())
+        let callback = PolicyCallback::legacy(beginCallback, finishCallback);
+        register(pDcgmHandle, groupId, condition, callback)
     })
+}
+
+fn valid_condition(condition: dcgmPolicyCondition_t) -> bool {
+    condition != 0 && condition & !DCGM_POLICY_COND_ALL == 0
+}
+
+fn register(
+    handle: dcgmHandle_t,
+    group: dcgmGpuGrp_t,
+    condition: dcgmPolicyCondition_t,
+    callback: PolicyCallback,
+) -> Result<(), dcgmReturn_t> {
+    with_engine(handle, |e| {
+        module_ok(e, DcgmModuleIdPolicy)?;
+        e.group_entities(group)?;
+        // Values injected before the registration are not its violations.
+        e.mark_policy_samples_heard();
+        e.registrations.push(PolicyRegistration {
+            group,
+            condition,
+            callback,
+            delivered_until: now_us(),
+        });
+        Ok(())
+    })?;
+    policy_thread::ensure_running();
+    Ok(())
 }
 
 #[unsafe(no_mangle)]

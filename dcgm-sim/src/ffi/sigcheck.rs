@@ -115,6 +115,8 @@ const _: dcgm_sys::pfn::dcgmModuleGetStatuses = crate::ffi::modules::dcgmModuleG
 const _: dcgm_sys::pfn::dcgmModuleIdToName = crate::ffi::modules::dcgmModuleIdToName;
 const _: dcgm_sys::pfn::dcgmPolicyGet = crate::ffi::policy::dcgmPolicyGet;
 const _: dcgm_sys::pfn::dcgmPolicyRegister_v2 = crate::ffi::policy::dcgmPolicyRegister_v2;
+// DCGM 3.x's registration, outside the table (4.x does not export it).
+const _: dcgm_sys::dcgmPolicyRegister_v1_t = crate::ffi::policy::dcgmPolicyRegister;
 const _: dcgm_sys::pfn::dcgmPolicySet = crate::ffi::policy::dcgmPolicySet;
 const _: dcgm_sys::pfn::dcgmPolicyTrigger = crate::ffi::policy::dcgmPolicyTrigger;
 const _: dcgm_sys::pfn::dcgmPolicyUnregister = crate::ffi::policy::dcgmPolicyUnregister;
