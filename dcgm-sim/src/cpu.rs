@@ -18,9 +18,6 @@ use std::collections::BTreeSet;
 
 use dcgm_sys::*;
 
-use crate::config::CpuConfig;
-use crate::machine::Machine;
-
 /// A run of consecutive core ids that one CPU owns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CoreRange {
@@ -109,7 +106,7 @@ impl Cpus {
     }
 
     /// Records fake CPU `id` (no cores yet).
-    fn add_fake_cpu(&mut self, id: u32) {
+    pub fn add_fake_cpu(&mut self, id: u32) {
         let next = self.first_fake_core();
         self.ranges.push(CoreRange {
             cpu: id,
@@ -133,47 +130,14 @@ impl Cpus {
     }
 }
 
-impl Machine {
-    /// The CPU socket a GPU hangs off: the GPUs are shared out in order, an equal run of them
-    /// to each socket (the first half on CPU 0, the rest on CPU 1 on a two-socket node).
-    pub fn gpu_socket(&self, gpu: u32) -> u32 {
-        let sockets = self.cfg.cpus.len().max(1) as u32;
-        let per = self.gpu_count().div_ceil(sockets).max(1);
-        (gpu / per).min(sockets - 1)
-    }
-
-    /// Adds a fake CPU with the next CPU id.
-    pub fn add_fake_cpu(&mut self) -> Result<u32, dcgmReturn_t> {
-        let id = self.cfg.cpus.len() as u32;
-        if id as usize >= DCGM_MAX_NUM_CPUS {
-            return Err(DCGM_ST_INSUFFICIENT_RESOURCES);
-        }
-        self.cfg.cpus.push(CpuConfig {
-            model: String::new(),
-            cores: 0,
-        });
-        self.cpus.add_fake_cpu(id);
-        Ok(id)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn fake_cores_follow_every_core_and_belong_to_their_fake_cpu() {
-        let cfg = crate::config::SimConfig {
-            host_cpus: false,
-            ..crate::config::SimConfig::default()
-        };
-        let mut m = Machine::new(cfg);
         // One host CPU owning cores 0, 1, 4 and 5.
-        m.cfg.cpus = vec![CpuConfig {
-            model: "Host CPU".into(),
-            cores: 4,
-        }];
-        m.cpus = Cpus::new(vec![
+        let mut cpus = Cpus::new(vec![
             CoreRange {
                 cpu: 0,
                 first: 0,
@@ -185,17 +149,17 @@ mod tests {
                 count: 2,
             },
         ]);
-        assert_eq!(m.add_fake_cpu(), Ok(1));
-        assert!(m.cpus.is_fake(1) && !m.cpus.is_fake(0));
-        assert_eq!(m.cpus.add_fake_core(DCGM_FE_CPU, 1), Ok(6));
+        cpus.add_fake_cpu(1);
+        assert!(cpus.is_fake(1) && !cpus.is_fake(0));
+        assert_eq!(cpus.add_fake_core(DCGM_FE_CPU, 1), Ok(6));
         assert_eq!(
-            m.cpus.add_fake_core(DCGM_FE_CPU, 0),
+            cpus.add_fake_core(DCGM_FE_CPU, 0),
             Err(DCGM_ST_INSUFFICIENT_RESOURCES)
         );
-        assert_eq!(m.cpus.add_fake_core(DCGM_FE_GPU, 1), Err(DCGM_ST_BADPARAM));
-        assert_eq!(m.cpus.all_cores(), [0, 1, 4, 5, 6]);
-        assert_eq!(m.cpus.cores_of_cpu(0), [0, 1, 4, 5]);
-        assert_eq!(m.cpus.cores_of_cpu(1), [6]);
-        assert!(m.cpus.core_exists(4) && !m.cpus.core_exists(2) && m.cpus.core_exists(6));
+        assert_eq!(cpus.add_fake_core(DCGM_FE_GPU, 1), Err(DCGM_ST_BADPARAM));
+        assert_eq!(cpus.all_cores(), [0, 1, 4, 5, 6]);
+        assert_eq!(cpus.cores_of_cpu(0), [0, 1, 4, 5]);
+        assert_eq!(cpus.cores_of_cpu(1), [6]);
+        assert!(cpus.core_exists(4) && !cpus.core_exists(2) && cpus.core_exists(6));
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use dcgm_sys::*;
 
-use crate::config::{GpuConfig, SimConfig};
+use crate::config::{CpuConfig, GpuConfig, SimConfig};
 use crate::cpu::{CoreRange, Cpus};
 use crate::mig_instances::MigInstances;
 
@@ -92,6 +92,28 @@ impl Machine {
     /// `None` for an unknown GPU.
     pub fn add_fake_gpu_instance(&mut self, gpu: u32) -> Option<u32> {
         (gpu < self.gpu_count()).then(|| self.mig.add_fake_gpu_instance(gpu))
+    }
+
+    /// The CPU socket a GPU hangs off: the GPUs are shared out in order, an equal run of them
+    /// to each socket (the first half on CPU 0, the rest on CPU 1 on a two-socket node).
+    pub fn gpu_socket(&self, gpu: u32) -> u32 {
+        let sockets = self.cfg.cpus.len().max(1) as u32;
+        let per = self.gpu_count().div_ceil(sockets).max(1);
+        (gpu / per).min(sockets - 1)
+    }
+
+    /// Adds a fake CPU with the next CPU id.
+    pub fn add_fake_cpu(&mut self) -> Result<u32, dcgmReturn_t> {
+        let id = self.cfg.cpus.len() as u32;
+        if id as usize >= DCGM_MAX_NUM_CPUS {
+            return Err(DCGM_ST_INSUFFICIENT_RESOURCES);
+        }
+        self.cfg.cpus.push(CpuConfig {
+            model: String::new(),
+            cores: 0,
+        });
+        self.cpus.add_fake_cpu(id);
+        Ok(id)
     }
 
     /// Adds a fake NvSwitch with the next id.
@@ -226,5 +248,25 @@ impl Machine {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fake_cpu_takes_the_next_cpu_id_and_its_cores_follow_every_core() {
+        let mut m = Machine::new(SimConfig {
+            host_cpus: false,
+            ..SimConfig::default()
+        });
+        let cpus = m.cfg.cpus.len() as u32;
+        let cores = m.cpus.all_cores().len() as u32;
+        assert_eq!(m.add_fake_cpu(), Ok(cpus));
+        assert!(m.cpus.is_fake(cpus));
+        assert_eq!(m.entities(DCGM_FE_CPU).len() as u32, cpus + 1);
+        assert_eq!(m.cpus.add_fake_core(DCGM_FE_CPU, cpus), Ok(cores));
+        assert_eq!(m.cpus.cores_of_cpu(cpus), [cores]);
     }
 }
