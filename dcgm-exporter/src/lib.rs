@@ -17,4 +17,4 @@ pub mod logging;
 pub mod merge;
 pub mod otlp;
 pub(crate) mod regular_file;
-pub mod yaml_guard;
+pub(crate) mod yaml_guard;

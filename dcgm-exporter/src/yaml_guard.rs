@@ -91,16 +91,6 @@ struct Scanner<'a> {
 
 /// Checks `text` against `limits`.
 ///
-/// ```
-/// use dcgm_exporter::yaml_guard::{Limits, check};
-/// let limits = Limits { depth: 8, tokens: 1000 };
-/// // A mapping, its indentless sequence (no level of its own in libyaml), the item mapping.
-/// assert_eq!(check("kind: a/b\ndevices:\n- name: x\n", limits).unwrap().depth, 2);
-/// assert!(check(&format!("x: {}", "[".repeat(100)), limits).is_err());
-/// assert!(check(&format!("x: '{}'", "[".repeat(100)), limits).is_ok());
-/// assert!(check(&"- ".repeat(100), limits).is_err());
-/// ```
-///
 /// # Errors
 ///
 /// The nesting or the token count is past its limit.
@@ -666,6 +656,24 @@ mod tests {
         assert_eq!(depth("a: |\n  [[[[\n  {{{{\nb: 1\n"), 1);
         assert_eq!(depth("- it's [[[\n  continued [[[ 'here\n- [x]\n"), 2);
         assert_eq!(depth("[a 'b' [c]]"), 2);
+    }
+
+    #[test]
+    fn an_indentless_sequence_opens_no_level_and_quoted_brackets_are_text() {
+        let limits = Limits {
+            depth: 8,
+            tokens: 1000,
+        };
+        // A mapping, its indentless sequence (no level of its own in libyaml), the item mapping.
+        assert_eq!(
+            check("kind: a/b\ndevices:\n- name: x\n", limits)
+                .unwrap()
+                .depth,
+            2
+        );
+        assert!(check(&format!("x: {}", "[".repeat(100)), limits).is_err());
+        assert!(check(&format!("x: '{}'", "[".repeat(100)), limits).is_ok());
+        assert!(check(&"- ".repeat(100), limits).is_err());
     }
 
     #[test]

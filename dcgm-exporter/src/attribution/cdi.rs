@@ -11,7 +11,7 @@
 //! Whoever can write the directory can feed the exporter anything, so what a pass over it may
 //! cost is bounded ([`SpecCache`]): a file is parsed only when its version (device, inode,
 //! size, modification time) changed since the last pass, and only when its text passes
-//! [`crate::yaml_guard`] (collections nested at most [`MAX_DEPTH`] deep, at most
+//! the crate's YAML guard (collections nested at most [`MAX_DEPTH`] deep, at most
 //! [`MAX_TOKENS`] tokens; libyaml's cost grows with the square of the nesting, and every token
 //! is held in memory while a file is parsed); a pass reads at most [`MAX_PASS_BYTES`] of
 //! changed files and stops starting new ones after [`PASS_BUDGET`] (the rest keep their last
