@@ -275,6 +275,39 @@ const VERSIONS: [(Struct, u32, Release, Option<Release>); 19] = [
     (Struct::DiagResponse, dcgmDiagResponse_version12, R4_2, None),
 ];
 
+/// The run-request versions `dcgmActionValidate_v2` takes with each response version: v7 and
+/// v8 fill a v10 response, v9 and v10 a v11 or v12 one (every release's `DcgmApi.cpp`; each
+/// version on its own only where [`VERSIONS`] has it, so 4.0 pairs v9 with v11 alone and 3.3.9
+/// v7 and v8 with v10). Any other pair is `DCGM_ST_VER_MISMATCH`.
+const DIAG_PAIRS: [(u32, u32); 6] = [
+    (dcgmRunDiag_version7, dcgmDiagResponse_version10),
+    (dcgmRunDiag_version8, dcgmDiagResponse_version10),
+    (dcgmRunDiag_version9, dcgmDiagResponse_version11),
+    (dcgmRunDiag_version10, dcgmDiagResponse_version11),
+    (dcgmRunDiag_version9, dcgmDiagResponse_version12),
+    (dcgmRunDiag_version10, dcgmDiagResponse_version12),
+];
+
+/// Whether the release in force runs a diagnostic asked with run request `run` into response
+/// `response` (both version words).
+pub fn accepts_diag_pair(run: u32, response: u32) -> bool {
+    accepts_diag_pair_in(current(), run, response)
+}
+
+/// Whether release `r` runs a diagnostic asked with run request `run` into `response`.
+pub fn accepts_diag_pair_in(r: Release, run: u32, response: u32) -> bool {
+    accepts_in(r, Struct::RunDiag, run)
+        && accepts_in(r, Struct::DiagResponse, response)
+        && DIAG_PAIRS.contains(&(run, response))
+}
+
+/// Whether the release in force marks the serial slots of a v10 diagnostic response from the
+/// GPU count on as blank (`<<<NULL>>>`) before writing each GPU's serial at its id: 3.3.9's diag
+/// module did; from 4.0 the response starts zeroed.
+pub fn blanks_unused_diag_serials() -> bool {
+    current() < R4_0
+}
+
 /// The release in force: chosen by `dcgmInit`, kept until `dcgmShutdown`.
 static ACTIVE: Mutex<Option<Release>> = Mutex::new(None);
 
@@ -343,7 +376,11 @@ pub fn knows_field_in(r: Release, id: u16) -> bool {
 
 /// Whether the release in force accepts version word `word` of struct `s`.
 pub fn accepts(s: Struct, word: u32) -> bool {
-    let r = current();
+    accepts_in(current(), s, word)
+}
+
+/// Whether release `r` accepts version word `word` of struct `s`.
+pub fn accepts_in(r: Release, s: Struct, word: u32) -> bool {
     VERSIONS.iter().any(|(vs, w, from, until)| {
         *vs == s && *w == word && r >= *from && until.is_none_or(|u| r < u)
     })
@@ -389,6 +426,63 @@ mod tests {
         for r in [r400, Release::new(4, 1, 1), Release::LATEST] {
             assert!(!has_symbol_in(r, "dcgmPolicyRegister"), "{r}");
             assert!(has_symbol_in(r, "dcgmPolicyRegister_v2"), "{r}");
+        }
+    }
+
+    #[test]
+    fn diagnostics_take_the_run_and_response_versions_in_pairs() {
+        let (r7, r8, r9, r10) = (
+            dcgmRunDiag_version7,
+            dcgmRunDiag_version8,
+            dcgmRunDiag_version9,
+            dcgmRunDiag_version10,
+        );
+        let (d10, d11, d12) = (
+            dcgmDiagResponse_version10,
+            dcgmDiagResponse_version11,
+            dcgmDiagResponse_version12,
+        );
+        let all = [r7, r8, r9, r10]
+            .into_iter()
+            .flat_map(|run| [d10, d11, d12].map(|resp| (run, resp)));
+        let cases = [
+            (Release::OLDEST, vec![(r7, d10), (r8, d10)]),
+            (Release::new(4, 0, 0), vec![(r7, d10), (r8, d10), (r9, d11)]),
+            (
+                Release::new(4, 1, 1),
+                vec![(r7, d10), (r8, d10), (r9, d11), (r10, d11)],
+            ),
+            (
+                Release::new(4, 2, 0),
+                vec![
+                    (r7, d10),
+                    (r8, d10),
+                    (r9, d11),
+                    (r10, d11),
+                    (r9, d12),
+                    (r10, d12),
+                ],
+            ),
+            (
+                Release::LATEST,
+                vec![
+                    (r7, d10),
+                    (r8, d10),
+                    (r9, d11),
+                    (r10, d11),
+                    (r9, d12),
+                    (r10, d12),
+                ],
+            ),
+        ];
+        for (r, taken) in cases {
+            for pair in all.clone() {
+                assert_eq!(
+                    accepts_diag_pair_in(r, pair.0, pair.1),
+                    taken.contains(&pair),
+                    "{r}: {pair:x?}"
+                );
+            }
         }
     }
 

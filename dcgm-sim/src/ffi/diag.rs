@@ -448,10 +448,14 @@ fn fill_v10(r: &mut dcgmDiagResponse_v10, p: &Plan) {
         }
     }
     r.gpuCount = p.gpus.len().min(r.perGpuResponses.len()) as u32;
-    for (i, (_, serial)) in p.gpus.iter().enumerate().take(DCGM_MAX_NUM_DEVICES) {
+    for (i, _) in p.gpus.iter().enumerate().take(DCGM_MAX_NUM_DEVICES) {
         write_str(&mut r.devIds[i], SKU_DEVICE_ID);
-        write_str(&mut r.devSerials[i], serial);
     }
+    write_serials(
+        &mut r.devSerials,
+        &p.gpus,
+        personality::blanks_unused_diag_serials(),
+    );
     r.systemError.code = DCGM_FR_OK;
     write_str(&mut r.systemError.msg, "");
     write_str(&mut r.dcgmVersion, &personality::current().to_string());
@@ -459,6 +463,25 @@ fn fill_v10(r: &mut dcgmDiagResponse_v10, p: &Plan) {
     for aux in r.auxDataPerTest.iter_mut() {
         aux.version = dcgmDiagTestAuxData_version1;
         write_str(&mut aux.data, "");
+    }
+}
+
+/// Writes a v10 response's serials: each GPU's at its GPU id (every release's diag module;
+/// the SKU ids go in run order). With `blank_from_count` (3.3.9) the slots from the GPU count
+/// on are first marked blank (`<<<NULL>>>`), the others left empty.
+fn write_serials(
+    serials: &mut [[c_char; DCGM_MAX_STR_LENGTH]; DCGM_MAX_NUM_DEVICES],
+    gpus: &[(u32, String)],
+    blank_from_count: bool,
+) {
+    for (i, slot) in serials.iter_mut().enumerate() {
+        let blank = blank_from_count && i >= gpus.len();
+        write_str(slot, if blank { DCGM_STR_BLANK } else { "" });
+    }
+    for (gpu, serial) in gpus {
+        if let Some(slot) = serials.get_mut(*gpu as usize) {
+            write_str(slot, serial);
+        }
     }
 }
 
@@ -594,6 +617,9 @@ pub unsafe extern "C" fn dcgmActionValidate_v2(
         let rv = unsafe { version_word(drd, Struct::RunDiag) }?;
         // SAFETY: per this function's contract.
         let version = unsafe { check_response(response) }?;
+        if !personality::accepts_diag_pair(rv, version) {
+            return Err(DCGM_ST_VER_MISMATCH);
+        }
         // Only members at the same offset in every layout are read (through raw pointers, as
         // the older layouts are smaller), and the entity list only from v9 and v10.
         // SAFETY: the version says the layout, and these members lie within it.
@@ -686,5 +712,19 @@ mod tests {
         );
         assert_eq!(parse_entity_ids("gpu:1, 3", 8).unwrap(), [1, 3]);
         assert!(parse_entity_ids("9", 8).is_err());
+    }
+
+    #[test]
+    fn v10_serials_sit_at_their_gpu_id_and_3_3_9_blanks_from_the_count_on() {
+        let mut serials = [[0 as c_char; DCGM_MAX_STR_LENGTH]; DCGM_MAX_NUM_DEVICES];
+        let gpus = [(1, "S1".to_string()), (3, "S3".to_string())];
+        write_serials(&mut serials, &gpus, true);
+        let read: Vec<String> = serials.iter().map(|s| read_str(s)).collect();
+        assert_eq!(read[..5], ["", "S1", DCGM_STR_BLANK, "S3", DCGM_STR_BLANK]);
+        assert!(read[5..].iter().all(|s| s == DCGM_STR_BLANK));
+        write_serials(&mut serials, &gpus, false);
+        let read: Vec<String> = serials.iter().map(|s| read_str(s)).collect();
+        assert_eq!(read[..4], ["", "S1", "", "S3"]);
+        assert!(read[4..].iter().all(String::is_empty));
     }
 }
