@@ -154,11 +154,6 @@ pub fn cases() -> Vec<Case> {
                 for (name, args) in runs {
                     let o = run_with(t, name, args, false);
                     let code = o.status.code();
-                    if name == "nvlink" && t.older_than("4.0.0") {
-                        // NVLink status needs DCGM 4.0.
-                        says_not_in_release(t, name, &o);
-                        continue;
-                    }
                     // On 3.3.9 and 4.1.1 the default injected GPU's power is unreadable and
                     // `health` warns (exit 2, measured): a warning it must name.
                     let warns = name == "health"
