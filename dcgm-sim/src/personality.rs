@@ -308,6 +308,69 @@ pub fn blanks_unused_diag_serials() -> bool {
     current() < R4_0
 }
 
+/// Return codes whose `errorString` text came after 3.3.9, with the first release that has it
+/// (`dcgm_errors.c` at each tag); before it the text is NULL.
+const ERROR_TEXTS: [(dcgmReturn_t, Release); 13] = [
+    (DCGM_ST_NVVS_NO_AVAILABLE_TEST, R4_0),
+    (DCGM_ST_MNDIAG_CONNECTION_NOT_AVAILABLE, R4_3_1),
+    (DCGM_ST_MNDIAG_CONNECTION_UNAUTHORIZED, R4_3_1),
+    (DCGM_ST_REMOTE_SSH_CONNECTION_FAILED, R4_3_1),
+    (DCGM_ST_CHILD_SPAWN_FAILED, R4_3_1),
+    (DCGM_ST_FILE_IO_ERROR, R4_3_1),
+    (DCGM_ST_CHILD_SIGNAL_RECEIVED, R4_3_1),
+    (DCGM_ST_CALLER_ALREADY_STOPPED, R4_4_2),
+    (DCGM_ST_DIAG_STOPPED, R4_5),
+    (DCGM_ST_GPUS_DETACHED, R4_5),
+    (DCGM_ST_INSTANCE_NOT_FOUND, R4_6),
+    (DCGM_ST_COMPUTE_INSTANCE_NOT_FOUND, R4_6),
+    (DCGM_ST_PAUSED, R4_6),
+];
+
+/// Whether release `r`'s `errorString` has a text for `code` (the simulator's table holds
+/// 4.6.0's texts).
+pub fn has_error_text_in(r: Release, code: dcgmReturn_t) -> bool {
+    ERROR_TEXTS
+        .iter()
+        .find(|(c, _)| *c == code)
+        .is_none_or(|(_, since)| r >= *since)
+}
+
+/// Whether the release in force's `errorString` has a text for `code`.
+pub fn has_error_text(code: dcgmReturn_t) -> bool {
+    has_error_text_in(current(), code)
+}
+
+/// How many groups a client can create: the engine's two default groups (all GPUs, all
+/// NvSwitches) count against the 64 from 4.2 on; before, the limit was 64 beside them
+/// (`DcgmGroupManager.cpp`: `DCGM_MAX_NUM_GROUPS + 2` up to 4.1.1).
+pub fn client_group_limit() -> usize {
+    if current() >= R4_2 {
+        DCGM_MAX_NUM_GROUPS - 2
+    } else {
+        DCGM_MAX_NUM_GROUPS
+    }
+}
+
+/// How many modules the release has (`DcgmModuleIdCount`): the multi-node diagnostic module
+/// (id 10) came with 4.3.1.
+pub fn module_count() -> usize {
+    if current() >= R4_3_1 {
+        DcgmModuleIdCount as usize
+    } else {
+        DcgmModuleIdMnDiag as usize
+    }
+}
+
+/// How many entity groups the release knows (`DCGM_FE_COUNT`): ConnectX cards
+/// (`DCGM_FE_CONNECTX`, 9) came with 4.1; an older release answers `NOT_SUPPORTED` for them.
+pub fn entity_group_count() -> dcgm_field_entity_group_t {
+    if current() >= R4_1 {
+        DCGM_FE_COUNT
+    } else {
+        DCGM_FE_CONNECTX
+    }
+}
+
 /// The release in force: chosen by `dcgmInit`, kept until `dcgmShutdown`.
 static ACTIVE: Mutex<Option<Release>> = Mutex::new(None);
 
@@ -484,6 +547,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn error_texts_follow_each_release() {
+        // Measured with errorString on the real 3.3.9, 4.1.1 and 4.5.3 (NULL for these).
+        let r339 = Release::OLDEST;
+        let r411 = Release::new(4, 1, 1);
+        let r453 = Release::new(4, 5, 3);
+        let newer = |r: Release| -> Vec<i32> {
+            (-99..=0)
+                .rev()
+                .filter(|c| !has_error_text_in(r, *c))
+                .map(|c| -c)
+                .collect()
+        };
+        assert_eq!(
+            newer(r339),
+            [45, 46, 54, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67]
+        );
+        assert_eq!(
+            newer(r411),
+            [45, 46, 54, 59, 60, 61, 62, 63, 64, 65, 66, 67]
+        );
+        assert_eq!(newer(r453), [45, 46, 54]);
+        assert!(newer(Release::LATEST).is_empty());
     }
 
     #[test]

@@ -96,7 +96,7 @@ pub unsafe extern "C" fn dcgmGetEntityGroupEntities(
             // entities only where the sysmon module runs, which needs supported CPUs.
             if entityGroup == DCGM_FE_NONE
                 || entityGroup == DCGM_FE_VGPU
-                || entityGroup >= DCGM_FE_COUNT
+                || entityGroup >= crate::personality::entity_group_count()
             {
                 return Err(DCGM_ST_NOT_SUPPORTED);
             }

@@ -32,8 +32,8 @@ pub unsafe extern "C" fn dcgmGroupCreate(
         }
         with_engine(pDcgmHandle, |e| {
             // libdcgm 4.6.0 keeps its two default groups (all GPUs, all NvSwitches) among the
-            // 64: a client can create 62.
-            if e.groups.len() >= DCGM_MAX_NUM_GROUPS - 2 {
+            // 64: a client can create 62 (64 before 4.2).
+            if e.groups.len() >= personality::client_group_limit() {
                 return Err(DCGM_ST_MAX_LIMIT);
             }
             let special = match type_ {

@@ -321,7 +321,7 @@ pub unsafe extern "C" fn dcgmHostengineIsHealthy(
 pub extern "C" fn errorString(result: dcgmReturn_t) -> *const c_char {
     ERROR_TEXTS
         .iter()
-        .find(|(c, _)| *c == result)
+        .find(|(c, _)| *c == result && crate::personality::has_error_text(result))
         .map_or(std::ptr::null(), |(_, t)| t.as_ptr())
 }
 

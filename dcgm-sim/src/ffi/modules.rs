@@ -66,7 +66,7 @@ pub unsafe extern "C" fn dcgmModuleGetStatuses(
         // SAFETY: per this function's contract.
         let st = unsafe { versioned(moduleStatuses, &[dcgmModuleGetStatuses_version1]) }?;
         with_engine(pDcgmHandle, |e| {
-            let n = (DcgmModuleIdCount as usize).min(st.statuses.len());
+            let n = crate::personality::module_count().min(st.statuses.len());
             for (id, (slot, status)) in st
                 .statuses
                 .iter_mut()
