@@ -241,15 +241,16 @@ impl MigInstances {
     /// The answer for a DCGM instance the driver does not have: one destroyed under the delay
     /// flag (NVML refuses the stale handle: `DCGM_ST_BADPARAM`), or a fake one made by
     /// `dcgmCreateFakeEntities`, for which libdcgm 4.6.0 answers `DCGM_ST_NVML_NOT_LOADED`
-    /// (recorded: the battery's `mig/*/fake_*` cases).
-    fn not_in_driver(&self, gpu: Option<u32>) -> dcgmReturn_t {
+    /// and older releases otherwise (recorded: the battery's `mig/*/fake_*` cases;
+    /// `personality::fake_mig_instance_answer`). `create`: a creation in it, else a deletion.
+    fn not_in_driver(&self, gpu: Option<u32>, create: bool) -> dcgmReturn_t {
         let stale = gpu
             .and_then(|g| self.driver.gpus.get(g as usize))
             .is_some_and(|g| g.stale);
         if stale {
             DCGM_ST_BADPARAM
         } else {
-            DCGM_ST_NVML_NOT_LOADED
+            crate::personality::fake_mig_instance_answer(create)
         }
     }
 
@@ -306,7 +307,7 @@ impl MigInstances {
         };
         let (gpu, idx) = self
             .nvml_gi_of(parent)
-            .ok_or_else(|| self.not_in_driver(Some(parent_gpu)))?;
+            .ok_or_else(|| self.not_in_driver(Some(parent_gpu), true))?;
         let gi = &mut self.driver.gpu_mut(gpu).gis[idx];
         let slices = ci_slices(index).ok_or(DCGM_ST_NOT_SUPPORTED)?;
         if !ci_offered(gi.profile.compute, slices) {
@@ -338,7 +339,7 @@ impl MigInstances {
         };
         let (gpu, idx) = self
             .nvml_gi_of(entity)
-            .ok_or_else(|| self.not_in_driver(Some(entity_gpu)))?;
+            .ok_or_else(|| self.not_in_driver(Some(entity_gpu), false))?;
         // NVML_ERROR_IN_USE (it has compute instances), which DCGM passes on unmapped.
         if !self.driver.gpus[gpu as usize].gis[idx].cis.is_empty() {
             return Err(DCGM_ST_NVML_ERROR);
@@ -361,12 +362,12 @@ impl MigInstances {
             .ok_or(DCGM_ST_COMPUTE_INSTANCE_NOT_FOUND)?;
         let (gpu, idx) = self
             .nvml_gi_of(ci.instance)
-            .ok_or_else(|| self.not_in_driver(Some(ci.gpu)))?;
+            .ok_or_else(|| self.not_in_driver(Some(ci.gpu), false))?;
         let cis = &self.driver.gpus[gpu as usize].gis[idx].cis;
         let pos = cis
             .iter()
             .position(|c| c.nvml_id == ci.local_id)
-            .ok_or_else(|| self.not_in_driver(Some(gpu)))?;
+            .ok_or_else(|| self.not_in_driver(Some(gpu), false))?;
         // NVML_ERROR_IN_USE: a process runs in it.
         if cis[pos].busy {
             return Err(DCGM_ST_NVML_ERROR);

@@ -371,6 +371,53 @@ pub fn entity_group_count() -> dcgm_field_entity_group_t {
     }
 }
 
+/// Where the real 4.1.1 and 4.5.3 were measured to answer differently and the public source
+/// of the tags between them was not traced to the change: the simulator takes 4.5.0 as the
+/// first release with 4.5.3's answer.
+const MEASURED_BY_4_5_3: Release = R4_5;
+
+/// Whether `dcgmEntitiesGetLatestValues` from the cache answers a field id the library does
+/// not know (or 0) per value (`UNKNOWN_FIELD`, the call `OK`), as 3.3.9 and 4.1.1 do, rather
+/// than failing the whole call as 4.5.3 and 4.6.0 do.
+pub fn unknown_field_per_value() -> bool {
+    current() < MEASURED_BY_4_5_3
+}
+
+/// What the latest values of an empty group answer: `GENERIC_ERROR` on 3.3.9,
+/// `GROUP_IS_EMPTY` from 4.0 (measured on 4.1.1; 4.0.0 taken to answer as 4.1.1).
+pub fn empty_group_latest() -> dcgmReturn_t {
+    if current() < R4_0 {
+        DCGM_ST_GENERIC_ERROR
+    } else {
+        DCGM_ST_GROUP_IS_EMPTY
+    }
+}
+
+/// Whether `dcgmUnwatchFieldValue` of a GPU the engine does not have succeeds (3.3.9 and
+/// 4.1.1) rather than being `BADPARAM` (4.5.3, 4.6.0).
+pub fn unwatch_accepts_unknown_gpu() -> bool {
+    current() < MEASURED_BY_4_5_3
+}
+
+/// Whether `dcgmGetVgpuInstanceAttributes` of an instance without samples answers empty strings
+/// and zeros (3.3.9 and 4.1.1) rather than the blank values of its fields (4.5.3, 4.6.0).
+pub fn vgpu_attributes_zeroed() -> bool {
+    current() < MEASURED_BY_4_5_3
+}
+
+/// What a MIG request on a fake instance (one `dcgmCreateFakeEntities` made, no driver has)
+/// answers: 4.5.3 and 4.6.0 `NVML_NOT_LOADED`; 3.3.9 and 4.1.1 `BADPARAM` for a compute
+/// instance created in it and `NOT_SUPPORTED` for deleting it.
+pub fn fake_mig_instance_answer(create: bool) -> dcgmReturn_t {
+    if current() >= MEASURED_BY_4_5_3 {
+        DCGM_ST_NVML_NOT_LOADED
+    } else if create {
+        DCGM_ST_BADPARAM
+    } else {
+        DCGM_ST_NOT_SUPPORTED
+    }
+}
+
 /// The release in force: chosen by `dcgmInit`, kept until `dcgmShutdown`.
 static ACTIVE: Mutex<Option<Release>> = Mutex::new(None);
 

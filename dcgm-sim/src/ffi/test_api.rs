@@ -414,7 +414,11 @@ pub extern "C" fn dcgmUnwatchFieldValue(
         let gpu = u32::try_from(gpuId).map_err(|_| DCGM_ST_BADPARAM)?;
         with_engine(pDcgmHandle, |e| {
             if !e.machine.exists(DCGM_FE_GPU, gpu) {
-                return Err(DCGM_ST_BADPARAM);
+                return if crate::personality::unwatch_accepts_unknown_gpu() {
+                    Ok(())
+                } else {
+                    Err(DCGM_ST_BADPARAM)
+                };
             }
             let id = e.client();
             let w = e

@@ -133,7 +133,7 @@ fn collect_latest(
             return Err(DCGM_ST_NOT_SUPPORTED);
         }
         if entities.is_empty() {
-            return Err(DCGM_ST_GROUP_IS_EMPTY);
+            return Err(crate::personality::empty_group_latest());
         }
         let fields = e
             .field_group(fg)
@@ -391,8 +391,11 @@ pub unsafe extern "C" fn dcgmEntitiesGetLatestValues(
         let outv = unsafe { std::slice::from_raw_parts_mut(values, total) };
         // As libdcgm 4.6.0 (recorded: the battery's reads/entities_unknown_field*): from the
         // cache, a field id it does not know fails the whole call; a live read marks it
-        // UNKNOWN_FIELD per value.
-        if !live && ids.iter().any(|f| field_by_id(*f).is_none()) {
+        // UNKNOWN_FIELD per value (as every read of 3.3.9 and 4.1.1 does).
+        if !live
+            && !crate::personality::unknown_field_per_value()
+            && ids.iter().any(|f| field_by_id(*f).is_none())
+        {
             return Err(DCGM_ST_GENERIC_ERROR);
         }
         with_engine(pDcgmHandle, |e| {

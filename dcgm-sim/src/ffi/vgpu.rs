@@ -129,6 +129,21 @@ pub unsafe extern "C" fn dcgmGetVgpuInstanceAttributes(
             return Err(DCGM_ST_VER_MISMATCH);
         }
         with_engine(pDcgmHandle, |_| Ok(()))?;
+        if crate::personality::vgpu_attributes_zeroed() {
+            for dst in [
+                &mut a.vmId[..],
+                &mut a.vmName[..],
+                &mut a.vgpuUuid[..],
+                &mut a.vgpuDriverVersion[..],
+            ] {
+                write_str(dst, "");
+            }
+            a.vgpuTypeId = 0;
+            a.fbUsage = 0;
+            a.licenseStatus = 0;
+            a.frameRateLimit = 0;
+            return Ok(());
+        }
         // No vGPU instance exists: every field of the entity reads as one never sampled.
         let read = |field| Read {
             group: DCGM_FE_VGPU,
