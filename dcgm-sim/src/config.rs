@@ -72,7 +72,7 @@ pub struct SimConfig {
     /// Faults to inject.
     pub faults: FaultConfig,
     /// The DCGM release to speak (`"4.5.3"`; 3.3.9 and 4.0.0 to 4.6.x): its version string,
-    /// struct versions, functions and field ids ([`crate::personality`]). Left out: 4.6.0.
+    /// struct versions, functions and field ids (see the crate README's "Older DCGM releases"). Left out: 4.6.0.
     /// `DCGM_SIM_VERSION` wins over it. A number the simulator does not speak is an error
     /// that names the line.
     #[serde(deserialize_with = "release_number")]
