@@ -476,6 +476,12 @@ pub fn knows_field(id: u16) -> bool {
     knows_field_in(current(), id)
 }
 
+/// Field `id`'s metadata, if the release in force knows it: a read of a field newer than the
+/// release is `UNKNOWN_FIELD`, as on the real older library.
+pub fn known_field(id: u16) -> Option<&'static FieldInfo> {
+    field_by_id(id).filter(|_| knows_field(id))
+}
+
 /// Whether release `r` knows field `id`.
 pub fn knows_field_in(r: Release, id: u16) -> bool {
     FIELDS

@@ -115,7 +115,7 @@ impl Sampler<'_> {
     /// The latest cached value of one (entity, field), the entry brought up to date first.
     pub fn latest(&self, cache: &mut Cache, group: u32, id: u32, field: u16, now: i64) -> Read {
         let mut r = Read::empty(group, id, field, DCGM_ST_OK, 0);
-        if field_by_id(field).is_none() {
+        if crate::personality::known_field(field).is_none() {
             r.status = DCGM_ST_UNKNOWN_FIELD;
             return r;
         }
@@ -194,7 +194,7 @@ impl Sampler<'_> {
     /// served.
     pub fn live_read(&self, group: u32, id: u32, field: u16, now: i64) -> Read {
         let mut r = Read::empty(group, id, field, DCGM_ST_OK, now);
-        if field_by_id(field).is_none() {
+        if crate::personality::known_field(field).is_none() {
             r.status = DCGM_ST_UNKNOWN_FIELD;
         } else if !self.machine.exists(group, id) {
             r.status = if group == DCGM_FE_GPU {

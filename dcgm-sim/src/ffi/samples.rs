@@ -206,7 +206,8 @@ pub unsafe extern "C" fn dcgmGetMultipleValuesForField(
             *n = 0;
             return Err(DCGM_ST_BADPARAM);
         }
-        if field_by_id(fieldId).is_none() {
+        if crate::personality::known_field(fieldId).is_none() {
+            *n = 0;
             return Err(DCGM_ST_UNKNOWN_FIELD);
         }
         let cap = *n as usize;
