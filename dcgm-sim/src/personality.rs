@@ -371,6 +371,34 @@ pub fn entity_group_count() -> dcgm_field_entity_group_t {
     }
 }
 
+/// Failure reasons (`dcgmError_t`) newer than 3.3.9 (first, last, first release whose
+/// failure-reason table has them: `dcgm_errors.c` at each tag). The failure-reason calls of an
+/// older release answer them as unknown codes: no metadata or format, severity and category
+/// (3, 3).
+const FAILURE_REASONS: [(u32, u32, Release); 8] = [
+    (112, 113, R4_0),
+    (117, 117, R4_0),
+    (118, 118, R4_2),
+    (119, 119, R4_3_1),
+    (120, 120, R4_4_1),
+    (121, 129, R4_5),
+    (130, 130, Release::new(4, 5, 3)),
+    (131, 132, R4_6),
+];
+
+/// Whether release `r` has failure reason `code` in its table.
+pub fn knows_failure_reason_in(r: Release, code: u32) -> bool {
+    FAILURE_REASONS
+        .iter()
+        .find(|(first, last, _)| (*first..=*last).contains(&code))
+        .is_none_or(|(_, _, since)| r >= *since)
+}
+
+/// Whether the release in force has failure reason `code` in its table.
+pub fn knows_failure_reason(code: u32) -> bool {
+    knows_failure_reason_in(current(), code)
+}
+
 /// Where the real 4.1.1 and 4.5.3 were measured to answer differently and the public source
 /// of the tags between them was not traced to the change: the simulator takes 4.5.0 as the
 /// first release with 4.5.3's answer.
@@ -625,6 +653,22 @@ mod tests {
         );
         assert_eq!(newer(r453), [45, 46, 54]);
         assert!(newer(Release::LATEST).is_empty());
+    }
+
+    #[test]
+    fn failure_reasons_follow_each_release() {
+        // Measured with dcgmErrorGetFormatMsgByCode on the real 3.3.9, 4.1.1 and 4.5.3.
+        let known = |r: Release| -> Vec<u32> {
+            [119, 120, 121, 122, 130, 132]
+                .into_iter()
+                .filter(|c| knows_failure_reason_in(r, *c))
+                .collect()
+        };
+        assert_eq!(known(Release::OLDEST), Vec::<u32>::new());
+        assert_eq!(known(Release::new(4, 1, 1)), Vec::<u32>::new());
+        assert_eq!(known(Release::new(4, 5, 3)), [119, 120, 121, 122, 130]);
+        assert_eq!(known(Release::LATEST), [119, 120, 121, 122, 130, 132]);
+        assert!(knows_failure_reason_in(Release::OLDEST, 70));
     }
 
     #[test]
