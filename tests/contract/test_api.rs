@@ -440,8 +440,9 @@ fn single_field_watch(t: &Target) {
         return;
     }
     let want = {
-        let unknown_gpu = if t.is_real() && t.older_than("4.5.0") {
-            // The real 4.1.1 accepts an unwatch of GPU 9999 (measured).
+        let unknown_gpu = if t.older_than("4.5.0") {
+            // The real 3.3.9 and 4.1.1 accept an unwatch of GPU 9999 (measured), and so does
+            // dcgm-sim speaking them.
             DCGM_ST_OK
         } else {
             DCGM_ST_BADPARAM
