@@ -198,6 +198,17 @@ impl Watch {
         self.trim(now);
     }
 
+    /// The sample a first watch takes at once, even of an entry holding injected samples (as
+    /// libdcgm's `dcgmWatchFields` updates every field that got its first watcher).
+    pub fn first_watch_sample(&mut self, now: i64, value: SimValue) {
+        if !self.is_watched() {
+            return;
+        }
+        self.push(now, value);
+        self.next_due = now + self.freq_us;
+        self.trim(now);
+    }
+
     /// Whether a forced update at `now` takes a sample.
     pub fn due(&self, now: i64) -> bool {
         self.sampled()

@@ -454,6 +454,7 @@ impl Engine {
         let max_samples = max_samples.max(0) as usize;
         let client = self.client();
         let mut first_watch = false;
+        let mut first_watchers = Vec::new();
         for p in &entities {
             for &f in &fields {
                 let k = key(p.entityGroupId, p.entityId, f);
@@ -463,6 +464,9 @@ impl Engine {
                     .entry(k)
                     .or_insert_with(|| Watch::new(now, freq_us, max_age_us, max_samples));
                 first_watch |= w.samples.is_empty() && !w.is_watched();
+                if !w.is_watched() {
+                    first_watchers.push(k);
+                }
                 w.add_watcher(
                     now,
                     Watcher {
@@ -482,6 +486,11 @@ impl Engine {
         // once, so its first value is readable right after the watch.
         if first_watch {
             self.update_all();
+        }
+        // Also an entry holding only injected samples gets its first watcher's sample.
+        let (sampler, cache) = self.sampler_and_cache();
+        for k in first_watchers {
+            sampler.first_watch(cache, k, now);
         }
         Ok(())
     }

@@ -93,6 +93,18 @@ impl Sampler<'_> {
         }
     }
 
+    /// The sample of an entry that just got its first watcher and holds injected samples
+    /// (the model otherwise leaves such an entry alone): libdcgm's first watch updates it too.
+    pub fn first_watch(&self, cache: &mut Cache, k: u64, now: i64) {
+        let (g, id, f) = unkey(k);
+        if !sampled_entity(self.machine, g, id) {
+            return;
+        }
+        if let Some(w) = cache.watches.get_mut(&k).filter(|w| w.injected) {
+            w.first_watch_sample(now, self.generate(g, id, f, now));
+        }
+    }
+
     /// `dcgmUpdateAllFields`: a fresh sample of every watched field that is due (its fastest
     /// watch interval has passed since its newest sample).
     pub fn update_all(&self, cache: &mut Cache, now: i64) {
