@@ -31,7 +31,6 @@ mod ffi;
 mod health;
 mod host_cpus;
 mod imex;
-mod legacy_layouts;
 mod listener_probe;
 mod machine;
 mod mig;

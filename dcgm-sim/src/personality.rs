@@ -22,8 +22,6 @@ use std::sync::Mutex;
 
 use dcgm_sys::*;
 
-use crate::legacy_layouts::{dcgmHealthResponse_version4, dcgmNvLinkStatus_version3};
-
 /// Environment variable naming the release to speak (`4.5.3`); it wins over a config's
 /// `dcgm_version`.
 pub const VERSION_ENV: &str = "DCGM_SIM_VERSION";

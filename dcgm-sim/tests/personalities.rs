@@ -11,10 +11,6 @@ mod common;
 use std::ffi::{CStr, CString, c_char};
 
 use common::*;
-use dcgm_sim::testing::{
-    dcgmHealthResponse_v4, dcgmHealthResponse_version4, dcgmNvLinkStatus_v3,
-    dcgmNvLinkStatus_version3,
-};
 use dcgm_sys::*;
 
 const AUTO: dcgmOperationMode_t = DCGM_OPERATION_MODE_AUTO;

@@ -5,7 +5,6 @@ use dcgm_sys::*;
 
 use super::modules::module_ok;
 use super::{guard, out, version_word, versioned, write_str};
-use crate::legacy_layouts::dcgmHealthResponse_v4;
 use crate::personality::Struct;
 use crate::sim::with_engine;
 

@@ -3,7 +3,6 @@
 use dcgm_sys::*;
 
 use super::{guard, guard_symbol, version_word, versioned};
-use crate::legacy_layouts::dcgmNvLinkStatus_v3;
 use crate::personality::Struct;
 use crate::sim::with_engine;
 
