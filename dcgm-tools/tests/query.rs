@@ -372,17 +372,23 @@ const DCGM_CANNOT: &[(&str, &str)] = &[
     ("platform.gpu_fabric_guid", "no DCGM field"),
 ];
 
-fn real_query(lib: &Path, props: &str, format: &str) -> Output {
-    Command::new(tool("query"))
-        .args(["--lib", lib.to_str().unwrap()])
-        .arg(format!("--query-gpu={props}"))
-        .arg(format!("--format={format}"))
+/// `dcgm-query` on the real library, replaying the H200 capture through its injection NVML.
+fn real_query_command(lib: &Path) -> Command {
+    let mut c = Command::new(tool("query"));
+    c.args(["--lib", lib.to_str().unwrap()])
         .env_remove("DCGM_LIB_PATH")
         .env("NVML_INJECTION_MODE", "True")
         .env(
             "NVML_YAML_FILE",
             dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml"),
-        )
+        );
+    c
+}
+
+fn real_query(lib: &Path, props: &str, format: &str) -> Output {
+    real_query_command(lib)
+        .arg(format!("--query-gpu={props}"))
+        .arg(format!("--format={format}"))
         .output()
         .unwrap()
 }
@@ -452,15 +458,8 @@ fn on_the_real_library_a_refused_process_list_is_named() {
     let Some(lib) = real_libdcgm() else {
         return;
     };
-    let o = Command::new(tool("query"))
-        .args(["--lib", lib.to_str().unwrap()])
+    let o = real_query_command(&lib)
         .args(["--query-compute-apps=pid,used_memory", "--format=csv"])
-        .env_remove("DCGM_LIB_PATH")
-        .env("NVML_INJECTION_MODE", "True")
-        .env(
-            "NVML_YAML_FILE",
-            dcgm::testing::shared_dir().join("fixtures/nvml-capture-h200.yaml"),
-        )
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
