@@ -307,13 +307,14 @@ mod tests {
     use super::*;
 
     fn with(file: &str, args: &[&str]) -> Result<Cli, ConfigFileError> {
-        let dir = std::env::temp_dir().join(format!(
-            "dcgm-exporter-config-{}-{}",
-            std::process::id(),
-            edits(file, "x")
-        ));
+        // A file of its own per call: the tests run in parallel, and two files of one length
+        // once shared a name (one test read the other's file).
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("dcgm-exporter-config-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("c{}.yaml", file.len()));
+        let path = dir.join("config.yaml");
         std::fs::write(&path, file).unwrap();
         let mut all: Vec<OsString> = vec!["dcgm-exporter".into(), "--config-file".into()];
         all.push(path.into());
