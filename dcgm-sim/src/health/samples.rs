@@ -53,40 +53,31 @@ pub fn first_last(c: &Ctx, field: u16, since: i64) -> Option<(i64, i64)> {
     match cached(c, field, since) {
         Some(v) => Some((int(v.first()?)?, int(v.last()?)?)),
         None if modelled(c) => {
-            let a = int(&generate(
-                c.src.machine,
-                c.src.dynamics,
-                DCGM_FE_GPU,
-                c.entity.entityId,
-                field,
-                since,
-            ))?;
-            let b = int(&generate(
-                c.src.machine,
-                c.src.dynamics,
-                DCGM_FE_GPU,
-                c.entity.entityId,
-                field,
-                c.end,
-            ))?;
+            let a = int(&modelled_at(c, field, since))?;
+            let b = int(&modelled_at(c, field, c.end))?;
             Some((a, b))
         }
         None => None,
     }
 }
 
+/// What the GPU's model answers for `field` of this entity at time `at`.
+fn modelled_at(c: &Ctx, field: u16, at: i64) -> SimValue {
+    generate(
+        c.src.machine,
+        c.src.dynamics,
+        DCGM_FE_GPU,
+        c.entity.entityId,
+        field,
+        at,
+    )
+}
+
 /// The newest integer sample of a field since `since`; `None` when missing or blank.
 pub fn last_since(c: &Ctx, field: u16, since: i64) -> Option<i64> {
     match cached(c, field, since) {
         Some(v) => int(v.last()?),
-        None if modelled(c) => int(&generate(
-            c.src.machine,
-            c.src.dynamics,
-            DCGM_FE_GPU,
-            c.entity.entityId,
-            field,
-            c.end,
-        )),
+        None if modelled(c) => int(&modelled_at(c, field, c.end)),
         None => None,
     }
 }
@@ -100,14 +91,7 @@ pub fn latest(c: &Ctx, field: u16) -> Option<i64> {
 pub fn latest_value(c: &Ctx, field: u16) -> Option<SimValue> {
     match cached(c, field, i64::MIN) {
         Some(v) => v.last().cloned(),
-        None if modelled(c) => Some(generate(
-            c.src.machine,
-            c.src.dynamics,
-            DCGM_FE_GPU,
-            c.entity.entityId,
-            field,
-            c.end,
-        )),
+        None if modelled(c) => Some(modelled_at(c, field, c.end)),
         None => None,
     }
 }
