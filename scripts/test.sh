@@ -18,6 +18,9 @@ cd "$(dirname "$0")/.."
 LOGS=$(mktemp -d)
 trap 'rm -rf "$LOGS"' EXIT
 SUMMARY=()
+# The names of the tests that failed, listed just above the verdict (the end of the output is
+# what a CI page shows first).
+FAILED_NAMES=()
 FAILED_TIERS=0
 TOTAL_P=0 TOTAL_F=0 TOTAL_S=0
 
@@ -77,6 +80,14 @@ record() {
     local why
     why=$(grep -h -o 'SKIPPED.*' "$log" | sort -u | head -3 | tr '\n' ';' | sed 's/;$//')
     SUMMARY+=("$(printf '%-34s %7s %7s %7s %6ss  %s%s' "$name" "$p" "$f" "$s" "$took" "$verdict" "${why:+  — $why}")")
+    local failed
+    # libtest (`test NAME ... FAILED`), pytest (`FAILED path::test`), the contract harness
+    # (`contract[..] FAIL name`) and go-peers' table (`sim: FAIL`).
+    failed=$(grep -h -E '^test .* \.\.\. FAILED$|^FAILED [^ ]+::|^contract\[[^]]*\] FAIL |sim: FAIL' "$log" \
+        | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | sort -u | head -20)
+    if [ -n "$failed" ]; then
+        while IFS= read -r line; do FAILED_NAMES+=("$name: $line"); done <<<"$failed"
+    fi
 }
 
 logname() { echo "$LOGS/$(echo "$1" | tr -c 'a-zA-Z0-9' _).log"; }
@@ -165,6 +176,10 @@ printf '%-34s %7s %7s %7s %7s  %s\n' "tier" "passed" "failed" "skipped" "time" "
 for line in "${SUMMARY[@]}"; do echo "$line"; done
 printf '%-34s %s\n' "real-library costs" "$bench"
 echo "total: $TOTAL_P passed, $TOTAL_F failed, $TOTAL_S skipped"
+if [ ${#FAILED_NAMES[@]} -gt 0 ]; then
+    echo "failed:"
+    printf '  %s\n' "${FAILED_NAMES[@]}"
+fi
 if [ "$FAILED_TIERS" -eq 0 ] && [ "$TOTAL_F" -eq 0 ]; then
     echo PASSED
 else
