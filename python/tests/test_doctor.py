@@ -96,18 +96,37 @@ def test_an_xid_and_a_double_bit_error_injected_mid_run_show_as_hardware_errors(
     sim_config(node("steady", "steady"))
     engine = dcgm.Handle.embedded(simulate=True)
     try:
-        # The GIL is released while the doctor samples: this thread injects during the run.
+        # The GIL is released while the doctor samples: this thread injects during the run,
+        # once the doctor watches the ECC counter of both GPUs (its first read of them is the
+        # baseline new errors are counted from; it follows the watch at once). A fixed delay
+        # alone raced a slow start on a loaded machine: the errors then landed before the
+        # baseline and were not new. Entities are (entity group, id) pairs.
+        gpus = [(dcgm.EntityGroup.GPU, 0), (dcgm.EntityGroup.GPU, 1)]
+        seen: List[bool] = []
+
+        def doctor_watches() -> bool:
+            vals = engine.system().entities_latest_values(gpus, ["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"])
+            return all(v.status == 0 and v.timestamp_us > 0 for v in vals)
+
         def inject() -> None:
-            time.sleep(0.8)
+            deadline = time.monotonic() + 30
+            while not doctor_watches():
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.02)
+            seen.append(True)
+            time.sleep(0.3)
             inject_value(engine, 0, "DCGM_FI_DEV_XID_ERROR", 79)
             inject_value(engine, 1, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 2)
 
+        assert not doctor_watches(), "the ECC counter is watched before the doctor starts"
         t = threading.Thread(target=inject)
         t.start()
         report = dcgm.doctor(duration=2.0, simulate=True)
         t.join()
     finally:
         engine.close()
+    assert seen, "the doctor's watch of the ECC counter never showed within 30 s"
     hw = {f.gpus[0]: f for f in report.findings if f.kind == "hardware_errors"}
     assert sorted(hw) == [0, 1], report.findings
     assert hw[0].severity == "problem" and "XID 79" in hw[0].explanation
