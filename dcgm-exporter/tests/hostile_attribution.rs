@@ -589,10 +589,14 @@ fn hostile_hpc_directory_of_288_files_of_64_kib_is_read_once() {
         (cpu_seconds(pid) - c0) / span.as_secs_f64()
     };
     let idle = cpu_over(Duration::from_secs(3));
+    // Each file appears whole (written beside the folder, then renamed into it): a file the
+    // exporter saw half-written would rightly be read again once complete.
+    let staging = dir.join("staging");
     for name in &names {
         let mut text = format!("job-{name}\n").into_bytes();
         text.resize(64 << 10, b'\n');
-        std::fs::write(jobs.join(name), text).unwrap();
+        std::fs::write(&staging, text).unwrap();
+        std::fs::rename(&staging, jobs.join(name)).unwrap();
     }
     // Every file read once, then nothing more.
     let want = format!("({} files read since the start)", names.len());
